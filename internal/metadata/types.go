@@ -1,0 +1,103 @@
+// Package metadata models Fluss's logical schema: data types, columns, schemas, table and
+// database descriptors, and their JSON forms as exchanged on the wire (table_json,
+// schema_json, database_json).
+package metadata
+
+// TypeRoot names a Fluss logical type, independent of parameters and nullability.
+type TypeRoot uint8
+
+// The Fluss type roots. The zero value is invalid so that an unset DataType is detectable.
+const (
+	Boolean TypeRoot = iota + 1
+	TinyInt
+	SmallInt
+	Int
+	BigInt
+	Float
+	Double
+	Char
+	String
+	Binary
+	Bytes
+	Decimal
+	Date
+	Time         // TIME_WITHOUT_TIME_ZONE
+	Timestamp    // TIMESTAMP_WITHOUT_TIME_ZONE
+	TimestampLTZ // TIMESTAMP_WITH_LOCAL_TIME_ZONE
+	Array
+	Map
+	Row
+)
+
+// DataType is a Fluss logical type. Only the parameters that belong to Root are meaningful:
+//
+//	Char, Binary:                   Length
+//	Decimal:                        Precision, Scale
+//	Time, Timestamp, TimestampLTZ:  Precision
+//	Array:                          Elem
+//	Map:                            Key (in Elem) and Value
+//	Row:                            Fields
+//
+// The zero value of NotNull means nullable, which is Fluss's default.
+type DataType struct {
+	Root      TypeRoot
+	NotNull   bool
+	Length    int
+	Precision int
+	Scale     int
+	Elem      *DataType // Array element type, or Map key type
+	Value     *DataType // Map value type
+	Fields    []Field   // Row fields
+}
+
+// Field is one field of a ROW type.
+type Field struct {
+	Name        string
+	Type        DataType
+	Description string
+	ID          int32 // field id within the schema; -1 when unknown
+}
+
+// Column is one top-level column of a schema.
+type Column struct {
+	Name        string
+	Type        DataType
+	Comment     string
+	AggFunction *AggFunction // only for tables with the aggregation merge engine
+	ID          int32
+}
+
+// AggFunction is the aggregate function of a column of an aggregation merge-engine table.
+type AggFunction struct {
+	Type       string
+	Parameters map[string]string
+}
+
+// Schema is a table schema version. Primary-key columns are NOT NULL.
+type Schema struct {
+	Columns        []Column
+	PrimaryKey     []string
+	AutoIncrement  []string
+	HighestFieldID int32
+}
+
+// TableDescriptor is the user-facing definition of a table, as carried by table_json.
+// BucketCount is 0 when the descriptor has no distribution yet (the coordinator fills the
+// default); BucketKeys is empty for tables without bucket keys.
+type TableDescriptor struct {
+	Schema           Schema
+	Comment          string
+	HasComment       bool
+	PartitionKeys    []string
+	BucketKeys       []string
+	BucketCount      int32
+	Properties       map[string]string
+	CustomProperties map[string]string
+}
+
+// DatabaseDescriptor is the definition of a database, as carried by database_json.
+type DatabaseDescriptor struct {
+	Comment          string
+	HasComment       bool
+	CustomProperties map[string]string
+}
