@@ -1,15 +1,11 @@
-// Package record implements the byte formats that travel inside the `records` fields of the
-// Fluss RPCs: log record batches (magic V0, V1, V2), KV record batches, and the row-based log
-// records. All Fluss-defined integers are little-endian.
-//
-// The functions in this file read and patch the log batch header in place. They never copy
-// the batch: the server stores batches exactly as received and only patches BaseOffset and
-// CommitTimestamp, which are outside the CRC.
 package record
+
+// This file reads and patches the log batch header in place. It never copies the batch: the
+// server stores batches exactly as received and only patches BaseOffset and CommitTimestamp,
+// which are outside the CRC.
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 )
@@ -31,10 +27,11 @@ const (
 	HeaderSizeV2 = 56
 )
 
-// Sentinels written by non-idempotent writers.
+// Sentinels written by non-idempotent writers, and the V2 leader epoch clients write.
 const (
 	NoWriterID      int64 = -1
 	NoBatchSequence int32 = -1
+	NoLeaderEpoch   int32 = -1
 )
 
 // AppendOnlyFlag is bit 0 of the attributes byte: set when the batch carries no change-type vector.
@@ -42,16 +39,8 @@ const AppendOnlyFlag = 0x01
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// Errors returned by header validation. Callers map them to CORRUPT_RECORD_EXCEPTION.
-var (
-	ErrShortBatch  = errors.New("record: batch shorter than its header")
-	ErrBadMagic    = errors.New("record: unknown batch magic")
-	ErrBadLength   = errors.New("record: batch length field disagrees with the data")
-	ErrCRCMismatch = errors.New("record: batch CRC mismatch")
-	ErrRecordCount = errors.New("record: negative record count or inconsistent last offset delta")
-)
-
 // field offsets; V0 and V1 share them, V2 shifts everything after CommitTimestamp by 4.
+// For V1/V2 the int32 StatisticsLength is the last four bytes of the header.
 type layout struct {
 	crc, schemaID, attributes, lastOffsetDelta, writerID, batchSeq, recordCount, header int
 }
@@ -71,6 +60,10 @@ const (
 )
 
 // Batch is a view over one log record batch. It aliases the underlying bytes.
+//
+// Accessors assume the batch passed checkShape (every batch Iterate or BatchReader yields,
+// and every batch Validate accepts, has): at least the header for its magic and a statistics
+// length inside the batch. On shorter input they may panic.
 type Batch []byte
 
 func (b Batch) layout() layout {
@@ -85,7 +78,8 @@ func (b Batch) layout() layout {
 }
 
 // NextBatchSize returns the full size of the batch that starts at buf, or -1 if buf holds
-// less than LogOverhead bytes. It does not check that buf holds the whole batch.
+// less than LogOverhead bytes. It does not check that buf holds the whole batch. A corrupt
+// Length field may make the result smaller than LogOverhead, even negative.
 func NextBatchSize(buf []byte) int {
 	if len(buf) < LogOverhead {
 		return -1
@@ -94,7 +88,8 @@ func NextBatchSize(buf []byte) int {
 }
 
 // Split returns the first complete batch in buf and the rest. It returns ok=false when buf
-// does not start with a complete batch (a torn tail).
+// does not start with a complete batch (a torn tail, or a Length too small to hold the magic).
+// The batch's shape is not checked; call Validate before using its accessors.
 func Split(buf []byte) (b Batch, rest []byte, ok bool) {
 	n := NextBatchSize(buf)
 	if n < LogOverhead+1 || n > len(buf) {
@@ -103,14 +98,14 @@ func Split(buf []byte) (b Batch, rest []byte, ok bool) {
 	return Batch(buf[:n:n]), buf[n:], true
 }
 
-// Validate checks the header shape and the CRC of a complete batch. It is what PRODUCE_LOG
-// requires of every batch before anything is stored.
-func (b Batch) Validate() error {
+// checkShape verifies what the accessors need: Length matches len(b), the magic is known,
+// the header for that magic fits and (V1/V2) the statistics block lies inside the batch.
+func (b Batch) checkShape() error {
 	if len(b) < LogOverhead+1 {
-		return ErrShortBatch
+		return fmt.Errorf("%w: %d bytes", ErrShortBatch, len(b))
 	}
-	if NextBatchSize(b) != len(b) {
-		return ErrBadLength
+	if n := NextBatchSize(b); n != len(b) {
+		return fmt.Errorf("%w: length field says %d bytes, have %d", ErrBadLength, n, len(b))
 	}
 	m := b[offMagic]
 	if m > MagicV2 {
@@ -118,26 +113,44 @@ func (b Batch) Validate() error {
 	}
 	l := b.layout()
 	if len(b) < l.header {
-		return ErrShortBatch
+		return fmt.Errorf("%w: %d bytes, magic %d needs %d", ErrShortBatch, len(b), m, l.header)
 	}
 	if m != MagicV0 {
 		sl := int(int32(binary.LittleEndian.Uint32(b[l.header-4:])))
-		if sl < 0 || l.header+sl > len(b) {
-			return ErrBadLength
+		if sl < 0 || sl > len(b)-l.header {
+			return fmt.Errorf("%w: statistics length %d with %d bytes after the header",
+				ErrBadLength, sl, len(b)-l.header)
 		}
 	}
-	if b.RecordCount() < 0 {
-		return ErrRecordCount
+	return nil
+}
+
+// Validate checks the header shape and the CRC of a complete batch. It is what PRODUCE_LOG
+// requires of every batch before anything is stored. Besides what Java checks (size at least
+// the header, CRC), it requires RecordCount >= 0 and LastOffsetDelta == max(RecordCount-1, 0),
+// which every official writer guarantees and offset assignment relies on. It does not parse
+// the records section or the statistics block.
+func (b Batch) Validate() error {
+	if err := b.checkShape(); err != nil {
+		return err
 	}
+	count, delta := b.RecordCount(), b.LastOffsetDelta()
+	if count < 0 || delta != max(count-1, 0) {
+		return fmt.Errorf("%w: record count %d, last offset delta %d", ErrRecordCount, count, delta)
+	}
+	l := b.layout()
 	want := binary.LittleEndian.Uint32(b[l.crc:])
-	if crc32.Checksum(b[l.schemaID:], crcTable) != want {
-		return ErrCRCMismatch
+	if got := crc32.Checksum(b[l.schemaID:], crcTable); got != want {
+		return fmt.Errorf("%w: stored %08x, computed %08x", ErrCRCMismatch, want, got)
 	}
 	return nil
 }
 
 // Magic returns the batch's magic byte.
 func (b Batch) Magic() byte { return b[offMagic] }
+
+// SizeInBytes returns the size of the batch as stated by its Length field.
+func (b Batch) SizeInBytes() int { return NextBatchSize(b) }
 
 // BaseOffset returns the offset of the batch's first record.
 func (b Batch) BaseOffset() int64 { return int64(binary.LittleEndian.Uint64(b[offBaseOffset:])) }
@@ -155,10 +168,10 @@ func (b Batch) SetCommitTimestamp(ts int64) {
 	binary.LittleEndian.PutUint64(b[offCommitTimestamp:], uint64(ts))
 }
 
-// LeaderEpoch returns the V2 leader epoch, or -1 for V0/V1.
+// LeaderEpoch returns the V2 leader epoch, or NoLeaderEpoch for V0/V1.
 func (b Batch) LeaderEpoch() int32 {
 	if b.Magic() != MagicV2 {
-		return -1
+		return NoLeaderEpoch
 	}
 	return int32(binary.LittleEndian.Uint32(b[offLeaderEpochV2:]))
 }
@@ -202,14 +215,27 @@ func (b Batch) RecordCount() int32 {
 // HeaderSize returns the size of the fixed header for the batch's magic.
 func (b Batch) HeaderSize() int { return b.layout().header }
 
-// RecordsOffset returns where the records section starts (after the header and any statistics).
-func (b Batch) RecordsOffset() int {
-	l := b.layout()
+// StatisticsLength returns the size of the V1/V2 statistics block, 0 for V0.
+func (b Batch) StatisticsLength() int {
 	if b.Magic() == MagicV0 {
-		return l.header
+		return 0
 	}
-	return l.header + int(int32(binary.LittleEndian.Uint32(b[l.header-4:])))
+	return int(int32(binary.LittleEndian.Uint32(b[b.layout().header-4:])))
 }
+
+// Statistics returns the raw V1/V2 statistics block (see ParseStatistics), or nil when the
+// batch has none.
+func (b Batch) Statistics() []byte {
+	n := b.StatisticsLength()
+	if n == 0 {
+		return nil
+	}
+	h := b.HeaderSize()
+	return b[h : h+n : h+n]
+}
+
+// RecordsOffset returns where the records section starts (after the header and any statistics).
+func (b Batch) RecordsOffset() int { return b.HeaderSize() + b.StatisticsLength() }
 
 // Records returns the records section: for ARROW batches the optional change-type vector
 // followed by one Arrow IPC message; for row formats the row records back to back.
@@ -218,8 +244,9 @@ func (b Batch) Records() []byte { return b[b.RecordsOffset():] }
 // Checksum computes CRC-32C over data, the checksum used by every Fluss batch format.
 func Checksum(data []byte) uint32 { return crc32.Checksum(data, crcTable) }
 
-// V0Header holds the fields a writer chooses for a new V0 batch. BaseOffset and
-// CommitTimestamp are left 0; the log assigns them on append.
+// V0Header holds the fields a writer chooses for a new batch. BaseOffset and
+// CommitTimestamp are left 0; the log assigns them on append. Despite the name it also
+// describes V1/V2 batches built with AppendBatch.
 type V0Header struct {
 	SchemaID      int16
 	AppendOnly    bool
@@ -231,25 +258,84 @@ type V0Header struct {
 // AppendV0Batch appends a complete V0 batch with the given header fields and records section
 // to dst, computing Length, LastOffsetDelta and the CRC.
 func AppendV0Batch(dst []byte, h V0Header, records []byte) []byte {
-	start := len(dst)
-	var hdr [HeaderSizeV0]byte
-	binary.LittleEndian.PutUint32(hdr[offLength:], uint32(HeaderSizeV0+len(records)-LogOverhead))
-	hdr[offMagic] = MagicV0
-	binary.LittleEndian.PutUint16(hdr[layoutV0.schemaID:], uint16(h.SchemaID))
-	if h.AppendOnly {
-		hdr[layoutV0.attributes] = AppendOnlyFlag
-	}
-	lastDelta := int32(0)
-	if h.RecordCount > 0 {
-		lastDelta = h.RecordCount - 1
-	}
-	binary.LittleEndian.PutUint32(hdr[layoutV0.lastOffsetDelta:], uint32(lastDelta))
-	binary.LittleEndian.PutUint64(hdr[layoutV0.writerID:], uint64(h.WriterID))
-	binary.LittleEndian.PutUint32(hdr[layoutV0.batchSeq:], uint32(h.BatchSequence))
-	binary.LittleEndian.PutUint32(hdr[layoutV0.recordCount:], uint32(h.RecordCount))
-	dst = append(dst, hdr[:]...)
+	dst, start := BeginV0Batch(dst)
 	dst = append(dst, records...)
-	crc := crc32.Checksum(dst[start+layoutV0.schemaID:], crcTable)
-	binary.LittleEndian.PutUint32(dst[start+layoutV0.crc:], crc)
+	finishBatch(dst[start:], MagicV0, h)
 	return dst
+}
+
+// BeginV0Batch reserves room for a V0 header at the end of dst and returns the extended
+// buffer and the batch's start. Append the records section (for example with
+// AppendRowLogRecord) and then call FinishV0Batch(dst[start:], h): the batch is built in
+// place, with no copy of the records.
+func BeginV0Batch(dst []byte) (out []byte, start int) {
+	start = len(dst)
+	return append(dst, make([]byte, HeaderSizeV0)...), start
+}
+
+// FinishV0Batch fills in the V0 header of batch, which must be exactly the bytes from a
+// BeginV0Batch start to the end of the records section, and computes Length,
+// LastOffsetDelta and the CRC.
+func FinishV0Batch(batch []byte, h V0Header) error {
+	if len(batch) < HeaderSizeV0 {
+		return fmt.Errorf("%w: %d bytes", ErrShortBatch, len(batch))
+	}
+	finishBatch(batch, MagicV0, h)
+	return nil
+}
+
+// AppendBatch appends a complete batch of the given magic to dst. statistics must be empty
+// for V0; for V2 the leader epoch is written as NoLeaderEpoch, as clients do. The statistics
+// block is copied as is (see ParseStatistics for its layout).
+func AppendBatch(dst []byte, magic byte, h V0Header, statistics, records []byte) ([]byte, error) {
+	var l layout
+	switch magic {
+	case MagicV0:
+		if len(statistics) != 0 {
+			return dst, fmt.Errorf("record: a V0 batch cannot carry statistics")
+		}
+		l = layoutV0
+	case MagicV1:
+		l = layoutV1
+	case MagicV2:
+		l = layoutV2
+	default:
+		return dst, fmt.Errorf("%w %d", ErrBadMagic, magic)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, l.header)...)
+	if magic != MagicV0 {
+		binary.LittleEndian.PutUint32(dst[start+l.header-4:], uint32(len(statistics)))
+	}
+	dst = append(dst, statistics...)
+	dst = append(dst, records...)
+	finishBatch(dst[start:], magic, h)
+	return dst, nil
+}
+
+// finishBatch writes every header field of b except StatisticsLength (already in place for
+// V1/V2) and computes the CRC last. BaseOffset and CommitTimestamp are written as 0.
+func finishBatch(b []byte, magic byte, h V0Header) {
+	l := layoutV0
+	switch magic {
+	case MagicV1:
+		l = layoutV1
+	case MagicV2:
+		l = layoutV2
+		binary.LittleEndian.PutUint32(b[offLeaderEpochV2:], 0xFFFFFFFF) // NoLeaderEpoch
+	}
+	binary.LittleEndian.PutUint64(b[offBaseOffset:], 0)
+	binary.LittleEndian.PutUint32(b[offLength:], uint32(len(b)-LogOverhead))
+	b[offMagic] = magic
+	binary.LittleEndian.PutUint64(b[offCommitTimestamp:], 0)
+	binary.LittleEndian.PutUint16(b[l.schemaID:], uint16(h.SchemaID))
+	b[l.attributes] = 0
+	if h.AppendOnly {
+		b[l.attributes] = AppendOnlyFlag
+	}
+	binary.LittleEndian.PutUint32(b[l.lastOffsetDelta:], uint32(max(h.RecordCount-1, 0)))
+	binary.LittleEndian.PutUint64(b[l.writerID:], uint64(h.WriterID))
+	binary.LittleEndian.PutUint32(b[l.batchSeq:], uint32(h.BatchSequence))
+	binary.LittleEndian.PutUint32(b[l.recordCount:], uint32(h.RecordCount))
+	binary.LittleEndian.PutUint32(b[l.crc:], crc32.Checksum(b[l.schemaID:], crcTable))
 }
