@@ -1,0 +1,398 @@
+package metadata
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Typed views of the table properties other packages act on. Each accessor returns the
+// option's default when the property is absent; values are validated at CREATE_TABLE, so an
+// unparseable stored value (which Validate would have rejected) also yields the default.
+
+// LogFormat is the record batch format of a table's log (table.log.format).
+type LogFormat uint8
+
+// Log formats.
+const (
+	LogFormatArrow LogFormat = iota
+	LogFormatIndexed
+	LogFormatCompacted
+)
+
+func (f LogFormat) String() string {
+	return [...]string{"ARROW", "INDEXED", "COMPACTED"}[min(int(f), 2)]
+}
+
+// KvFormat is the row format of a primary-key table's stored values (table.kv.format).
+type KvFormat uint8
+
+// KV formats.
+const (
+	KvFormatCompacted KvFormat = iota
+	KvFormatIndexed
+)
+
+func (f KvFormat) String() string {
+	if f == KvFormatIndexed {
+		return "INDEXED"
+	}
+	return "COMPACTED"
+}
+
+// ArrowCompression is the body compression of ARROW batches (table.log.arrow.compression.type).
+type ArrowCompression uint8
+
+// Arrow compression codecs.
+const (
+	CompressionZstd ArrowCompression = iota // the default
+	CompressionNone
+	CompressionLZ4Frame
+)
+
+func (c ArrowCompression) String() string {
+	switch c {
+	case CompressionNone:
+		return "NONE"
+	case CompressionLZ4Frame:
+		return "LZ4_FRAME"
+	}
+	return "ZSTD"
+}
+
+// ChangelogImage selects what a primary-key table's changelog records (table.changelog.image).
+type ChangelogImage uint8
+
+// Changelog image modes.
+const (
+	ChangelogFull ChangelogImage = iota // -U/+U pairs with full before-images
+	ChangelogWAL                        // after-images only
+)
+
+func (c ChangelogImage) String() string {
+	if c == ChangelogWAL {
+		return "WAL"
+	}
+	return "FULL"
+}
+
+// MergeEngine is a primary-key table's merge engine (table.merge-engine).
+type MergeEngine uint8
+
+// Merge engines. MergeEngineDefault (no property) keeps the last row.
+const (
+	MergeEngineDefault MergeEngine = iota
+	MergeEngineFirstRow
+	MergeEngineVersioned
+	MergeEngineAggregation
+)
+
+func (m MergeEngine) String() string {
+	return [...]string{"DEFAULT", "FIRST_ROW", "VERSIONED", "AGGREGATION"}[min(int(m), 3)]
+}
+
+// DeleteBehavior says what deletes do on a primary-key table (table.delete.behavior).
+type DeleteBehavior uint8
+
+// Delete behaviours.
+const (
+	DeleteAllow DeleteBehavior = iota
+	DeleteIgnore
+	DeleteDisable
+)
+
+func (b DeleteBehavior) String() string {
+	return [...]string{"ALLOW", "IGNORE", "DISABLE"}[min(int(b), 2)]
+}
+
+// TimeUnit is the granularity of automatic partitions (table.auto-partition.time-unit).
+type TimeUnit uint8
+
+// Auto-partition time units.
+const (
+	TimeUnitDay TimeUnit = iota // the default
+	TimeUnitYear
+	TimeUnitQuarter
+	TimeUnitMonth
+	TimeUnitHour
+)
+
+func (u TimeUnit) String() string {
+	return [...]string{"DAY", "YEAR", "QUARTER", "MONTH", "HOUR"}[min(int(u), 4)]
+}
+
+// prop returns the enum constant (upper case) of a known enum property, or its default.
+func (d *TableDescriptor) enumProp(key string) string {
+	o := tableOptions[key]
+	if v, ok := d.Properties[key]; ok {
+		if e, err := parseJavaEnum(o, v); err == nil {
+			return e
+		}
+	}
+	return strings.ToUpper(o.def)
+}
+
+func (d *TableDescriptor) intProp(key string, def int64, bits int) int64 {
+	if v, ok := d.Properties[key]; ok {
+		if n, err := parseJavaInt(v, bits); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func (d *TableDescriptor) boolProp(key string, def bool) bool {
+	if v, ok := d.Properties[key]; ok {
+		if b, err := parseJavaBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func (d *TableDescriptor) durationProp(key string) (time.Duration, bool) {
+	if v, ok := d.Properties[key]; ok {
+		if dur, err := ParseFlussDuration(v); err == nil {
+			return dur, true
+		}
+	}
+	if def, ok := TablePropertyDefault(key); ok {
+		dur, err := ParseFlussDuration(def)
+		return dur, err == nil
+	}
+	return 0, false
+}
+
+// ReplicationFactor returns table.replication.factor (0 if unset; set on every stored table).
+func (d *TableDescriptor) ReplicationFactor() int32 {
+	return int32(d.intProp(PropReplicationFactor, 0, 32))
+}
+
+// LogFormat returns table.log.format (default ARROW).
+func (d *TableDescriptor) LogFormat() LogFormat {
+	switch d.enumProp(PropLogFormat) {
+	case "INDEXED":
+		return LogFormatIndexed
+	case "COMPACTED":
+		return LogFormatCompacted
+	}
+	return LogFormatArrow
+}
+
+// KvFormat returns table.kv.format (default COMPACTED).
+func (d *TableDescriptor) KvFormat() KvFormat {
+	if d.enumProp(PropKvFormat) == "INDEXED" {
+		return KvFormatIndexed
+	}
+	return KvFormatCompacted
+}
+
+// KvFormatVersion returns table.kv.format-version, 0 when absent (tables created before
+// versioning, which use version 1 key encoding).
+func (d *TableDescriptor) KvFormatVersion() int {
+	return int(d.intProp(PropKvFormatVersion, 0, 32))
+}
+
+// ArrowCompression returns table.log.arrow.compression.type (default ZSTD) and the ZSTD level
+// (table.log.arrow.compression.zstd.level, default 3).
+func (d *TableDescriptor) ArrowCompression() (ArrowCompression, int) {
+	level := int(d.intProp(PropArrowCompressionZstdLevel, 3, 32))
+	switch d.enumProp(PropArrowCompressionType) {
+	case "NONE":
+		return CompressionNone, level
+	case "LZ4_FRAME":
+		return CompressionLZ4Frame, level
+	}
+	return CompressionZstd, level
+}
+
+// ChangelogImage returns table.changelog.image (default FULL).
+func (d *TableDescriptor) ChangelogImage() ChangelogImage {
+	if d.enumProp(PropChangelogImage) == "WAL" {
+		return ChangelogWAL
+	}
+	return ChangelogFull
+}
+
+// MergeEngine returns table.merge-engine and, for VERSIONED, the version column name
+// (table.merge-engine.versioned.ver-column).
+func (d *TableDescriptor) MergeEngine() (MergeEngine, string) {
+	switch d.enumProp(PropMergeEngine) {
+	case "FIRST_ROW":
+		return MergeEngineFirstRow, ""
+	case "VERSIONED":
+		return MergeEngineVersioned, d.Properties[PropMergeEngineVersionColumn]
+	case "AGGREGATION":
+		return MergeEngineAggregation, ""
+	}
+	return MergeEngineDefault, ""
+}
+
+// DeleteBehavior returns table.delete.behavior (default ALLOW; the coordinator stores IGNORE
+// for the first_row, versioned and aggregation merge engines unless set).
+func (d *TableDescriptor) DeleteBehavior() DeleteBehavior {
+	switch d.enumProp(PropDeleteBehavior) {
+	case "IGNORE":
+		return DeleteIgnore
+	case "DISABLE":
+		return DeleteDisable
+	}
+	return DeleteAllow
+}
+
+// LogTTL returns table.log.ttl (default 7 days). Zero means segments are never deleted by age.
+func (d *TableDescriptor) LogTTL() time.Duration {
+	ttl, _ := d.durationProp(PropLogTTL)
+	return ttl
+}
+
+// LogLocalTTL returns table.log.local-ttl and whether it is set (unset: falls back to LogTTL).
+func (d *TableDescriptor) LogLocalTTL() (time.Duration, bool) { return d.durationProp(PropLogLocalTTL) }
+
+// TieredLogLocalSegments returns table.log.tiered.local-segments (default 2).
+func (d *TableDescriptor) TieredLogLocalSegments() int {
+	return int(d.intProp(PropLogTieredLocalSegments, 2, 32))
+}
+
+// DataLakeEnabled returns table.datalake.enabled (default false).
+func (d *TableDescriptor) DataLakeEnabled() bool { return d.boolProp(PropDatalakeEnabled, false) }
+
+// DataLakeFormat returns table.datalake.format in lower case ("paimon", ...), or "".
+func (d *TableDescriptor) DataLakeFormat() string {
+	if v, ok := d.Properties[PropDatalakeFormat]; ok {
+		if e, err := parseJavaEnum(tableOptions[PropDatalakeFormat], v); err == nil {
+			return strings.ToLower(e)
+		}
+	}
+	return ""
+}
+
+// StandbyReplicaEnabled returns table.kv.standby-replica.enabled (false when absent).
+func (d *TableDescriptor) StandbyReplicaEnabled() bool {
+	return d.boolProp(PropKvStandbyReplicaEnabled, false)
+}
+
+// AutoIncrementCacheSize returns table.auto-increment.cache-size (default 100000).
+func (d *TableDescriptor) AutoIncrementCacheSize() int64 {
+	return d.intProp(PropAutoIncrementCacheSize, 100000, 64)
+}
+
+// StatisticsColumns returns the columns table.statistics.columns asks batch statistics for:
+// all (true, nil) for "*", the listed names otherwise, and (false, nil) when unset.
+func (d *TableDescriptor) StatisticsColumns() (all bool, columns []string) {
+	v, ok := d.Properties[PropStatisticsColumns]
+	if !ok {
+		return false, nil
+	}
+	if v == "*" {
+		return true, nil
+	}
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			columns = append(columns, c)
+		}
+	}
+	return false, columns
+}
+
+// AutoPartition holds a table's automatic partitioning settings.
+type AutoPartition struct {
+	Enabled      bool
+	Key          string // table.auto-partition.key; "" means the first partition key
+	TimeUnit     TimeUnit
+	TimeFormat   string // explicit table.auto-partition.time-format, or ""
+	NumPrecreate int
+	NumRetention int    // negative: never drop
+	TimeZoneID   string // as configured, "" when unset (server local zone)
+	Location     *time.Location
+}
+
+// EffectiveKey returns the partition key holding the time value: Key, or the first partition
+// key of d.
+func (a AutoPartition) EffectiveKey(d *TableDescriptor) string {
+	if strings.TrimSpace(a.Key) != "" {
+		return a.Key
+	}
+	if len(d.PartitionKeys) > 0 {
+		return d.PartitionKeys[0]
+	}
+	return ""
+}
+
+// Format returns the time format partitions are named with: TimeFormat if set, else the
+// unit's default (yyyy, yyyyQ, yyyyMM, yyyyMMdd, yyyyMMddHH).
+func (a AutoPartition) Format() string {
+	if a.TimeFormat != "" {
+		return a.TimeFormat
+	}
+	return DefaultTimeFormat(a.TimeUnit)
+}
+
+// AutoPartition returns the table.auto-partition.* settings with their defaults (disabled,
+// DAY, num-precreate 2, num-retention 7, the server's local time zone).
+func (d *TableDescriptor) AutoPartition() AutoPartition {
+	a := AutoPartition{
+		Enabled:      d.boolProp(PropAutoPartitionEnabled, false),
+		Key:          d.Properties[PropAutoPartitionKey],
+		TimeFormat:   d.Properties[PropAutoPartitionTimeFormat],
+		NumPrecreate: int(d.intProp(PropAutoPartitionNumPrecreate, 2, 32)),
+		NumRetention: int(d.intProp(PropAutoPartitionNumRetention, 7, 32)),
+		TimeZoneID:   d.Properties[PropAutoPartitionTimeZone],
+	}
+	switch d.enumProp(PropAutoPartitionTimeUnit) {
+	case "YEAR":
+		a.TimeUnit = TimeUnitYear
+	case "QUARTER":
+		a.TimeUnit = TimeUnitQuarter
+	case "MONTH":
+		a.TimeUnit = TimeUnitMonth
+	case "HOUR":
+		a.TimeUnit = TimeUnitHour
+	default:
+		a.TimeUnit = TimeUnitDay
+	}
+	a.Location = LoadTimeZone(a.TimeZoneID)
+	return a
+}
+
+// LoadTimeZone resolves a Java time-zone id. "" means the server's local zone. IANA names and
+// UTC/GMT work as in Java; "GMT+8", "GMT+08:00", "UTC-5" style offsets become fixed zones. Like
+// Java's TimeZone.getTimeZone, an unknown id falls back to GMT.
+func LoadTimeZone(id string) *time.Location {
+	if id == "" {
+		return time.Local
+	}
+	if loc, err := time.LoadLocation(id); err == nil {
+		return loc
+	}
+	for _, p := range []string{"GMT", "UTC"} {
+		if rest, ok := strings.CutPrefix(id, p); ok && len(rest) > 1 && (rest[0] == '+' || rest[0] == '-') {
+			if off, ok := parseZoneOffset(rest[1:]); ok {
+				if rest[0] == '-' {
+					off = -off
+				}
+				return time.FixedZone(id, off)
+			}
+		}
+	}
+	return time.UTC
+}
+
+// parseZoneOffset parses "H", "HH", "HHMM" or "HH:MM" into seconds (hours ≤ 23, minutes ≤ 59).
+func parseZoneOffset(s string) (int, bool) {
+	hh, mm := s, "0"
+	if h, m, ok := strings.Cut(s, ":"); ok {
+		hh, mm = h, m
+	} else if len(s) == 4 {
+		hh, mm = s[:2], s[2:]
+	}
+	if len(hh) == 0 || len(hh) > 2 || len(mm) == 0 || len(mm) > 2 {
+		return 0, false
+	}
+	h, err1 := strconv.Atoi(hh)
+	m, err2 := strconv.Atoi(mm)
+	if err1 != nil || err2 != nil || h > 23 || m > 59 || h < 0 || m < 0 {
+		return 0, false
+	}
+	return h*3600 + m*60, true
+}

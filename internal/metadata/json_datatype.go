@@ -1,0 +1,228 @@
+package metadata
+
+import (
+	"fmt"
+)
+
+// JSON form of a data type (Java DataTypeJsonSerde):
+//
+//	{"type": ROOT, ["nullable": false], <parameters>}
+//
+// "nullable" is written only when false. Parameters: CHAR/BINARY "length"; DECIMAL
+// "precision" and "scale"; TIME/TIMESTAMP/TIMESTAMP_LTZ "precision"; ARRAY "element_type";
+// MAP "key_type" and "value_type"; ROW "fields": [{"name", "field_type", ["description"],
+// "field_id"}]. A missing "field_id" decodes as -1 (unknown).
+
+// maxTypeDepth bounds nesting so that hostile input cannot exhaust the stack.
+const maxTypeDepth = 64
+
+// DataTypeJSON returns the Fluss JSON form of t.
+func DataTypeJSON(t DataType) []byte {
+	w := jsonWriter{}
+	writeDataType(&w, &t)
+	return w.buf
+}
+
+// ParseDataType decodes a Fluss JSON data type, as carried in alter-table requests.
+func ParseDataType(data []byte) (DataType, error) {
+	obj, err := decodeJSONObject(data)
+	if err != nil {
+		return DataType{}, err
+	}
+	t, err := decodeDataType(obj, 0)
+	if err != nil {
+		return DataType{}, err
+	}
+	return t, nil
+}
+
+func writeDataType(w *jsonWriter, t *DataType) {
+	w.beginObject()
+	w.strField("type", t.Root.String())
+	if t.NotNull {
+		w.key("nullable")
+		w.boolean(false)
+	}
+	switch t.Root {
+	case Char, Binary:
+		w.numField("length", int64(t.Length))
+	case Decimal:
+		w.numField("precision", int64(t.Precision))
+		w.numField("scale", int64(t.Scale))
+	case Time, Timestamp, TimestampLTZ:
+		w.numField("precision", int64(t.Precision))
+	case Array:
+		w.key("element_type")
+		writeTypePtr(w, t.Elem)
+	case Map:
+		w.key("key_type")
+		writeTypePtr(w, t.Elem)
+		w.key("value_type")
+		writeTypePtr(w, t.Value)
+	case Row:
+		w.key("fields")
+		w.beginArray()
+		for i := range t.Fields {
+			f := &t.Fields[i]
+			w.sep()
+			w.beginObject()
+			w.strField("name", f.Name)
+			w.key("field_type")
+			writeDataType(w, &f.Type)
+			if f.Description != "" {
+				w.strField("description", f.Description)
+			}
+			w.numField("field_id", int64(f.ID))
+			w.endObject()
+		}
+		w.endArray()
+	}
+	w.endObject()
+}
+
+// writeTypePtr writes a nested type; a nil one (only possible in a programmatically built,
+// invalid type) is written as nullable STRING rather than crashing.
+func writeTypePtr(w *jsonWriter, t *DataType) {
+	if t == nil {
+		t = &DataType{Root: String}
+	}
+	writeDataType(w, t)
+}
+
+func decodeDataType(obj jsonObject, depth int) (DataType, error) {
+	if depth > maxTypeDepth {
+		return DataType{}, fmt.Errorf("data type nesting deeper than %d", maxTypeDepth)
+	}
+	v, err := requiredField(obj, "type")
+	if err != nil {
+		return DataType{}, err
+	}
+	name, err := asString("type", v)
+	if err != nil {
+		return DataType{}, err
+	}
+	root, ok := typeRootByName[name]
+	if !ok {
+		return DataType{}, fmt.Errorf("unknown data type %q", name)
+	}
+	t := DataType{Root: root}
+	if v, ok := field(obj, "nullable"); ok {
+		b, err := asBool("nullable", v)
+		if err != nil {
+			return DataType{}, err
+		}
+		t.NotNull = !b
+	}
+
+	intParam := func(key string) (int, error) {
+		v, err := requiredField(obj, key)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		n, err := asInt32(key, v)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		return int(n), nil
+	}
+	nested := func(key string) (*DataType, error) {
+		v, err := requiredField(obj, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		o, err := asObject(key, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		nt, err := decodeDataType(o, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &nt, nil
+	}
+
+	switch root {
+	case Char, Binary:
+		if t.Length, err = intParam("length"); err != nil {
+			return DataType{}, err
+		}
+	case Decimal:
+		if t.Precision, err = intParam("precision"); err != nil {
+			return DataType{}, err
+		}
+		if t.Scale, err = intParam("scale"); err != nil {
+			return DataType{}, err
+		}
+	case Time, Timestamp, TimestampLTZ:
+		if t.Precision, err = intParam("precision"); err != nil {
+			return DataType{}, err
+		}
+	case Array:
+		if t.Elem, err = nested("element_type"); err != nil {
+			return DataType{}, err
+		}
+	case Map:
+		if t.Elem, err = nested("key_type"); err != nil {
+			return DataType{}, err
+		}
+		if t.Value, err = nested("value_type"); err != nil {
+			return DataType{}, err
+		}
+	case Row:
+		if t.Fields, err = decodeRowFields(obj, depth); err != nil {
+			return DataType{}, err
+		}
+	}
+	if msg := t.checkParams(); msg != "" {
+		return DataType{}, fmt.Errorf("invalid data type: %s", msg)
+	}
+	return t, nil
+}
+
+func decodeRowFields(obj jsonObject, depth int) ([]Field, error) {
+	v, err := requiredField(obj, "fields")
+	if err != nil {
+		return nil, fmt.Errorf("ROW: %w", err)
+	}
+	arr, err := asArray("fields", v)
+	if err != nil {
+		return nil, fmt.Errorf("ROW: %w", err)
+	}
+	fields := make([]Field, 0, len(arr))
+	for i, e := range arr {
+		fo, ok := e.(jsonObject)
+		if !ok {
+			return nil, fmt.Errorf("ROW field %d must be an object, got %s", i, jsonKind(e))
+		}
+		f := Field{ID: -1}
+		v, err := requiredField(fo, "name")
+		if err != nil {
+			return nil, fmt.Errorf("ROW field %d: %w", i, err)
+		}
+		if f.Name, err = asString("name", v); err != nil {
+			return nil, fmt.Errorf("ROW field %d: %w", i, err)
+		}
+		if v, err = requiredField(fo, "field_type"); err != nil {
+			return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+		}
+		to, err := asObject("field_type", v)
+		if err != nil {
+			return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+		}
+		if f.Type, err = decodeDataType(to, depth+1); err != nil {
+			return nil, err
+		}
+		if v, ok := field(fo, "description"); ok {
+			if f.Description, err = asString("description", v); err != nil {
+				return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+			}
+		}
+		if v, ok := field(fo, "field_id"); ok {
+			if f.ID, err = asInt32("field_id", v); err != nil {
+				return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+			}
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
