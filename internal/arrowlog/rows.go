@@ -1,0 +1,453 @@
+package arrowlog
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/row"
+)
+
+// RowBuilder accumulates decoded rows into Arrow arrays. It is reusable: after NewRecord the
+// builders are empty again and keep their capacity, so building batch after batch allocates
+// only what the arrow builders grow. Not safe for concurrent use.
+type RowBuilder struct {
+	schema *arrow.Schema
+	rb     *array.RecordBuilder
+	cols   []appender
+}
+
+// appender appends one value (or NULL) to the builder it was compiled for.
+type appender func(d *row.Datum) error
+
+// NewRowBuilder returns a builder for rows of the given columns; schema must be
+// ArrowSchema(cols) (it is taken as a parameter so that callers can cache it).
+func NewRowBuilder(schema *arrow.Schema, cols []metadata.Column, mem memory.Allocator) (*RowBuilder, error) {
+	if schema.NumFields() != len(cols) {
+		return nil, fmt.Errorf("arrowlog: schema has %d fields for %d columns", schema.NumFields(), len(cols))
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	rb := array.NewRecordBuilder(mem, schema)
+	b := &RowBuilder{schema: schema, rb: rb, cols: make([]appender, len(cols))}
+	for i, c := range cols {
+		a, err := compileAppender(rb.Field(i), c.Type)
+		if err != nil {
+			rb.Release()
+			return nil, fmt.Errorf("arrowlog: column %q: %w", c.Name, err)
+		}
+		b.cols[i] = a
+	}
+	return b, nil
+}
+
+// Append adds one row; it must hold one Datum per column. On error the builder may hold a
+// partial row; Reset it (NewRecord and release) before reuse.
+func (b *RowBuilder) Append(r []row.Datum) error {
+	if len(r) != len(b.cols) {
+		return fmt.Errorf("arrowlog: row has %d fields, schema %d", len(r), len(b.cols))
+	}
+	for i := range r {
+		if err := b.cols[i](&r[i]); err != nil {
+			return fmt.Errorf("arrowlog: field %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// NewRecord returns the rows appended so far as a record (the caller releases it) and
+// empties the builder.
+func (b *RowBuilder) NewRecord() arrow.Record { return b.rb.NewRecordBatch() }
+
+// Release frees the builder's memory.
+func (b *RowBuilder) Release() { b.rb.Release() }
+
+// RowsToRecord converts decoded rows of the given columns to an Arrow record (schema must be
+// ArrowSchema(cols)). The caller releases the record.
+func RowsToRecord(schema *arrow.Schema, cols []metadata.Column, rows [][]row.Datum, mem memory.Allocator) (arrow.Record, error) {
+	b, err := NewRowBuilder(schema, cols, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Release()
+	for _, r := range rows {
+		if err := b.Append(r); err != nil {
+			rec := b.NewRecord()
+			rec.Release()
+			return nil, err
+		}
+	}
+	return b.NewRecord(), nil
+}
+
+func intRange(v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("value %d out of range [%d, %d]", v, lo, hi)
+	}
+	return nil
+}
+
+// compileAppender returns the appender of one Fluss type onto builder bld (whose Arrow type
+// is ArrowType(t)).
+func compileAppender(bld array.Builder, t metadata.DataType) (appender, error) {
+	null := func() { bld.AppendNull() }
+	switch t.Root {
+	case metadata.Boolean:
+		b := bld.(*array.BooleanBuilder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(d.I != 0)
+			}
+			return nil
+		}, nil
+	case metadata.TinyInt:
+		b := bld.(*array.Int8Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if err := intRange(d.I, math.MinInt8, math.MaxInt8); err != nil {
+				return err
+			}
+			b.Append(int8(d.I))
+			return nil
+		}, nil
+	case metadata.SmallInt:
+		b := bld.(*array.Int16Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if err := intRange(d.I, math.MinInt16, math.MaxInt16); err != nil {
+				return err
+			}
+			b.Append(int16(d.I))
+			return nil
+		}, nil
+	case metadata.Int:
+		b := bld.(*array.Int32Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if err := intRange(d.I, math.MinInt32, math.MaxInt32); err != nil {
+				return err
+			}
+			b.Append(int32(d.I))
+			return nil
+		}, nil
+	case metadata.BigInt:
+		b := bld.(*array.Int64Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(d.I)
+			}
+			return nil
+		}, nil
+	case metadata.Float:
+		b := bld.(*array.Float32Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(float32(d.F))
+			}
+			return nil
+		}, nil
+	case metadata.Double:
+		b := bld.(*array.Float64Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(d.F)
+			}
+			return nil
+		}, nil
+	case metadata.Char, metadata.String:
+		b := bld.(*array.StringBuilder).BinaryBuilder
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(d.B)
+			}
+			return nil
+		}, nil
+	case metadata.Bytes:
+		b := bld.(*array.BinaryBuilder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+			} else {
+				b.Append(d.B)
+			}
+			return nil
+		}, nil
+	case metadata.Binary:
+		b := bld.(*array.FixedSizeBinaryBuilder)
+		n := t.Length
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if len(d.B) != n {
+				return fmt.Errorf("BINARY(%d) value has %d bytes", n, len(d.B))
+			}
+			b.Append(d.B)
+			return nil
+		}, nil
+	case metadata.Decimal:
+		b := bld.(*array.Decimal128Builder)
+		compact := t.Precision <= row.MaxCompactDecimalPrecision
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if compact {
+				b.Append(decimal128.FromI64(d.I))
+				return nil
+			}
+			n, err := decimalFromBytes(d.B)
+			if err != nil {
+				return err
+			}
+			b.Append(n)
+			return nil
+		}, nil
+	case metadata.Date:
+		b := bld.(*array.Date32Builder)
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if err := intRange(d.I, math.MinInt32, math.MaxInt32); err != nil {
+				return err
+			}
+			b.Append(arrow.Date32(d.I))
+			return nil
+		}, nil
+	case metadata.Time:
+		return timeAppender(bld, t.Precision)
+	case metadata.Timestamp, metadata.TimestampLTZ:
+		b := bld.(*array.TimestampBuilder)
+		unit, err := timestampUnit(t.Precision)
+		if err != nil {
+			return nil, err
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			b.Append(arrow.Timestamp(timestampToArrow(d.I, d.Nanos, unit)))
+			return nil
+		}, nil
+	case metadata.Array:
+		b := bld.(*array.ListBuilder)
+		elem, err := compileAppender(b.ValueBuilder(), *t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			b.Append(true)
+			for i := range d.Elems {
+				if err := elem(&d.Elems[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	case metadata.Map:
+		b := bld.(*array.MapBuilder)
+		key, err := compileAppender(b.KeyBuilder(), *t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		val, err := compileAppender(b.ItemBuilder(), *t.Value)
+		if err != nil {
+			return nil, err
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if len(d.Elems) != len(d.Vals) {
+				return fmt.Errorf("map has %d keys and %d values", len(d.Elems), len(d.Vals))
+			}
+			b.Append(true)
+			for i := range d.Elems {
+				if d.Elems[i].Null {
+					return fmt.Errorf("map key is NULL")
+				}
+				if err := key(&d.Elems[i]); err != nil {
+					return err
+				}
+				if err := val(&d.Vals[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	case metadata.Row:
+		b := bld.(*array.StructBuilder)
+		fields := make([]appender, len(t.Fields))
+		for i, f := range t.Fields {
+			a, err := compileAppender(b.FieldBuilder(i), f.Type)
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = a
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				null()
+				return nil
+			}
+			if len(d.Elems) != len(fields) {
+				return fmt.Errorf("row value has %d fields, type %d", len(d.Elems), len(fields))
+			}
+			b.Append(true)
+			for i := range fields {
+				if err := fields[i](&d.Elems[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+	return nil, fmt.Errorf("unsupported Fluss type root %d", t.Root)
+}
+
+func timeAppender(bld array.Builder, precision int) (appender, error) {
+	switch b := bld.(type) {
+	case *array.Time32Builder:
+		div := int64(1)
+		if precision == 0 {
+			div = 1000
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				b.AppendNull()
+			} else {
+				b.Append(arrow.Time32(d.I / div))
+			}
+			return nil
+		}, nil
+	case *array.Time64Builder:
+		mul := int64(1000)
+		if precision > 6 {
+			mul = 1_000_000
+		}
+		return func(d *row.Datum) error {
+			if d.Null {
+				b.AppendNull()
+			} else {
+				b.Append(arrow.Time64(d.I * mul))
+			}
+			return nil
+		}, nil
+	}
+	return nil, fmt.Errorf("unexpected builder %T for TIME", bld)
+}
+
+// timestampToArrow converts Fluss's (epoch millis, nanos of milli) to the Arrow unit, as
+// Fluss's ArrowTimestamp*Writer does (seconds truncate toward zero like Java's division).
+func timestampToArrow(ms int64, nanos int32, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return ms / 1000
+	case arrow.Millisecond:
+		return ms
+	case arrow.Microsecond:
+		return ms*1000 + int64(nanos)/1000
+	default:
+		return ms*1_000_000 + int64(nanos)
+	}
+}
+
+// timestampFromArrow is the inverse; nanos is always in [0, 999999].
+func timestampFromArrow(v int64, unit arrow.TimeUnit) (ms int64, nanos int32) {
+	switch unit {
+	case arrow.Second:
+		return v * 1000, 0
+	case arrow.Millisecond:
+		return v, 0
+	case arrow.Microsecond:
+		ms, rem := floorDivMod(v, 1000)
+		return ms, int32(rem * 1000)
+	default:
+		ms, rem := floorDivMod(v, 1_000_000)
+		return ms, int32(rem)
+	}
+}
+
+func floorDivMod(a, b int64) (int64, int64) {
+	q, r := a/b, a%b
+	if r < 0 {
+		q--
+		r += b
+	}
+	return q, r
+}
+
+// decimalFromBytes reads an unscaled value in Java BigInteger.toByteArray form (big-endian
+// two's complement, minimal length).
+func decimalFromBytes(b []byte) (decimal128.Num, error) {
+	if len(b) == 0 || len(b) > 16 {
+		return decimal128.Num{}, fmt.Errorf("decimal unscaled value of %d bytes", len(b))
+	}
+	var buf [16]byte
+	if b[0]&0x80 != 0 {
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	copy(buf[16-len(b):], b)
+	var hi, lo uint64
+	for i := 0; i < 8; i++ {
+		hi = hi<<8 | uint64(buf[i])
+		lo = lo<<8 | uint64(buf[8+i])
+	}
+	return decimal128.New(int64(hi), lo), nil
+}
+
+// appendDecimalBytes appends n in BigInteger.toByteArray form.
+func appendDecimalBytes(dst []byte, n decimal128.Num) []byte {
+	var buf [16]byte
+	hi, lo := uint64(n.HighBits()), n.LowBits()
+	for i := 0; i < 8; i++ {
+		buf[7-i] = byte(hi >> (8 * i))
+		buf[15-i] = byte(lo >> (8 * i))
+	}
+	i := 0
+	for i < 15 {
+		if buf[i] == 0x00 && buf[i+1]&0x80 == 0 || buf[i] == 0xff && buf[i+1]&0x80 != 0 {
+			i++
+			continue
+		}
+		break
+	}
+	return append(dst, buf[i:]...)
+}
