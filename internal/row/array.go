@@ -270,10 +270,11 @@ func decodeArrayElem(buf []byte, slot int, t *metadata.DataType, d *Datum, f row
 		if err != nil {
 			return err
 		}
-		if len(b) == 0 {
-			return corruptf("empty decimal")
+		// Java's array writer reserves 16 bytes and never writes more.
+		if len(b) == 0 || len(b) > maxDecimalBytes {
+			return corruptf("decimal of %d bytes", len(b))
 		}
-		*d = Datum{B: b}
+		*d = Datum{B: minimalDecimalBytes(b)}
 	case metadata.Timestamp, metadata.TimestampLTZ:
 		v := getU64(buf, slot)
 		if isCompactTimestamp(t) {

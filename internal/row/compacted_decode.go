@@ -121,7 +121,7 @@ func readCompactedValue(buf []byte, pos int, t *metadata.DataType, d *Datum) (in
 		if len(b) == 0 {
 			return pos, corruptf("empty decimal")
 		}
-		*d = Datum{B: b}
+		*d = Datum{B: minimalDecimalBytes(b)}
 		return p, nil
 	case metadata.Timestamp, metadata.TimestampLTZ:
 		ms, p, ok := readVarint64(buf, pos)

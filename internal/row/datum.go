@@ -13,7 +13,8 @@ package row
 //	Char, String:                  B (UTF-8)
 //	Binary, Bytes:                 B
 //	Decimal:                       I (unscaled) when precision <= 18, else B (unscaled,
-//	                               big-endian two's complement, as Java's BigInteger.toByteArray)
+//	                               big-endian two's complement, as Java's BigInteger.toByteArray;
+//	                               decoders return the minimal form, encoders minimise any input)
 //	Date:                          I (days since epoch)
 //	Time:                          I (milliseconds of day)
 //	Timestamp, TimestampLTZ:       I (epoch milliseconds) and Nanos (nanoseconds within the millisecond)

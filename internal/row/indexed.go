@@ -237,7 +237,7 @@ func readIndexedValue(v []byte, t *metadata.DataType, d *Datum) error {
 		if len(v) == 0 {
 			return corruptf("empty decimal")
 		}
-		*d = Datum{B: v}
+		*d = Datum{B: minimalDecimalBytes(v)}
 	case metadata.Timestamp, metadata.TimestampLTZ:
 		*d = Datum{I: int64(getU64(v, 0))}
 		if !isCompactTimestamp(t) {
