@@ -1,0 +1,46 @@
+# Strom: the two commands a newcomer needs are `make serve` and `make test`.
+
+GO      ?= go
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+BIN     := bin/strom
+
+.PHONY: serve build test test-go test-compat vet fuzz bench clean
+
+## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
+serve: build
+	./$(BIN) serve
+
+build:
+	$(GO) build -o $(BIN) ./cmd/strom
+
+## test: every test — go vet, Go unit and integration tests, then the pyfluss compatibility suite
+test: vet test-go test-compat
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+test-go:
+	$(GO) test -count=1 ./...
+
+$(VENV)/.installed: tests/compat/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
+	touch $@
+
+test-compat: build $(VENV)/.installed
+	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat
+
+## fuzz: run every Go fuzz target briefly (FUZZTIME per target, default 15s)
+FUZZTIME ?= 15s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin $(VENV)

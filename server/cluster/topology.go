@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"net"
+	"strconv"
+	"sync"
+)
+
+// Endpoint is an address a role is reachable at on one listener.
+type Endpoint struct {
+	Listener string
+	Host     string
+	Port     int32
+}
+
+// Node ids reported in metadata. The coordinator is always 0; tablet server ids are configured.
+const CoordinatorNodeID = 0
+
+// Topology records where each role listens, per listener name, so that metadata answers
+// give clients the addresses of the listener their request arrived on.
+type Topology struct {
+	mu            sync.RWMutex
+	coordinator   map[string]Endpoint
+	tabletServers map[int32]map[string]Endpoint
+}
+
+// NewTopology returns an empty topology.
+func NewTopology() *Topology {
+	return &Topology{coordinator: map[string]Endpoint{}, tabletServers: map[int32]map[string]Endpoint{}}
+}
+
+// SetCoordinator records the coordinator's endpoint on a listener.
+func (t *Topology) SetCoordinator(e Endpoint) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.coordinator[e.Listener] = e
+}
+
+// SetTabletServer records a tablet server's endpoint on a listener.
+func (t *Topology) SetTabletServer(id int32, e Endpoint) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tabletServers[id] == nil {
+		t.tabletServers[id] = map[string]Endpoint{}
+	}
+	t.tabletServers[id][e.Listener] = e
+}
+
+// TabletServerIDs returns the ids of the known tablet servers.
+func (t *Topology) TabletServerIDs() []int32 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	ids := make([]int32, 0, len(t.tabletServers))
+	for id := range t.tabletServers {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Resolve returns the coordinator endpoint and tablet server endpoints (by id) on listener.
+// A wildcard bind host (0.0.0.0, ::) is replaced by localHost, the address the client
+// reached us at.
+func (t *Topology) Resolve(listener, localHost string) (coord Endpoint, okCoord bool, tablets map[int32]Endpoint) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	fix := func(e Endpoint) Endpoint {
+		if ip := net.ParseIP(e.Host); e.Host == "" || (ip != nil && ip.IsUnspecified()) {
+			e.Host = localHost
+		}
+		return e
+	}
+	coord, okCoord = t.coordinator[listener]
+	coord = fix(coord)
+	tablets = make(map[int32]Endpoint, len(t.tabletServers))
+	for id, eps := range t.tabletServers {
+		if e, ok := eps[listener]; ok {
+			tablets[id] = fix(e)
+		}
+	}
+	return coord, okCoord, tablets
+}
+
+// EndpointFromAddr builds an endpoint from a bound listener address.
+func EndpointFromAddr(listener string, addr net.Addr) Endpoint {
+	host, port, _ := net.SplitHostPort(addr.String())
+	p, _ := strconv.Atoi(port)
+	return Endpoint{Listener: listener, Host: host, Port: int32(p)}
+}

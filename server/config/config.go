@@ -1,0 +1,305 @@
+// Package config holds the server configuration. Option names follow Fluss's server.yaml where
+// Fluss has one, so an operator's Fluss configuration carries over; Strom-only options are
+// named in the same style and documented in docs/configuration.md.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Listener is one bound endpoint of a role.
+type Listener struct {
+	Name string // e.g. FLUSS, CLIENT
+	Host string
+	Port int
+}
+
+func (l Listener) Addr() string { return fmt.Sprintf("%s:%d", l.Host, l.Port) }
+
+// Config is the whole server configuration.
+type Config struct {
+	DataDir string // data.dir
+
+	CoordinatorListeners []Listener // bind.listeners
+	TabletListeners      []Listener // tablet-server.bind.listeners (default: bind.listeners with port+1)
+	TabletServerID       int32      // tablet-server.id
+
+	DefaultBucketNumber      int32 // default.bucket.number
+	DefaultReplicationFactor int32 // default.replication.factor
+	MaxBucketNum             int32 // max.bucket.num
+	MaxPartitionNum          int32 // max.partition.num
+
+	SecurityProtocolMap map[string]string // security.protocol.map: listener -> PLAINTEXT|SASL
+	SASLMechanisms      []string          // security.sasl.enabled.mechanisms
+	PlainJAASConfig     string            // security.sasl.plain.jaas.config
+	ListenerJAASConfig  map[string]string // security.sasl.listener.name.<l>.plain.jaas.config
+
+	MaxRequestSize int // netty.server.max-request-size
+
+	LogSegmentBytes       int64         // log.segment.file-size
+	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
+	LogRetentionCheck     time.Duration // log.retention.check-interval
+	WriterIDExpiration    time.Duration // server.writer-id.expiration-time
+	AutoPartitionInterval time.Duration // auto-partition.check.interval
+
+	// Raw holds every option as given, for options read elsewhere.
+	Raw map[string]string
+}
+
+// Default returns the configuration of `strom serve` with no flags.
+func Default() Config {
+	return Config{
+		DataDir:                  "./strom-data",
+		CoordinatorListeners:     []Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 9123}},
+		DefaultBucketNumber:      1,
+		DefaultReplicationFactor: 1,
+		MaxBucketNum:             128000,
+		MaxPartitionNum:          1000,
+		SecurityProtocolMap:      map[string]string{},
+		SASLMechanisms:           []string{"PLAIN"},
+		ListenerJAASConfig:       map[string]string{},
+		MaxRequestSize:           100 << 20,
+		LogSegmentBytes:          1 << 30,
+		LogRetentionCheck:        5 * time.Minute,
+		WriterIDExpiration:       7 * 24 * time.Hour,
+		AutoPartitionInterval:    10 * time.Minute,
+		Raw:                      map[string]string{},
+	}
+}
+
+// LoadFile reads a YAML file of Fluss-style options (flat `key: value` pairs) over c.
+func (c *Config) LoadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("parse config %s: %w", path, err)
+	}
+	for k, v := range raw {
+		if err := c.Set(k, fmt.Sprint(v)); err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// Set applies one option. Unknown options are kept in Raw and ignored, as Fluss ignores
+// options it does not know.
+func (c *Config) Set(key, value string) error {
+	value = strings.TrimSpace(value)
+	c.Raw[key] = value
+	var err error
+	switch key {
+	case "data.dir":
+		c.DataDir = value
+	case "bind.listeners":
+		c.CoordinatorListeners, err = ParseListeners(value)
+	case "tablet-server.bind.listeners":
+		c.TabletListeners, err = ParseListeners(value)
+	case "tablet-server.id":
+		var n int64
+		n, err = strconv.ParseInt(value, 10, 32)
+		c.TabletServerID = int32(n)
+	case "default.bucket.number":
+		c.DefaultBucketNumber, err = parseInt32(value)
+	case "default.replication.factor":
+		c.DefaultReplicationFactor, err = parseInt32(value)
+	case "max.bucket.num":
+		c.MaxBucketNum, err = parseInt32(value)
+	case "max.partition.num":
+		c.MaxPartitionNum, err = parseInt32(value)
+	case "security.protocol.map":
+		c.SecurityProtocolMap, err = parseProtocolMap(value)
+	case "security.sasl.enabled.mechanisms":
+		c.SASLMechanisms = nil
+		for _, m := range strings.Split(value, ",") {
+			if m = strings.ToUpper(strings.TrimSpace(m)); m != "" {
+				c.SASLMechanisms = append(c.SASLMechanisms, m)
+			}
+		}
+	case "security.sasl.plain.jaas.config":
+		c.PlainJAASConfig = value
+	case "netty.server.max-request-size":
+		var n int64
+		n, err = ParseBytes(value)
+		c.MaxRequestSize = int(n)
+	case "log.segment.file-size":
+		c.LogSegmentBytes, err = ParseBytes(value)
+	case "log.flush.interval":
+		c.LogFlushInterval, err = ParseDuration(value)
+	case "log.retention.check-interval":
+		c.LogRetentionCheck, err = ParseDuration(value)
+	case "server.writer-id.expiration-time":
+		c.WriterIDExpiration, err = ParseDuration(value)
+	case "auto-partition.check.interval":
+		c.AutoPartitionInterval, err = ParseDuration(value)
+	default:
+		const p, s = "security.sasl.listener.name.", ".plain.jaas.config"
+		if strings.HasPrefix(key, p) && strings.HasSuffix(key, s) {
+			c.ListenerJAASConfig[strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(key, p), s))] = value
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("option %s: %w", key, err)
+	}
+	return nil
+}
+
+// Finish derives defaults that depend on other options and validates the whole.
+func (c *Config) Finish() error {
+	if len(c.CoordinatorListeners) == 0 {
+		return fmt.Errorf("no coordinator listener configured (bind.listeners)")
+	}
+	if len(c.TabletListeners) == 0 {
+		for _, l := range c.CoordinatorListeners {
+			t := l
+			if t.Port != 0 {
+				t.Port++
+			}
+			c.TabletListeners = append(c.TabletListeners, t)
+		}
+	}
+	for name, proto := range c.SecurityProtocolMap {
+		if !strings.EqualFold(proto, "PLAINTEXT") && !strings.EqualFold(proto, "SASL") {
+			return fmt.Errorf("security.protocol.map: listener %s has unknown protocol %q (PLAINTEXT or SASL)", name, proto)
+		}
+	}
+	if c.DefaultBucketNumber <= 0 {
+		return fmt.Errorf("default.bucket.number must be positive")
+	}
+	return nil
+}
+
+// IsSASL reports whether listener name uses SASL authentication.
+func (c *Config) IsSASL(listener string) bool {
+	return strings.EqualFold(c.SecurityProtocolMap[strings.ToUpper(listener)], "SASL")
+}
+
+// ParseListeners parses Fluss's `NAME://host:port, ...` listener list. A bare `host:port`
+// gets the name FLUSS.
+func ParseListeners(s string) ([]Listener, error) {
+	var out []Listener
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name := "FLUSS"
+		if i := strings.Index(part, "://"); i >= 0 {
+			name, part = strings.ToUpper(part[:i]), part[i+3:]
+		}
+		l, err := ParseHostPort(part)
+		if err != nil {
+			return nil, err
+		}
+		l.Name = name
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty listener list")
+	}
+	return out, nil
+}
+
+// ParseHostPort parses HOST:PORT (HOST may be empty, meaning all interfaces).
+func ParseHostPort(s string) (Listener, error) {
+	i := strings.LastIndex(s, ":")
+	if i < 0 {
+		return Listener{}, fmt.Errorf("listener %q: want HOST:PORT", s)
+	}
+	port, err := strconv.Atoi(s[i+1:])
+	if err != nil || port < 0 || port > 65535 {
+		return Listener{}, fmt.Errorf("listener %q: bad port", s)
+	}
+	host := strings.Trim(s[:i], "[]")
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return Listener{Host: host, Port: port}, nil
+}
+
+func parseProtocolMap(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, fmt.Errorf("entry %q: want LISTENER:PROTOCOL", part)
+		}
+		m[strings.ToUpper(strings.TrimSpace(k))] = strings.ToUpper(strings.TrimSpace(v))
+	}
+	return m, nil
+}
+
+func parseInt32(s string) (int32, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	return int32(n), err
+}
+
+// ParseBytes parses a Fluss memory size such as 100mb, 1gb, 4k or 1024.
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
+
+// ParseDuration parses a Fluss duration: a number with unit ms, s, min, h, d (e.g. 7d, 10min,
+// 500ms); a bare number means milliseconds.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{
+		{"ms", time.Millisecond}, {"milli", time.Millisecond}, {"millis", time.Millisecond},
+		{"min", time.Minute}, {"minute", time.Minute}, {"minutes", time.Minute}, {"m", time.Minute},
+		{"s", time.Second}, {"sec", time.Second}, {"second", time.Second}, {"seconds", time.Second},
+		{"h", time.Hour}, {"hour", time.Hour}, {"hours", time.Hour},
+		{"d", 24 * time.Hour}, {"day", 24 * time.Hour}, {"days", 24 * time.Hour},
+	}
+	num, unit := t, time.Millisecond
+	for i := len(t); i > 0; i-- {
+		if t[i-1] >= '0' && t[i-1] <= '9' {
+			num, unit = strings.TrimSpace(t[:i]), 0
+			suffix := strings.TrimSpace(t[i:])
+			if suffix == "" {
+				unit = time.Millisecond
+			}
+			for _, u := range units {
+				if suffix == u.suffix {
+					unit = u.unit
+				}
+			}
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || unit == 0 || n < 0 {
+		return 0, fmt.Errorf("bad duration %q", s)
+	}
+	return time.Duration(n) * unit, nil
+}

@@ -1,0 +1,295 @@
+package coordinator
+
+import (
+	"context"
+	"net"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// RegisterAdmin installs the coordinator-only APIs (DDL) on svc.
+func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
+	svc.Handle(wire.CreateDatabase, c.handleCreateDatabase)
+	svc.Handle(wire.DropDatabase, c.handleDropDatabase)
+	svc.Handle(wire.CreateTable, c.handleCreateTable)
+	svc.Handle(wire.DropTable, c.handleDropTable)
+}
+
+// RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
+// AdminReadOnlyGateway does.
+func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
+	svc.Handle(wire.GetMetadata, c.handleGetMetadata)
+	svc.Handle(wire.ListDatabases, c.handleListDatabases)
+	svc.Handle(wire.DatabaseExists, c.handleDatabaseExists)
+	svc.Handle(wire.GetDatabaseInfo, c.handleGetDatabaseInfo)
+	svc.Handle(wire.ListTables, c.handleListTables)
+	svc.Handle(wire.TableExists, c.handleTableExists)
+	svc.Handle(wire.GetTableInfo, c.handleGetTableInfo)
+	svc.Handle(wire.GetTableSchema, c.handleGetTableSchema)
+	svc.Handle(wire.GetLakeSnapshot, c.handleGetLakeSnapshot)
+	svc.Handle(wire.GetFilesystemSecurityToken, c.handleGetFileSystemSecurityToken)
+}
+
+func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {
+	return cluster.TablePath{Database: p.GetDatabaseName(), Table: p.GetTableName()}
+}
+
+func pbTablePath(p cluster.TablePath) *flusspb.PbTablePath {
+	return &flusspb.PbTablePath{DatabaseName: proto.String(p.Database), TableName: proto.String(p.Table)}
+}
+
+func (c *Coordinator) handleCreateDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.CreateDatabaseRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	return &flusspb.CreateDatabaseResponse{}, c.CreateDatabase(ctx, r.GetDatabaseName(), r.GetDatabaseJson(), r.GetIgnoreIfExists())
+}
+
+func (c *Coordinator) handleDropDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.DropDatabaseRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	return &flusspb.DropDatabaseResponse{}, c.DropDatabase(ctx, r.GetDatabaseName(), r.GetIgnoreIfNotExists(), r.GetCascade())
+}
+
+func (c *Coordinator) handleCreateTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.CreateTableRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	return &flusspb.CreateTableResponse{}, c.CreateTable(ctx, tablePathOf(r.GetTablePath()), r.GetTableJson(), r.GetIgnoreIfExists())
+}
+
+func (c *Coordinator) handleDropTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.DropTableRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	return &flusspb.DropTableResponse{}, c.DropTable(ctx, tablePathOf(r.GetTablePath()), r.GetIgnoreIfNotExists())
+}
+
+func (c *Coordinator) handleListDatabases(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.ListDatabasesRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	names := c.DatabaseNames()
+	slices.Sort(names)
+	resp := &flusspb.ListDatabasesResponse{}
+	if !r.GetIncludeSummary() {
+		resp.DatabaseName = names
+		return resp, nil
+	}
+	for _, n := range names {
+		d, ok := c.Database(n)
+		if !ok {
+			continue
+		}
+		tables, _ := c.TableNames(n)
+		resp.DatabaseSummary = append(resp.DatabaseSummary, &flusspb.PbDatabaseSummary{
+			DatabaseName: proto.String(n), CreatedTime: proto.Int64(d.CreatedMs), TableCount: proto.Int32(int32(len(tables))),
+		})
+	}
+	return resp, nil
+}
+
+func (c *Coordinator) handleDatabaseExists(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.DatabaseExistsRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	_, ok := c.Database(r.GetDatabaseName())
+	return &flusspb.DatabaseExistsResponse{Exists: proto.Bool(ok)}, nil
+}
+
+func (c *Coordinator) handleGetDatabaseInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.GetDatabaseInfoRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	d, ok := c.Database(r.GetDatabaseName())
+	if !ok {
+		return nil, ferr.New(ferr.DatabaseNotExist, "Database %s does not exist.", r.GetDatabaseName())
+	}
+	return &flusspb.GetDatabaseInfoResponse{DatabaseJson: d.JSON, CreatedTime: proto.Int64(d.CreatedMs), ModifiedTime: proto.Int64(d.ModifiedMs)}, nil
+}
+
+func (c *Coordinator) handleListTables(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.ListTablesRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	names, err := c.TableNames(r.GetDatabaseName())
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return &flusspb.ListTablesResponse{TableName: names}, nil
+}
+
+func (c *Coordinator) handleTableExists(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.TableExistsRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	_, ok := c.TableByPath(tablePathOf(r.GetTablePath()))
+	return &flusspb.TableExistsResponse{Exists: proto.Bool(ok)}, nil
+}
+
+func (c *Coordinator) table(p *flusspb.PbTablePath) (*cluster.TableInfo, error) {
+	path := tablePathOf(p)
+	t, ok := c.TableByPath(path)
+	if !ok {
+		return nil, ferr.New(ferr.TableNotExist, "Table %s does not exist.", path)
+	}
+	return t, nil
+}
+
+func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.GetTableInfoRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	t, err := c.table(r.GetTablePath())
+	if err != nil {
+		return nil, err
+	}
+	return &flusspb.GetTableInfoResponse{
+		TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID), TableJson: t.DescriptorJSON,
+		CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
+	}, nil
+}
+
+func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.GetTableSchemaRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	t, err := c.table(r.GetTablePath())
+	if err != nil {
+		return nil, err
+	}
+	id := t.SchemaID
+	if r.SchemaId != nil {
+		id = r.GetSchemaId()
+	}
+	js, ok := c.schemaJSON(t.ID, id)
+	if !ok {
+		return nil, ferr.New(ferr.SchemaNotExist, "Schema %d of table %s does not exist.", id, t.Path)
+	}
+	return &flusspb.GetTableSchemaResponse{SchemaId: proto.Int32(id), SchemaJson: js}, nil
+}
+
+// handleGetLakeSnapshot answers as a Fluss cluster without a data lake does.
+func (c *Coordinator) handleGetLakeSnapshot(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.GetLakeSnapshotRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	t, err := c.table(r.GetTablePath())
+	if err != nil {
+		return nil, err
+	}
+	return nil, ferr.New(ferr.LakeSnapshotNotExist, "No lake snapshot found for table %s (table id %d): the table is not tiered to a data lake.", t.Path, t.ID)
+}
+
+// handleGetFileSystemSecurityToken answers as Fluss does for a local remote-data directory:
+// no credentials are needed.
+func (c *Coordinator) handleGetFileSystemSecurityToken(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	return &flusspb.GetFileSystemSecurityTokenResponse{Schema: proto.String("file"), Token: []byte{}}, nil
+}
+
+func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.MetadataRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	localHost, _, _ := net.SplitHostPort(req.LocalAddr().String())
+	coord, okCoord, tablets := c.topo.Resolve(req.Listener, localHost)
+	resp := &flusspb.MetadataResponse{}
+	if okCoord {
+		resp.CoordinatorServer = pbServerNode(cluster.CoordinatorNodeID, coord)
+	}
+	ids := make([]int32, 0, len(tablets))
+	for id := range tablets {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		resp.TabletServers = append(resp.TabletServers, pbServerNode(id, tablets[id]))
+	}
+	leader := int32(-1)
+	if len(ids) > 0 {
+		leader = ids[0]
+	}
+	for _, p := range r.GetTablePath() {
+		t, err := c.table(p)
+		if err != nil {
+			return nil, err
+		}
+		tm := &flusspb.PbTableMetadata{
+			TablePath: pbTablePath(t.Path), TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID),
+			TableJson: t.DescriptorJSON, CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
+		}
+		if !t.Partitioned() {
+			tm.BucketMetadata = bucketMetadata(t.NumBuckets(), leader)
+		}
+		resp.TableMetadata = append(resp.TableMetadata, tm)
+	}
+	for _, pp := range r.GetPartitionsPath() {
+		t, ok := c.TableByPath(cluster.TablePath{Database: pp.GetDatabaseName(), Table: pp.GetTableName()})
+		if !ok {
+			return nil, ferr.New(ferr.TableNotExist, "Table %s.%s does not exist.", pp.GetDatabaseName(), pp.GetTableName())
+		}
+		p, ok := c.PartitionByName(t.ID, pp.GetPartitionName())
+		if !ok {
+			return nil, ferr.New(ferr.PartitionNotExists, "Table partition '%s' does not exist.", t.Path.String()+"(p="+pp.GetPartitionName()+")")
+		}
+		resp.PartitionMetadata = append(resp.PartitionMetadata, partitionMetadata(t, p, leader))
+	}
+	for _, id := range r.GetPartitionsId() {
+		p, ok := c.PartitionByID(id)
+		if !ok {
+			return nil, ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
+		}
+		t, ok := c.TableByID(p.TableID)
+		if !ok {
+			return nil, ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
+		}
+		resp.PartitionMetadata = append(resp.PartitionMetadata, partitionMetadata(t, p, leader))
+	}
+	return resp, nil
+}
+
+func partitionMetadata(t *cluster.TableInfo, p *cluster.PartitionInfo, leader int32) *flusspb.PbPartitionMetadata {
+	return &flusspb.PbPartitionMetadata{
+		TableId: proto.Int64(t.ID), PartitionName: proto.String(p.Name), PartitionId: proto.Int64(p.ID),
+		BucketMetadata: bucketMetadata(t.NumBuckets(), leader),
+	}
+}
+
+func bucketMetadata(n int32, leader int32) []*flusspb.PbBucketMetadata {
+	out := make([]*flusspb.PbBucketMetadata, n)
+	for i := range out {
+		bm := &flusspb.PbBucketMetadata{BucketId: proto.Int32(int32(i))}
+		if leader >= 0 {
+			bm.LeaderId = proto.Int32(leader)
+			bm.ReplicaId = []int32{leader}
+			bm.LeaderEpoch = proto.Int32(0)
+		}
+		out[i] = bm
+	}
+	return out
+}
+
+func pbServerNode(id int32, e cluster.Endpoint) *flusspb.PbServerNode {
+	return &flusspb.PbServerNode{NodeId: proto.Int32(id), Host: proto.String(e.Host), Port: proto.Int32(e.Port)}
+}

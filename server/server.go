@@ -1,0 +1,222 @@
+// Package server assembles a single Strom node: the metadata store, the coordinator and the
+// tablet server, each role on its own listeners.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/auth"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/coordinator"
+	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/tablet"
+)
+
+// Node is a running single-node Strom server.
+type Node struct {
+	cfg  config.Config
+	log  *slog.Logger
+	lock *os.File
+
+	store       *meta.EtcdStore
+	coordinator *coordinator.Coordinator
+	tablet      *tablet.Server
+
+	listeners []boundListener
+	wg        sync.WaitGroup
+	cancel    context.CancelFunc
+	serveErr  chan error
+}
+
+type boundListener struct {
+	role string
+	cfg  wire.ListenerConfig
+	ln   net.Listener
+	svc  *wire.Service
+}
+
+// ErrDataDirLocked is returned when another server owns the data directory.
+var ErrDataDirLocked = errors.New("data directory is in use by another strom server")
+
+// Start opens the data directory, starts every role and begins accepting connections. The
+// node serves until ctx is cancelled or Close is called.
+func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, error) {
+	if err := cfg.Finish(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: log, serveErr: make(chan error, 8)}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	lock, err := lockDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n.lock = lock
+	ok := false
+	defer func() {
+		if !ok {
+			n.Close()
+		}
+	}()
+
+	n.store, err = meta.OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "meta"), log)
+	if err != nil {
+		return nil, err
+	}
+	topo := cluster.NewTopology()
+	n.coordinator, err = coordinator.Open(ctx, n.store, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
+		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
+	}}, log.With("role", "coordinator"))
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	n.tablet, err = tablet.New(tablet.Options{
+		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
+		Config: cfg,
+	}, log.With("role", "tablet"))
+	if err != nil {
+		return nil, err
+	}
+	if err := n.coordinator.Start(ctx, n.tablet); err != nil {
+		return nil, err
+	}
+
+	coordSvc := wire.NewService(1)
+	n.coordinator.RegisterReadOnly(coordSvc)
+	n.coordinator.RegisterAdmin(coordSvc)
+	tabletSvc := wire.NewService(2)
+	n.coordinator.RegisterReadOnly(tabletSvc)
+	n.tablet.Register(tabletSvc)
+
+	for _, l := range cfg.CoordinatorListeners {
+		ep, err := n.listen("coordinator", l, coordSvc)
+		if err != nil {
+			return nil, err
+		}
+		topo.SetCoordinator(ep)
+	}
+	for _, l := range cfg.TabletListeners {
+		ep, err := n.listen("tablet-server", l, tabletSvc)
+		if err != nil {
+			return nil, err
+		}
+		topo.SetTabletServer(cfg.TabletServerID, ep)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	n.cancel = cancel
+	for _, bl := range n.listeners {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if err := wire.Serve(sctx, bl.ln, bl.svc, bl.cfg, log.With("role", bl.role)); err != nil {
+				n.serveErr <- err
+			}
+		}()
+	}
+	context.AfterFunc(ctx, func() { n.Close() })
+	ok = true
+	return n, nil
+}
+
+func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluster.Endpoint, error) {
+	ln, err := net.Listen("tcp", l.Addr())
+	if err != nil {
+		return cluster.Endpoint{}, fmt.Errorf("%s listener %s on %s: %w", role, l.Name, l.Addr(), err)
+	}
+	lc := wire.ListenerConfig{Name: l.Name, MaxFrameSize: n.cfg.MaxRequestSize}
+	if n.cfg.IsSASL(l.Name) {
+		jaas := n.cfg.ListenerJAASConfig[l.Name]
+		if jaas == "" {
+			jaas = n.cfg.PlainJAASConfig
+		}
+		a, err := auth.ParseJAAS(jaas)
+		if err != nil {
+			ln.Close()
+			return cluster.Endpoint{}, fmt.Errorf("SASL listener %s: security.sasl.plain.jaas.config: %w", l.Name, err)
+		}
+		lc.Auth = a
+	}
+	n.listeners = append(n.listeners, boundListener{role: role, cfg: lc, ln: ln, svc: svc})
+	ep := cluster.EndpointFromAddr(l.Name, ln.Addr())
+	if l.Host != "" && l.Host != "0.0.0.0" && l.Host != "::" {
+		ep.Host = l.Host
+	}
+	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil)
+	return ep, nil
+}
+
+// Addr returns the bound address of the first listener of a role ("coordinator" or
+// "tablet-server").
+func (n *Node) Addr(role string) string {
+	for _, bl := range n.listeners {
+		if bl.role == role {
+			return bl.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
+// Wait blocks until the node stops serving and returns the first serving error.
+func (n *Node) Wait() error {
+	n.wg.Wait()
+	select {
+	case err := <-n.serveErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// Close stops accepting, waits for connections to finish, and closes storage and metadata.
+// It is safe to call more than once.
+func (n *Node) Close() error {
+	if n.cancel != nil {
+		n.cancel()
+	}
+	for _, bl := range n.listeners {
+		bl.ln.Close()
+	}
+	n.wg.Wait()
+	var errs []error
+	if n.tablet != nil {
+		errs = append(errs, n.tablet.Close())
+		n.tablet = nil
+	}
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
+		n.store = nil
+	}
+	if n.lock != nil {
+		n.lock.Close()
+		n.lock = nil
+	}
+	return errors.Join(errs...)
+}
+
+// lockDir takes an exclusive lock on dir/LOCK, held for the life of the process.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s (stop the other server or use another --data-dir)", ErrDataDirLocked, dir)
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return f, nil
+}

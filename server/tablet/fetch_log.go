@@ -1,0 +1,181 @@
+package tablet
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// fetchFromEarliest is the fetch offset clients send to start at the log start.
+const fetchFromEarliest = -2
+
+// defaultMaxWait is Fluss's wait when min_bytes is set without max_wait_ms.
+const defaultMaxWait = 100 * time.Millisecond
+
+// handleFetchLog reads whole stored batches for each requested bucket. With min_bytes set it
+// long-polls: if less than min_bytes is available it parks (off the connection's request
+// loop) until enough arrives or max_wait_ms passes, then reads again.
+func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.FetchLogRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	resp, got, parkable := s.fetchOnce(&r)
+	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
+		return resp, nil
+	}
+	wait := defaultMaxWait
+	if r.MaxWaitMs != nil {
+		wait = time.Duration(max(r.GetMaxWaitMs(), 0)) * time.Millisecond
+	}
+	if wait == 0 {
+		return resp, nil
+	}
+	cctx := req.Context()
+	return req.Defer(func() (proto.Message, error) {
+		deadline := time.Now().Add(wait)
+		for {
+			wctx, cancel := context.WithDeadline(cctx, deadline)
+			s.waitForChange(wctx, &r)
+			cancel()
+			resp, got, _ := s.fetchOnce(&r)
+			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
+				return resp, nil
+			}
+		}
+	})
+}
+
+// waitForChange returns when any requested bucket's log changes or ctx ends.
+func (s *Server) waitForChange(ctx context.Context, r *flusspb.FetchLogRequest) {
+	woke := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, tr := range r.TablesReq {
+		for _, br := range tr.BucketsReq {
+			rep, err := s.replica(bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()))
+			if err != nil {
+				continue
+			}
+			ch := rep.Log.Changed()
+			if rep.Log.HighWatermark() > br.GetFetchOffset() && br.GetFetchOffset() >= 0 {
+				return // data arrived between the read and now
+			}
+			go func() {
+				select {
+				case <-ch:
+					select {
+					case woke <- struct{}{}:
+					default:
+					}
+				case <-ctx.Done():
+				}
+			}()
+		}
+	}
+	select {
+	case <-woke:
+	case <-ctx.Done():
+	}
+}
+
+// fetchOnce reads every requested bucket once. It returns the response, the number of
+// record bytes it holds, and whether the request may wait for more (some bucket was read
+// without error).
+func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*flusspb.FetchLogResponse, int, bool) {
+	resp := &flusspb.FetchLogResponse{}
+	budget := int(r.GetMaxBytes())
+	total := 0
+	parkable := false
+	for _, tr := range r.TablesReq {
+		out := &flusspb.PbFetchLogRespForTable{TableId: proto.Int64(tr.GetTableId())}
+		table, tableOK := s.opts.Catalog.TableByID(tr.GetTableId())
+		var projErr error
+		var projection []int
+		if tableOK && tr.GetProjectionPushdownEnabled() {
+			projection, projErr = validateProjection(table, tr.ProjectedFields)
+		}
+		for _, br := range tr.BucketsReq {
+			bo := &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
+			out.BucketsResp = append(out.BucketsResp, bo)
+			if projErr != nil {
+				setBucketError(&bo.ErrorCode, &bo.ErrorMessage, projErr)
+				continue
+			}
+			limit := min(budget, int(br.GetMaxFetchBytes()))
+			data, hw, logStart, err := s.readBucket(bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()), br.GetFetchOffset(), limit, total == 0, table, projection)
+			if err != nil {
+				setBucketError(&bo.ErrorCode, &bo.ErrorMessage, err)
+				continue
+			}
+			parkable = true
+			bo.HighWatermark = proto.Int64(hw)
+			bo.LogStartOffset = proto.Int64(logStart)
+			bo.Records = data
+			total += len(data)
+			budget = max(budget-len(data), 0)
+		}
+		resp.TablesResp = append(resp.TablesResp, out)
+	}
+	return resp, total, parkable
+}
+
+// readBucket reads from one bucket. data is never nil on success: the Rust client ignores a
+// bucket answer that has neither records nor filtered_end_offset.
+func (s *Server) readBucket(b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (data []byte, hw, logStart int64, err error) {
+	rep, err := s.replica(b)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	logStart = rep.Log.LogStartOffset()
+	if offset == fetchFromEarliest {
+		offset = logStart
+	}
+	res, err := rep.Log.Read(offset, limit, minOne)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer res.Release()
+	data, err = res.AppendTo(make([]byte, 0, res.Size))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if projection != nil && len(data) > 0 {
+		data, err = s.project(table, data, projection)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	return data, res.HighWatermark, logStart, nil
+}
+
+// validateProjection checks projected_fields as Fluss does: ARROW log format only, non-empty,
+// strictly increasing, within the schema.
+func validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
+	if t.Descriptor.LogFormat() != metadata.LogFormatArrow {
+		return nil, ferr.New(ferr.InvalidColumnProjection, "Column projection is only supported for ARROW log format, but table %s uses %s.", t.Path, t.Descriptor.LogFormat())
+	}
+	if len(fields) == 0 {
+		return nil, ferr.New(ferr.InvalidColumnProjection, "The projection must not be empty.")
+	}
+	n := len(t.Descriptor.Schema.Columns)
+	out := make([]int, len(fields))
+	for i, f := range fields {
+		if f < 0 || int(f) >= n {
+			return nil, ferr.New(ferr.InvalidColumnProjection, "Projected field index %d is out of bounds for schema with %d fields.", f, n)
+		}
+		if i > 0 && f <= fields[i-1] {
+			return nil, ferr.New(ferr.InvalidColumnProjection, "The projection indexes should be in field order and without duplicates, but is %v.", fields)
+		}
+		out[i] = int(f)
+	}
+	return slices.Clip(out), nil
+}

@@ -1,0 +1,65 @@
+package tablet
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// LIST_OFFSETS offset types.
+const (
+	offsetTypeEarliest  = 0
+	offsetTypeLatest    = 1
+	offsetTypeTimestamp = 2
+	offsetTypeLeaderEnd = 3
+)
+
+func (s *Server) handleListOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.ListOffsetsRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	resp := &flusspb.ListOffsetsResponse{}
+	now := s.opts.Now().UnixMilli()
+	for _, id := range r.BucketId {
+		out := &flusspb.PbListOffsetsRespForBucket{BucketId: proto.Int32(id)}
+		off, err := s.listOffset(bucketOf(r.GetTableId(), r.PartitionId, id), r.GetOffsetType(), r.StartTimestamp, now)
+		if err != nil {
+			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
+		} else {
+			out.Offset = proto.Int64(off)
+		}
+		resp.BucketsResp = append(resp.BucketsResp, out)
+	}
+	return resp, nil
+}
+
+func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64) (int64, error) {
+	rep, err := s.replica(b)
+	if err != nil {
+		return 0, err
+	}
+	switch typ {
+	case offsetTypeEarliest:
+		return rep.Log.LogStartOffset(), nil
+	case offsetTypeLatest:
+		return rep.Log.HighWatermark(), nil
+	case offsetTypeLeaderEnd:
+		return rep.Log.LogEndOffset(), nil
+	case offsetTypeTimestamp:
+		if ts == nil {
+			return 0, ferr.New(ferr.InvalidTimestampException, "A timestamp is required to list offsets by timestamp.")
+		}
+		if *ts > nowMs {
+			return 0, ferr.New(ferr.InvalidTimestampException, "Get offset by timestamp %d is in the future (current time %d).", *ts, nowMs)
+		}
+		return rep.Log.OffsetForTimestamp(*ts, nowMs)
+	default:
+		return 0, ferr.New(ferr.UnknownServerError, "Unknown offset type %d.", typ)
+	}
+}

@@ -1,0 +1,207 @@
+// Package tablet implements the tablet server role: it leads table buckets, stores their
+// logs (and, for primary-key tables, their key-value state) and serves the data-plane APIs.
+// Each API lives in its own file, named after it.
+package tablet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/logstore"
+)
+
+// IDAllocator hands out cluster-unique ids (writer ids).
+type IDAllocator interface {
+	NextID(ctx context.Context, name string) (int64, error)
+}
+
+// Options configures a tablet server.
+type Options struct {
+	DataDir  string
+	ServerID int32
+	Catalog  cluster.Catalog
+	IDs      IDAllocator
+	Config   config.Config
+	Now      func() time.Time
+}
+
+// Server is a tablet server.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.RWMutex
+	replicas map[cluster.Bucket]*Replica
+
+	proj projections
+
+	stopBg context.CancelFunc
+	bgDone chan struct{}
+}
+
+// Replica is one bucket led by this server.
+type Replica struct {
+	Bucket cluster.Bucket
+	Table  *cluster.TableInfo
+	Log    *logstore.Log
+}
+
+// New opens a tablet server over dataDir. Buckets are opened by BecomeLeader.
+func New(opts Options, log *slog.Logger) (*Server, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create tablet data directory: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, stopBg: cancel, bgDone: make(chan struct{})}
+	go s.background(ctx)
+	return s, nil
+}
+
+// Register installs the tablet server's APIs on svc.
+func (s *Server) Register(svc *wire.Service) {
+	svc.Handle(wire.InitWriter, s.handleInitWriter)
+	svc.Handle(wire.ProduceLog, s.handleProduceLog)
+	svc.Handle(wire.FetchLog, s.handleFetchLog)
+	svc.Handle(wire.ListOffsets, s.handleListOffsets)
+}
+
+func bucketDir(root string, b cluster.Bucket) string {
+	if b.PartitionID == cluster.NoPartition {
+		return filepath.Join(root, fmt.Sprintf("table-%d", b.TableID), fmt.Sprintf("bucket-%d", b.Bucket))
+	}
+	return filepath.Join(root, fmt.Sprintf("table-%d", b.TableID), fmt.Sprintf("partition-%d", b.PartitionID), fmt.Sprintf("bucket-%d", b.Bucket))
+}
+
+func tableDir(root string, tableID, partitionID int64) string {
+	if partitionID == cluster.NoPartition {
+		return filepath.Join(root, fmt.Sprintf("table-%d", tableID))
+	}
+	return filepath.Join(root, fmt.Sprintf("table-%d", tableID), fmt.Sprintf("partition-%d", partitionID))
+}
+
+func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
+	o := logstore.Options{
+		SegmentBytes:     s.opts.Config.LogSegmentBytes,
+		WriterExpiration: s.opts.Config.WriterIDExpiration,
+		TTL:              t.Descriptor.LogTTL(),
+		Logger:           s.log,
+		Now:              s.opts.Now,
+	}
+	if s.opts.Config.LogFlushInterval > 0 {
+		o.FlushPolicy = logstore.FlushInterval(s.opts.Config.LogFlushInterval)
+	}
+	return o
+}
+
+// BecomeLeader implements cluster.ReplicaManager.
+func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
+	pid := cluster.NoPartition
+	if p != nil {
+		pid = p.ID
+	}
+	for b := int32(0); b < t.NumBuckets(); b++ {
+		key := cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b}
+		s.mu.RLock()
+		_, open := s.replicas[key]
+		s.mu.RUnlock()
+		if open {
+			continue
+		}
+		l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), s.logOptions(t))
+		if err != nil {
+			return fmt.Errorf("open log of %s: %w", key, err)
+		}
+		r := &Replica{Bucket: key, Table: t, Log: l}
+		s.mu.Lock()
+		s.replicas[key] = r
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// StopReplicas implements cluster.ReplicaManager: it closes and deletes the buckets of a
+// dropped table or partition.
+func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) error {
+	s.mu.Lock()
+	var victims []*Replica
+	for k, r := range s.replicas {
+		if k.TableID == tableID && (partitionID == cluster.NoPartition || k.PartitionID == partitionID) {
+			victims = append(victims, r)
+			delete(s.replicas, k)
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range victims {
+		errs = append(errs, r.Log.Close())
+	}
+	errs = append(errs, os.RemoveAll(tableDir(s.opts.DataDir, tableID, partitionID)))
+	return errors.Join(errs...)
+}
+
+// replica returns the bucket's replica, or the error Fluss gives for an unknown bucket.
+func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
+	s.mu.RLock()
+	r, ok := s.replicas[b]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, ferr.New(ferr.UnknownTableOrBucketException, "Unknown table or bucket: %s", b)
+	}
+	return r, nil
+}
+
+// background runs periodic maintenance: log retention.
+func (s *Server) background(ctx context.Context) {
+	defer close(s.bgDone)
+	every := s.opts.Config.LogRetentionCheck
+	if every <= 0 {
+		every = 5 * time.Minute
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			s.mu.RLock()
+			rs := make([]*Replica, 0, len(s.replicas))
+			for _, r := range s.replicas {
+				rs = append(rs, r)
+			}
+			s.mu.RUnlock()
+			for _, r := range rs {
+				if _, err := r.Log.DeleteExpiredSegments(s.opts.Now().UnixMilli()); err != nil {
+					s.log.Warn("log retention failed", "bucket", r.Bucket, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// Close stops background work and closes every bucket.
+func (s *Server) Close() error {
+	s.stopBg()
+	<-s.bgDone
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for k, r := range s.replicas {
+		errs = append(errs, r.Log.Close())
+		delete(s.replicas, k)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,95 @@
+"""Start and stop a real `strom serve` process for the compatibility tests."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+READY = re.compile(r"strom is ready.*coordinator=(\S+) tablet_server=(\S+)")
+
+
+def build_binary() -> str:
+    """Build ./cmd/strom once per session (or use $STROM_BIN) and return its path."""
+    env_bin = os.environ.get("STROM_BIN")
+    if env_bin:
+        return env_bin
+    out = Path(tempfile.gettempdir()) / f"strom-compat-{os.getpid()}"
+    subprocess.run(["go", "build", "-o", str(out), "./cmd/strom"], cwd=REPO, check=True)
+    return str(out)
+
+
+class StromServer:
+    """One `strom serve` process on free loopback ports with its own data directory.
+
+    The data directory outlives stop()/kill() so tests can restart on the same data.
+    """
+
+    def __init__(self, binary: str, data_dir: str, extra_args=None):
+        self.binary = binary
+        self.data_dir = data_dir
+        self.extra_args = list(extra_args or [])
+        self.proc = None
+        self.log_path = Path(data_dir + ".log")
+        self.coordinator = None
+        self.tablet_server = None
+
+    @property
+    def bootstrap(self) -> str:
+        return self.coordinator
+
+    def start(self, timeout=30.0):
+        args = [
+            self.binary, "serve",
+            "--data-dir", self.data_dir,
+            "--coordinator-listen", "127.0.0.1:0",
+            "--tablet-listen", "127.0.0.1:0",
+            *self.extra_args,
+        ]
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"strom serve exited with {self.proc.returncode}:\n{self.log_path.read_text()}")
+            text = self.log_path.read_text(errors="replace")
+            matches = READY.findall(text)
+            if matches and len(matches) > self._ready_seen:
+                self.coordinator, self.tablet_server = matches[-1]
+                self._ready_seen = len(matches)
+                return self
+            time.sleep(0.05)
+        raise TimeoutError(f"strom serve not ready after {timeout}s:\n{self.log_path.read_text()}")
+
+    _ready_seen = 0
+
+    def stop(self, timeout=30.0):
+        """Graceful shutdown with SIGTERM."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout)
+        self.proc = None
+
+    def kill(self):
+        """Hard kill with SIGKILL, as a crash would."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
