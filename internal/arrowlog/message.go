@@ -119,4 +119,3 @@ func parseMessage(b []byte) (ipcMessage, error) {
 
 // maxRows bounds row and element counts so that size arithmetic cannot overflow.
 const maxRows = 1 << 40
-

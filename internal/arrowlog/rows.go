@@ -19,6 +19,7 @@ import (
 type RowBuilder struct {
 	schema *arrow.Schema
 	rb     *array.RecordBuilder
+	types  []metadata.DataType
 	cols   []appender
 }
 
@@ -35,8 +36,9 @@ func NewRowBuilder(schema *arrow.Schema, cols []metadata.Column, mem memory.Allo
 		mem = memory.DefaultAllocator
 	}
 	rb := array.NewRecordBuilder(mem, schema)
-	b := &RowBuilder{schema: schema, rb: rb, cols: make([]appender, len(cols))}
+	b := &RowBuilder{schema: schema, rb: rb, types: make([]metadata.DataType, len(cols)), cols: make([]appender, len(cols))}
 	for i, c := range cols {
+		b.types[i] = c.Type
 		a, err := compileAppender(rb.Field(i), c.Type)
 		if err != nil {
 			rb.Release()
@@ -47,11 +49,16 @@ func NewRowBuilder(schema *arrow.Schema, cols []metadata.Column, mem memory.Allo
 	return b, nil
 }
 
-// Append adds one row; it must hold one Datum per column. On error the builder may hold a
-// partial row; Reset it (NewRecord and release) before reuse.
+// Append adds one row; it must hold one Datum per column. A row that is rejected leaves the
+// builder unchanged.
 func (b *RowBuilder) Append(r []row.Datum) error {
 	if len(r) != len(b.cols) {
 		return fmt.Errorf("arrowlog: row has %d fields, schema %d", len(r), len(b.cols))
+	}
+	for i := range r {
+		if err := validateDatum(&b.types[i], &r[i]); err != nil {
+			return fmt.Errorf("arrowlog: field %d: %w", i, err)
+		}
 	}
 	for i := range r {
 		if err := b.cols[i](&r[i]); err != nil {
@@ -78,8 +85,6 @@ func RowsToRecord(schema *arrow.Schema, cols []metadata.Column, rows [][]row.Dat
 	defer b.Release()
 	for _, r := range rows {
 		if err := b.Append(r); err != nil {
-			rec := b.NewRecord()
-			rec.Release()
 			return nil, err
 		}
 	}
