@@ -396,3 +396,48 @@ func parseZoneOffset(s string) (int, bool) {
 	}
 	return h*3600 + m*60, true
 }
+
+// TableConfig is the typed form of a table's properties, computed once (Config) so hot paths
+// do not re-parse strings.
+type TableConfig struct {
+	ReplicationFactor   int32
+	LogFormat           LogFormat
+	KvFormat            KvFormat
+	KvFormatVersion     int
+	Compression         ArrowCompression
+	ZstdLevel           int
+	ChangelogImage      ChangelogImage
+	MergeEngine         MergeEngine
+	VersionColumn       string // VERSIONED merge engine only
+	DeleteBehavior      DeleteBehavior
+	LogTTL              time.Duration
+	AutoPartition       AutoPartition
+	DataLakeEnabled     bool
+	DataLakeFormat      string
+	StatisticsAll       bool
+	StatisticsColumns   []string
+	AutoIncrementCache  int64
+	TieredLocalSegments int
+}
+
+// Config returns the typed view of all properties the server acts on.
+func (d *TableDescriptor) Config() TableConfig {
+	c := TableConfig{
+		ReplicationFactor:   d.ReplicationFactor(),
+		LogFormat:           d.LogFormat(),
+		KvFormat:            d.KvFormat(),
+		KvFormatVersion:     d.KvFormatVersion(),
+		ChangelogImage:      d.ChangelogImage(),
+		DeleteBehavior:      d.DeleteBehavior(),
+		LogTTL:              d.LogTTL(),
+		AutoPartition:       d.AutoPartition(),
+		DataLakeEnabled:     d.DataLakeEnabled(),
+		DataLakeFormat:      d.DataLakeFormat(),
+		AutoIncrementCache:  d.AutoIncrementCacheSize(),
+		TieredLocalSegments: d.TieredLogLocalSegments(),
+	}
+	c.Compression, c.ZstdLevel = d.ArrowCompression()
+	c.MergeEngine, c.VersionColumn = d.MergeEngine()
+	c.StatisticsAll, c.StatisticsColumns = d.StatisticsColumns()
+	return c
+}

@@ -295,6 +295,13 @@ func TestAccessors(t *testing.T) {
 		t.Fatalf("auto partition %+v", ap)
 	}
 
+	cfg := d.Config()
+	if cfg.LogFormat != LogFormatIndexed || cfg.Compression != CompressionLZ4Frame || cfg.ZstdLevel != 9 ||
+		cfg.MergeEngine != MergeEngineVersioned || cfg.VersionColumn != "ts" || cfg.LogTTL != 2*time.Hour ||
+		cfg.AutoPartition.TimeUnit != TimeUnitHour || cfg.ReplicationFactor != 3 || cfg.DataLakeFormat != "paimon" {
+		t.Fatalf("Config %+v", cfg)
+	}
+
 	var empty TableDescriptor
 	if empty.LogFormat() != LogFormatArrow || empty.KvFormat() != KvFormatCompacted || empty.LogTTL() != 7*24*time.Hour ||
 		empty.ChangelogImage() != ChangelogFull || empty.DeleteBehavior() != DeleteAllow || empty.TieredLogLocalSegments() != 2 ||
@@ -348,5 +355,47 @@ func TestKnownTableProperties(t *testing.T) {
 	}
 	if v, ok := TablePropertyDefault(PropLogTTL); !ok || v != "7d" {
 		t.Fatal("default")
+	}
+}
+
+func TestAlterProperties(t *testing.T) {
+	stored, err := prepare(t, tableJSON(colsKV, "", `[]`, "", `{}`), ClusterDefaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, changed, err := stored.AlterProperties([]PropertyChange{
+		{Key: PropLogTTL, Value: "1d"}, {Key: "owner", Reset: true}, {Key: "team", Value: "x"},
+	}, ClusterDefaults{})
+	if err != nil || !changed || out.Properties[PropLogTTL] != "1d" || out.LogTTL() != 24*time.Hour ||
+		!reflect.DeepEqual(out.CustomProperties, map[string]string{"team": "x"}) {
+		t.Fatalf("%v %v %+v", err, changed, out)
+	}
+	if stored.Properties[PropLogTTL] != "" || stored.CustomProperties["owner"] != "me" {
+		t.Fatal("input modified")
+	}
+	if _, changed, err := stored.AlterProperties([]PropertyChange{{Key: "owner", Value: "me"}}, ClusterDefaults{}); err != nil || changed {
+		t.Fatalf("no-op: %v %v", changed, err)
+	}
+	codes := []struct {
+		ch   []PropertyChange
+		c    ClusterDefaults
+		code ferr.Code
+	}{
+		{[]PropertyChange{{Key: PropLogFormat, Value: "INDEXED"}}, ClusterDefaults{}, ferr.InvalidAlterTableException},
+		{[]PropertyChange{{Key: PropKvStandbyReplicaEnabled, Value: "true"}}, ClusterDefaults{}, ferr.InvalidAlterTableException},
+		{[]PropertyChange{{Key: PropDatalakeFreshness, Value: "1min"}}, ClusterDefaults{DataLakeFormat: "paimon", DataLakeEnabled: true}, ferr.InvalidAlterTableException},
+		{[]PropertyChange{{Key: PropDatalakeEnabled, Value: "true"}}, ClusterDefaults{}, ferr.InvalidAlterTableException},
+		{[]PropertyChange{{Key: PropLogTTL, Value: "soon"}}, ClusterDefaults{}, ferr.InvalidConfigException},
+	}
+	for i, c := range codes {
+		if _, _, err := stored.AlterProperties(c.ch, c.c); ferr.CodeOf(err) != c.code {
+			t.Errorf("case %d: %v, want %v", i, err, c.code)
+		}
+	}
+	// Enabling the lake on a legacy log table backfills the cluster's format.
+	out, changed, err = stored.AlterProperties([]PropertyChange{{Key: PropDatalakeEnabled, Value: "true"}},
+		ClusterDefaults{DataLakeFormat: "iceberg", DataLakeEnabled: true})
+	if err != nil || !changed || out.DataLakeFormat() != "iceberg" {
+		t.Fatalf("lake backfill: %v %v %v", err, changed, out.Properties)
 	}
 }

@@ -526,3 +526,22 @@ func TestAppendJSONString(t *testing.T) {
 		}
 	}
 }
+
+func TestJavaSchemaWithAutoIncrement(t *testing.T) {
+	// As the Java client writes it: key order of SchemaJsonSerde, auto_increment_column list.
+	js := `{"version":1,"columns":[{"name":"k","data_type":{"type":"STRING","nullable":false},"id":0},` +
+		`{"name":"seq","data_type":{"type":"BIGINT"},"id":1}],"primary_key":["k"],"auto_increment_column":["seq"],"highest_field_id":1}`
+	s, err := ParseSchema([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.AutoIncrement, []string{"seq"}) {
+		t.Fatalf("%#v", s)
+	}
+	if got := string(SchemaJSON(&s)); got != js {
+		t.Fatalf("re-encoded\n got %s\nwant %s", got, js)
+	}
+	if _, err := ParseSchema([]byte(strings.Replace(js, `["seq"]`, `["seq","k"]`, 1))); err == nil {
+		t.Fatal("two auto-increment columns accepted")
+	}
+}
