@@ -64,7 +64,7 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		js := SchemaJSON(&s)
+		js := SchemaJSON(s)
 		s2, err := ParseSchema(js)
 		if err != nil {
 			t.Fatalf("re-parse of %s: %v", js, err)

@@ -11,7 +11,7 @@ import (
 const databaseJSONVersion = 1
 
 // JSON returns the Fluss JSON form of d, as carried in database_json.
-func (d *DatabaseDescriptor) JSON() []byte {
+func (d DatabaseDescriptor) JSON() []byte {
 	w := jsonWriter{}
 	w.beginObject()
 	w.numField("version", databaseJSONVersion)

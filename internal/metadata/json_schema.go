@@ -18,9 +18,9 @@ import (
 const schemaJSONVersion = 1
 
 // SchemaJSON returns the Fluss JSON form of s, as sent in GetTableSchemaResponse.schema_json.
-func SchemaJSON(s *Schema) []byte {
+func SchemaJSON(s Schema) []byte {
 	w := jsonWriter{}
-	writeSchema(&w, s)
+	writeSchema(&w, &s)
 	return w.buf
 }
 

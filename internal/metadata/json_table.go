@@ -21,7 +21,7 @@ const tableJSONVersion = 1
 // JSON returns the Fluss JSON form of d, as carried in table_json. "bucket_key" is always
 // written (possibly empty) and "bucket_count" whenever it is set, so a stored descriptor always
 // carries its distribution.
-func (d *TableDescriptor) JSON() []byte {
+func (d TableDescriptor) JSON() []byte {
 	w := jsonWriter{buf: make([]byte, 0, 256)}
 	w.beginObject()
 	w.numField("version", tableJSONVersion)

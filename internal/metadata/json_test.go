@@ -369,7 +369,7 @@ func TestParseSchemaPrimaryKeyNotNull(t *testing.T) {
 	}
 	want := `{"version":1,"columns":[{"name":"k","data_type":{"type":"STRING","nullable":false},"id":0},` +
 		`{"name":"v","data_type":{"type":"INTEGER"},"comment":"value","id":1}],"primary_key":["k"],"highest_field_id":1}`
-	if got := string(SchemaJSON(&s)); got != want {
+	if got := string(SchemaJSON(s)); got != want {
 		t.Fatalf("SchemaJSON\n got %s\nwant %s", got, want)
 	}
 }
@@ -393,7 +393,7 @@ func TestAggFunctionJSON(t *testing.T) {
 	if s.Columns[3].AggFunction != nil {
 		t.Fatalf("unknown function kept: %#v", s.Columns[3].AggFunction)
 	}
-	out := string(SchemaJSON(&s))
+	out := string(SchemaJSON(s))
 	if !strings.Contains(out, `"agg_function":{"type":"listagg","parameters":{"delimiter":";"}},"id":1`) ||
 		!strings.Contains(out, `"agg_function":{"type":"last_value_ignore_nulls"},"id":2`) {
 		t.Fatalf("agg JSON: %s", out)
@@ -538,7 +538,7 @@ func TestJavaSchemaWithAutoIncrement(t *testing.T) {
 	if !reflect.DeepEqual(s.AutoIncrement, []string{"seq"}) {
 		t.Fatalf("%#v", s)
 	}
-	if got := string(SchemaJSON(&s)); got != js {
+	if got := string(SchemaJSON(s)); got != js {
 		t.Fatalf("re-encoded\n got %s\nwant %s", got, js)
 	}
 	if _, err := ParseSchema([]byte(strings.Replace(js, `["seq"]`, `["seq","k"]`, 1))); err == nil {

@@ -10,7 +10,7 @@ import (
 const UnknownID int32 = -1
 
 // ColumnIndex returns the position of the column called name, or -1.
-func (s *Schema) ColumnIndex(name string) int {
+func (s Schema) ColumnIndex(name string) int {
 	for i := range s.Columns {
 		if s.Columns[i].Name == name {
 			return i
@@ -20,7 +20,7 @@ func (s *Schema) ColumnIndex(name string) int {
 }
 
 // Column returns the column called name, or nil.
-func (s *Schema) Column(name string) *Column {
+func (s Schema) Column(name string) *Column {
 	if i := s.ColumnIndex(name); i >= 0 {
 		return &s.Columns[i]
 	}
@@ -28,7 +28,7 @@ func (s *Schema) Column(name string) *Column {
 }
 
 // ColumnNames returns the column names in order.
-func (s *Schema) ColumnNames() []string {
+func (s Schema) ColumnNames() []string {
 	names := make([]string, len(s.Columns))
 	for i := range s.Columns {
 		names[i] = s.Columns[i].Name
@@ -37,15 +37,15 @@ func (s *Schema) ColumnNames() []string {
 }
 
 // HasPrimaryKey reports whether the schema declares a primary key.
-func (s *Schema) HasPrimaryKey() bool { return len(s.PrimaryKey) > 0 }
+func (s Schema) HasPrimaryKey() bool { return len(s.PrimaryKey) > 0 }
 
 // PrimaryKeyIndexes returns the column positions of the primary-key columns in key order
 // (empty for log tables). Names that do not resolve are reported as -1; a normalised schema
 // has none.
-func (s *Schema) PrimaryKeyIndexes() []int { return s.ColumnIndexes(s.PrimaryKey) }
+func (s Schema) PrimaryKeyIndexes() []int { return s.ColumnIndexes(s.PrimaryKey) }
 
 // ColumnIndexes maps names to column positions (-1 for unknown names).
-func (s *Schema) ColumnIndexes(names []string) []int {
+func (s Schema) ColumnIndexes(names []string) []int {
 	out := make([]int, len(names))
 	for i, n := range names {
 		out[i] = s.ColumnIndex(n)
@@ -55,7 +55,7 @@ func (s *Schema) ColumnIndexes(names []string) []int {
 
 // RowType returns the schema's columns as a ROW type (NOT NULL is not applied to the row),
 // with column ids as field ids and comments as descriptions.
-func (s *Schema) RowType() DataType {
+func (s Schema) RowType() DataType {
 	fields := make([]Field, len(s.Columns))
 	for i := range s.Columns {
 		c := &s.Columns[i]
@@ -306,7 +306,7 @@ func listString(names []string) string {
 }
 
 // Clone returns a deep copy of s (types are shared only where immutable by convention).
-func (s *Schema) Clone() Schema {
+func (s Schema) Clone() Schema {
 	c := Schema{
 		Columns:        slices.Clone(s.Columns),
 		PrimaryKey:     slices.Clone(s.PrimaryKey),

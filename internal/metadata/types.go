@@ -64,16 +64,19 @@ type Column struct {
 	Type        DataType
 	Comment     string
 	AggFunction *AggFunction // only for tables with the aggregation merge engine
-	ID          int32
+	ID          int32        // column id, unique with all nested field ids; -1 (UnknownID) when unassigned
 }
 
 // AggFunction is the aggregate function of a column of an aggregation merge-engine table.
+// Type is the canonical lower-case name (e.g. "sum", "listagg"; see CanonicalAggFunction).
 type AggFunction struct {
 	Type       string
 	Parameters map[string]string
 }
 
-// Schema is a table schema version. Primary-key columns are NOT NULL.
+// Schema is a table schema version. After Normalize (which ParseSchema applies): primary-key
+// columns are NOT NULL, every column and nested ROW field has a unique non-negative id, and
+// HighestFieldID is at least the largest of them.
 type Schema struct {
 	Columns        []Column
 	PrimaryKey     []string
