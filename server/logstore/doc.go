@@ -1,0 +1,132 @@
+// Package logstore is the durable, segmented log of one table bucket: the storage under
+// PRODUCE_LOG, FETCH_LOG, LIST_OFFSETS and LIMIT_SCAN of log tables, and the changelog of
+// primary-key tables. It follows the contract of Fluss's LogTablet/LocalLog/LogSegment
+// (fluss-server/.../server/log) with file formats of its own.
+//
+// # Batches
+//
+// Batches are stored exactly as received. Append patches only BaseOffset and CommitTimestamp,
+// which lie outside the CRC, so the stored CRC stays valid and reads forward the bytes without
+// decoding. Offsets: the first batch of an append gets the log end offset (LEO), each next
+// batch the previous batch's last offset + 1; an empty batch (RecordCount 0) still takes one
+// offset. All batches of one append get the same commit timestamp, max(largest commit
+// timestamp so far, now), so commit timestamps never decrease along the log. Timestamp lookup
+// relies on that invariant.
+//
+// # Directory layout
+//
+// One directory per bucket. For each segment, named by its base offset as 20 zero-padded
+// decimal digits:
+//
+//	00000000000000000000.log        batches back to back, byte-identical to the wire format
+//	00000000000000000000.index      sparse offset index (sealed segments, and after Close)
+//	00000000000000000000.timeindex  sparse time index (same)
+//	00000000000000001234.writer_snapshot  idempotent-writer state valid at offset 1234
+//	clean_shutdown                   present only between a clean Close and the next Open
+//
+// Files ending in .tmp are incomplete atomic writes and are deleted on Open, as are index
+// files without a log file.
+//
+// Offset index: a sequence of 8-byte entries, each {relative offset uint32 LE, position
+// uint32 LE}: the batch starting at byte `position` of the .log file has base offset
+// segment base + relative offset. Entries are strictly increasing in both fields; the first
+// batch of a segment (position 0) has no entry, it is implicit. An entry is added for the
+// first batch that starts after at least Options.IndexIntervalBytes bytes since the previous
+// entry (4 KiB by default, Fluss `log.index.interval-size`).
+//
+// Time index: a sequence of 12-byte entries {commit timestamp int64 LE, relative offset
+// uint32 LE}, added together with an offset entry whenever the batch's commit timestamp is
+// larger than the previous time entry's. Each entry's relative offset also has an offset
+// entry. Because timestamps are non-decreasing, every batch before an entry has a timestamp
+// <= the entry's, which is all the lookup needs.
+//
+// Neither index is checksummed: both can always be rebuilt from the .log file. The active
+// segment keeps its indexes in memory only; they are written (temporary file, fdatasync,
+// rename) when the segment is sealed at roll, and at Close. Sealed indexes are memory-mapped
+// read-only.
+//
+// Writer snapshot: little-endian
+//
+//	magic "SWS1" | crc32c uint32 over everything after it | offset int64 | writer count uint32
+//	per writer: writer id int64 | last commit timestamp int64 | n uint8 (<= 5)
+//	            n × {batch sequence int32 | first offset int64 | last offset int64 | commit ts int64}
+//
+// It describes the state after every batch with base offset < offset. One is written at each
+// roll (offset = the new segment's base) and at Close (offset = LEO); the two newest are kept
+// and older ones below the log start offset are deleted.
+//
+// # Rolling
+//
+// Before an append, the active segment is rolled when it is non-empty and the append would
+// take it past Options.SegmentBytes (1 GiB, Fluss `log.segment.file-size`), when either index
+// would exceed Options.IndexMaxBytes (10 MiB, `log.index.file-size`), or when an offset would
+// not fit the relative form. An append never spans segments, so a segment may exceed
+// SegmentBytes by one append. Rolling fdatasyncs the old segment, seals its indexes, writes a
+// writer snapshot, creates the new segment file and fsyncs the directory.
+//
+// # Recovery (Open)
+//
+// Sealed segments were fdatasync'ed before the roll that sealed them, so they are trusted
+// after a cheap check: the index files must have whole entries, the last entries must be in
+// bounds and ordered, and walking the batch headers from the last index entry must reach the
+// exact end of the file with contiguous offsets. If that fails the segment is re-read in full
+// as below and its indexes rewritten.
+//
+// The active segment is re-read in full unless the previous shutdown was clean (the
+// clean_shutdown marker, removed and fsync'ed away before anything else happens): every batch
+// must have a plausible length within the file, pass record.Batch.Validate (shape and CRC-32C)
+// and carry the base offset that follows its predecessor. The file is truncated after the
+// last batch that passes, which removes a torn write, a zero-filled or garbage tail and any
+// batch whose bytes were corrupted; the indexes are rebuilt in memory. (If a sealed segment
+// turns out torn, which these writes never produce, the log ends there and later segments are
+// deleted, as Kafka does.) The recovered data is fdatasync'ed and the high watermark is set
+// to the new LEO. Writer state comes from the newest readable snapshot at or below the LEO,
+// then the batch headers after it are replayed (normally only part of the active segment;
+// without any snapshot the whole log's headers are walked), and writers idle for longer than
+// Options.WriterExpiration are dropped.
+//
+// # Durability
+//
+// Reads only ever see data below the high watermark (HW); single node, so the HW is the LEO
+// once the append is durable in the sense of the flush policy.
+//
+// FlushEveryAppend (default): Append writes with pwrite(2), then waits for an fdatasync(2)
+// of the active segment, and only then advances the HW and returns. Appends that arrive while
+// a sync runs are covered together by the next one (group commit per bucket; concurrent
+// syncs of different buckets are batched by the file system's journal). A kill -9 loses
+// nothing acknowledged; a power loss loses nothing acknowledged. A crash can leave a written
+// but unacknowledged tail; recovery keeps it if it is whole and valid (the client then sees
+// its retry as a duplicate, thanks to writer state) and cuts it otherwise.
+//
+// FlushInterval(d): Append writes with pwrite(2), advances the HW and returns; a background
+// goroutine fdatasyncs every d, and a roll or Close always syncs. A kill -9 loses nothing
+// acknowledged (the bytes are in the page cache, which outlives the process). A power loss
+// or kernel crash loses what was acknowledged in the last d (for d <= 0, everything since the
+// last roll or Close), and recovery cuts the tail at the first torn or corrupt batch.
+//
+// Index files and writer snapshots are never needed for correctness: both are rebuilt from
+// the log when missing or damaged.
+//
+// # Concurrency
+//
+// A Log is safe for one writer and many concurrent readers (several writers are serialised).
+//
+//   - Log.mu is the writer lock, held by Append (validation, offset assignment, writer-state
+//     check, write, index update), roll, retention, Truncate and Close.
+//   - Log.syncMu serialises fdatasync for group commit and keeps Truncate and Close out of a
+//     sync in progress. Lock order: syncMu before mu. Append does not hold mu while it waits
+//     for the sync.
+//   - Readers never take Log.mu. They load an immutable view (segment list, log start, LEO,
+//     HW and the byte position of the HW) through an atomic pointer, replaced on every change.
+//     Bytes below the HW are never rewritten, so readers need no lock for the data; a
+//     segment's in-memory index and bookkeeping are behind its own RWMutex.
+//   - Each segment is reference-counted; a Read takes a reference that its ReadResult holds
+//     until Release, so retention (which unlinks files at once) never closes a descriptor a
+//     reader still uses. Truncate is the exception: it must not race readers holding ranges
+//     above the new end.
+//   - Long polling: Changed returns a channel closed at the next view change, Wait blocks
+//     until the HW passes an offset.
+//
+// Periodic work is the caller's: call DeleteExpiredSegments (Fluss checks every
+// `log.retention.check-interval`, 5 min), which also expires idle writers.
+package logstore

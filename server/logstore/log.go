@@ -1,0 +1,384 @@
+package logstore
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/record"
+)
+
+// snapshotsKept is how many writer snapshots stay on disk.
+const snapshotsKept = 2
+
+// Log is the durable, segmented log of one table bucket. It is safe for one writer and many
+// concurrent readers; see doc.go for the locking.
+type Log struct {
+	dir  string
+	opts Options
+
+	// syncMu serialises fdatasync of the active segment (group commit) and excludes
+	// Truncate/Close from a sync in progress. Lock order: syncMu, then mu.
+	syncMu sync.Mutex
+
+	// mu is the writer lock: every field below it changes only while mu is held.
+	mu        sync.Mutex
+	segs      []*segment // ascending base offsets, last is active; replaced, never mutated in place
+	leo       int64      // log end offset: next offset to assign
+	maxTs     int64      // max commit timestamp ever appended (Fluss localMaxTimestamp)
+	writers   writerState
+	pending   pendingWriters // scratch for Append
+	scratch   []byte         // scratch for multi-batch writes
+	failed    error          // sticky I/O failure: no more appends
+	closed    bool
+	dirty     bool  // bytes written since the last sync (FlushInterval)
+	retainAt  int64 // retention never deletes a segment holding offsets >= retainAt
+	retainSet bool
+
+	ttlMs atomic.Int64
+
+	v atomic.Pointer[view] // what readers see
+
+	stopFlusher chan struct{}
+	flusherDone chan struct{}
+}
+
+// view is an immutable snapshot of the reader-visible state, swapped atomically on every
+// change. Readers never take Log.mu.
+type view struct {
+	segs     []*segment
+	logStart int64
+	leo      int64
+	hw       int64 // high watermark: everything below it is readable
+	hwSeg    *segment
+	hwPos    int64 // byte position in hwSeg where the HW falls (a batch boundary)
+	maxTs    int64
+	closed   bool
+	changed  chan struct{} // closed when a newer view replaces this one
+}
+
+// bound returns how many bytes of s lie below the high watermark.
+func (v *view) bound(s *segment) int64 {
+	switch {
+	case s == v.hwSeg:
+		return v.hwPos
+	case s.base < v.hwSeg.base:
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return s.size
+	default:
+		return 0
+	}
+}
+
+// publish installs a new view built from the writer state plus the given high watermark
+// position, waking everyone waiting on the old one. Caller holds mu.
+func (l *Log) publish(hw int64, hwSeg *segment, hwPos int64) {
+	// Normalise an HW that sits at the very end of a sealed segment to the start of the next
+	// one, so that retention of the former never strands the HW pointer.
+	for i, s := range l.segs {
+		if s == hwSeg && i+1 < len(l.segs) && hwPos == s.size && l.segs[i+1].base == hw {
+			hwSeg, hwPos = l.segs[i+1], 0
+		}
+	}
+	nv := &view{
+		segs:     l.segs,
+		logStart: l.segs[0].base,
+		leo:      l.leo,
+		hw:       hw,
+		hwSeg:    hwSeg,
+		hwPos:    hwPos,
+		maxTs:    l.maxTs,
+		closed:   l.closed,
+		changed:  make(chan struct{}),
+	}
+	if old := l.v.Swap(nv); old != nil {
+		close(old.changed)
+	}
+}
+
+// republish publishes the writer state with the current high watermark.
+func (l *Log) republish() {
+	v := l.v.Load()
+	l.publish(v.hw, v.hwSeg, v.hwPos)
+}
+
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+
+// AppendResult describes a successful Append.
+type AppendResult struct {
+	// FirstOffset and LastOffset span the appended batches (for a duplicate: the original
+	// batch's offsets).
+	FirstOffset int64
+	LastOffset  int64
+	// CommitTimestamp is the timestamp written into every batch (for a duplicate: the
+	// original batch's).
+	CommitTimestamp int64
+	// Duplicate is set when a batch's writer sequence was already appended: nothing was
+	// written and the offsets are those of the original batch. PRODUCE_LOG answers success
+	// with FirstOffset as base offset.
+	Duplicate bool
+}
+
+// Append assigns offsets and the commit timestamp to batches, patches them in place, and
+// appends them to the active segment as one atomic unit. Every batch is validated first
+// (CORRUPT_RECORD_EXCEPTION); idempotent writers are checked per Fluss rules
+// (OUT_OF_ORDER_SEQUENCE_EXCEPTION, or a Duplicate result). When Append returns without error
+// the batches are readable and, under FlushEveryAppend, durable.
+func (l *Log) Append(batches []record.Batch, nowMs int64) (AppendResult, error) {
+	if len(batches) == 0 {
+		return AppendResult{}, ferr.New(ferr.CorruptRecordException, "append without batches")
+	}
+	var total int64
+	for i, b := range batches {
+		if err := b.Validate(); err != nil {
+			return AppendResult{}, fmt.Errorf("%w: batch %d: %w",
+				ferr.New(ferr.CorruptRecordException, "record is corrupt"), i, err)
+		}
+		total += int64(len(b))
+	}
+	if total > maxSegmentBytes {
+		return AppendResult{}, ferr.New(ferr.RecordTooLargeException, "append of %d bytes exceeds %d", total, maxSegmentBytes)
+	}
+
+	l.mu.Lock()
+	res, err := l.appendLocked(batches, total, nowMs)
+	everyAppend := l.opts.FlushPolicy.everyAppend()
+	l.mu.Unlock()
+	if err != nil || res.Duplicate || !everyAppend {
+		return res, err
+	}
+	if err := l.syncTo(res.LastOffset + 1); err != nil {
+		return AppendResult{}, err
+	}
+	return res, nil
+}
+
+func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendResult, error) {
+	if l.closed {
+		return AppendResult{}, ErrClosed
+	}
+	if l.failed != nil {
+		return AppendResult{}, l.failed
+	}
+	ts := max(l.maxTs, nowMs)
+	off := l.leo
+	for _, b := range batches {
+		b.SetBaseOffset(off)
+		b.SetCommitTimestamp(ts)
+		off = b.NextOffset()
+	}
+	last := off - 1
+
+	l.pending = l.pending[:0]
+	if dup, isDup, err := l.writers.check(batches, &l.pending); err != nil || isDup {
+		return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset,
+			CommitTimestamp: dup.ts, Duplicate: isDup}, err
+	}
+
+	seg := l.active()
+	if l.shouldRoll(seg, total, last) {
+		if err := l.roll(); err != nil {
+			return AppendResult{}, err
+		}
+		seg = l.active()
+	}
+	if err := l.write(seg, batches, total); err != nil {
+		return AppendResult{}, err
+	}
+
+	// Index and account for every batch; the bytes are in the file already.
+	seg.mu.Lock()
+	pos := seg.size
+	for _, b := range batches {
+		if seg.sinceIndex >= int64(l.opts.IndexIntervalBytes) {
+			seg.idx.add(uint32(b.BaseOffset()-seg.base), uint32(pos), ts)
+			seg.sinceIndex = 0
+		}
+		n := int64(len(b))
+		seg.sinceIndex += n
+		pos += n
+	}
+	seg.size = pos
+	seg.next = off
+	seg.maxTs = ts
+	seg.mu.Unlock()
+
+	l.writers.commit(l.pending)
+	l.leo = off
+	l.maxTs = ts
+	l.dirty = true
+	if l.opts.FlushPolicy.everyAppend() {
+		l.republish() // LEO moves now; the HW follows after the sync
+	} else {
+		l.publish(l.leo, seg, pos)
+	}
+	return AppendResult{FirstOffset: batches[0].BaseOffset(), LastOffset: last, CommitTimestamp: ts}, nil
+}
+
+// write puts the batches at the end of seg with positional writes. On failure the file is cut
+// back to its previous size; if even that fails the Log refuses further appends.
+func (l *Log) write(seg *segment, batches []record.Batch, total int64) error {
+	var data []byte
+	if len(batches) == 1 {
+		data = batches[0]
+	} else {
+		l.scratch = l.scratch[:0]
+		for _, b := range batches {
+			l.scratch = append(l.scratch, b...)
+		}
+		data = l.scratch
+		if cap(l.scratch) > 8<<20 {
+			l.scratch = nil // do not pin a huge buffer
+		}
+	}
+	if _, err := seg.file.WriteAt(data, seg.size); err != nil {
+		err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "append to segment %d", seg.base), err)
+		if terr := seg.file.Truncate(seg.size); terr != nil {
+			l.failed = err
+		}
+		return err
+	}
+	_ = total
+	return nil
+}
+
+// shouldRoll mirrors Fluss LogSegment.shouldRoll: the append would push the segment past
+// SegmentBytes, an index is full, or an offset would not fit the index's relative form.
+func (l *Log) shouldRoll(seg *segment, size, lastOffset int64) bool {
+	seg.mu.RLock()
+	defer seg.mu.RUnlock()
+	if seg.size == 0 {
+		return false
+	}
+	return seg.size > l.opts.SegmentBytes-size ||
+		(seg.idx.offLen()+1)*offsetEntrySize > l.opts.IndexMaxBytes ||
+		(seg.idx.timeLen()+1)*timeEntrySize > l.opts.IndexMaxBytes ||
+		lastOffset-seg.base > math.MaxInt32
+}
+
+// roll seals the active segment (data synced, indexes written and mapped), snapshots the
+// writer state at the new base offset and starts a new active segment. Caller holds mu.
+func (l *Log) roll() error {
+	old := l.active()
+	if err := fdatasync(old.file); err != nil {
+		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
+		return l.failed
+	}
+	if err := old.seal(); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "seal segment %d", old.base), err)
+	}
+	seg, err := createSegment(l.dir, l.leo)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "roll"), err)
+	}
+	if err := writeSnapshot(l.dir, l.leo, l.writers, snapshotsKept); err != nil {
+		l.opts.Logger.Warn("logstore: writer snapshot failed", "dir", l.dir, "err", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		l.opts.Logger.Warn("logstore: directory sync failed", "dir", l.dir, "err", err)
+	}
+	segs := make([]*segment, len(l.segs), len(l.segs)+1)
+	copy(segs, l.segs)
+	l.segs = append(segs, seg)
+	l.republish()
+	return nil
+}
+
+// syncTo makes offsets below target durable and advances the high watermark (FlushEveryAppend).
+// Appends that queue here while another sync runs are covered by the next single sync.
+func (l *Log) syncTo(target int64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.v.Load().hw >= target {
+		return nil // a sync that started after our write covered it
+	}
+	return l.syncActive()
+}
+
+// syncActive fdatasyncs the active segment and publishes the HW it covers. Caller holds
+// syncMu (so no Truncate or Close runs meanwhile).
+func (l *Log) syncActive() error {
+	l.mu.Lock()
+	if l.failed != nil {
+		l.mu.Unlock()
+		return l.failed
+	}
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	seg, leo, dirty := l.active(), l.leo, l.dirty
+	seg.mu.RLock()
+	pos := seg.size
+	seg.mu.RUnlock()
+	l.dirty = false
+	l.mu.Unlock()
+
+	if dirty {
+		// Segments before seg were synced when they were rolled.
+		if err := fdatasync(seg.file); err != nil {
+			err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", seg.base), err)
+			l.mu.Lock()
+			l.failed = err
+			l.mu.Unlock()
+			return err
+		}
+	}
+	if !l.opts.FlushPolicy.everyAppend() {
+		return nil
+	}
+	l.mu.Lock()
+	if leo > l.v.Load().hw {
+		l.publish(leo, seg, pos)
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// flusher syncs the active segment every interval (FlushInterval with d > 0).
+func (l *Log) flusher(d time.Duration, stop <-chan struct{}) {
+	defer close(l.flusherDone)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			l.syncMu.Lock()
+			err := l.syncActive()
+			l.syncMu.Unlock()
+			if err != nil && err != ErrClosed {
+				l.opts.Logger.Error("logstore: periodic flush failed", "dir", l.dir, "err", err)
+			}
+		}
+	}
+}
+
+// Dir returns the bucket directory.
+func (l *Log) Dir() string { return l.dir }
+
+// LogEndOffset returns the next offset to be assigned.
+func (l *Log) LogEndOffset() int64 { return l.v.Load().leo }
+
+// HighWatermark returns the offset below which data is readable (single node: LEO once the
+// append is durable per the flush policy).
+func (l *Log) HighWatermark() int64 { return l.v.Load().hw }
+
+// LogStartOffset returns the first offset still in the log.
+func (l *Log) LogStartOffset() int64 { return l.v.Load().logStart }
+
+// MaxTimestamp returns the largest commit timestamp appended (0 for a log that never held a
+// batch, as in Fluss).
+func (l *Log) MaxTimestamp() int64 { return l.v.Load().maxTs }
+
+// Flush forces all appended bytes to stable storage.
+func (l *Log) Flush() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	return l.syncActive()
+}

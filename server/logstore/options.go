@@ -1,0 +1,120 @@
+package logstore
+
+import (
+	"log/slog"
+	"math"
+	"time"
+)
+
+// Defaults, named after the Fluss options they mirror.
+const (
+	// DefaultSegmentBytes is Fluss `log.segment.file-size` (1024m).
+	DefaultSegmentBytes = 1 << 30
+	// DefaultIndexIntervalBytes is Fluss `log.index.interval-size` (4k).
+	DefaultIndexIntervalBytes = 4 << 10
+	// DefaultIndexMaxBytes is Fluss `log.index.file-size` (10m): the largest index file of a
+	// segment; a segment rolls when either of its indexes would grow past it.
+	DefaultIndexMaxBytes = 10 << 20
+	// DefaultWriterExpiration is Fluss `server.writer-id.expiration-time` (7 days).
+	DefaultWriterExpiration = 7 * 24 * time.Hour
+)
+
+// maxSegmentBytes bounds SegmentBytes so that every position fits the uint32 fields of the
+// offset index even when one append overshoots the limit (an append never spans segments).
+const maxSegmentBytes = math.MaxInt32
+
+type flushKind uint8
+
+const (
+	flushDefault flushKind = iota
+	flushEveryAppend
+	flushInterval
+)
+
+// FlushPolicy says when appended bytes are forced to stable storage (fdatasync). It decides
+// what an acknowledged append survives; see the package documentation.
+type FlushPolicy struct {
+	kind     flushKind
+	interval time.Duration
+}
+
+// FlushEveryAppend makes Append return only after its bytes are fdatasync'ed; concurrent
+// appends to the same Log share one fdatasync (group commit). Acknowledged data survives
+// power loss. This is the default.
+var FlushEveryAppend = FlushPolicy{kind: flushEveryAppend}
+
+// FlushInterval makes Append return as soon as its bytes are written to the page cache; a
+// background goroutine fdatasyncs the active segment every d (d <= 0: only at segment roll
+// and Close). Acknowledged data survives kill -9 but up to d of it may be lost on power loss.
+func FlushInterval(d time.Duration) FlushPolicy {
+	return FlushPolicy{kind: flushInterval, interval: d}
+}
+
+// String describes the policy.
+func (p FlushPolicy) String() string {
+	switch p.kind {
+	case flushInterval:
+		if p.interval <= 0 {
+			return "flush-on-roll"
+		}
+		return "flush-interval-" + p.interval.String()
+	default:
+		return "flush-every-append"
+	}
+}
+
+func (p FlushPolicy) everyAppend() bool { return p.kind != flushInterval }
+
+// Options configure a Log. The zero value is valid and means the defaults.
+type Options struct {
+	// SegmentBytes is the size at which the active segment is rolled (default 1 GiB, capped at
+	// 2 GiB-1). An append never spans segments, so a segment can exceed it by one append.
+	SegmentBytes int64
+	// IndexIntervalBytes is the number of log bytes between two index entries (default 4 KiB).
+	IndexIntervalBytes int
+	// IndexMaxBytes bounds each index file (default 10 MiB); a full index rolls the segment.
+	IndexMaxBytes int
+	// FlushPolicy defaults to FlushEveryAppend.
+	FlushPolicy FlushPolicy
+	// WriterExpiration is how long a writer id's state is kept after its last batch
+	// (default 7 days).
+	WriterExpiration time.Duration
+	// TTL is `table.log.ttl`: inactive segments whose newest commit timestamp is older than
+	// TTL are deleted by DeleteExpiredSegments. Zero or negative keeps everything.
+	TTL time.Duration
+	// Logger receives recovery warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used on Open (writer expiry) and by the flusher; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.SegmentBytes > maxSegmentBytes {
+		o.SegmentBytes = maxSegmentBytes
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.IndexMaxBytes <= 0 {
+		o.IndexMaxBytes = DefaultIndexMaxBytes
+	}
+	if o.IndexMaxBytes < timeEntrySize {
+		o.IndexMaxBytes = timeEntrySize
+	}
+	if o.FlushPolicy.kind == flushDefault {
+		o.FlushPolicy = FlushEveryAppend
+	}
+	if o.WriterExpiration <= 0 {
+		o.WriterExpiration = DefaultWriterExpiration
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}

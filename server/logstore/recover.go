@@ -1,0 +1,348 @@
+package logstore
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stromdb/strom/internal/record"
+)
+
+// Open opens (creating if needed) the log in dir and recovers it; see doc.go for what
+// recovery checks and repairs. ctx bounds the recovery scan.
+func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, opts: opts, writers: writerState{}, retainAt: math.MaxInt64}
+	l.ttlMs.Store(opts.TTL.Milliseconds())
+
+	markerPath := filepath.Join(dir, cleanMarker)
+	_, statErr := os.Stat(markerPath)
+	clean := statErr == nil
+	if clean {
+		// From now on a crash must be treated as unclean, so the marker goes first.
+		if err := os.Remove(markerPath); err != nil {
+			return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+		}
+		if err := syncDir(dir); err != nil {
+			return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+		}
+	}
+
+	bases, err := scanDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+	}
+	if err := l.loadSegments(ctx, bases, clean); err != nil {
+		for _, s := range l.segs {
+			s.release()
+		}
+		return nil, err
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegment(dir, 0)
+		if err != nil {
+			return nil, err
+		}
+		l.segs = []*segment{s}
+		if err := syncDir(dir); err != nil {
+			s.release()
+			return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+		}
+	}
+	act := l.active()
+	l.leo = act.next
+	for _, s := range l.segs {
+		l.maxTs = max(l.maxTs, s.maxTs)
+	}
+	if err := l.rebuildWriters(ctx); err != nil {
+		for _, s := range l.segs {
+			s.release()
+		}
+		return nil, err
+	}
+	l.writers.expire(opts.Now().UnixMilli(), opts.WriterExpiration.Milliseconds())
+	// Single node: everything that survived recovery is committed.
+	l.publish(l.leo, act, act.size)
+
+	if p := opts.FlushPolicy; p.kind == flushInterval && p.interval > 0 {
+		l.stopFlusher = make(chan struct{})
+		l.flusherDone = make(chan struct{})
+		go l.flusher(p.interval, l.stopFlusher)
+	}
+	return l, nil
+}
+
+// scanDir lists segment base offsets and removes leftovers: temporary files and indexes
+// without a log file.
+func scanDir(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[int64]bool{}
+	var bases []int64
+	for _, e := range ents {
+		if b, ok := parseBase(e.Name(), logSuffix); ok {
+			logs[b] = true
+			bases = append(bases, b)
+		}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, tmpSuffix):
+			_ = os.Remove(filepath.Join(dir, name))
+		case strings.HasSuffix(name, indexSuffix), strings.HasSuffix(name, timeIndexSuffix):
+			b, ok := parseBase(name, indexSuffix)
+			if !ok {
+				b, ok = parseBase(name, timeIndexSuffix)
+			}
+			if ok && !logs[b] {
+				_ = os.Remove(filepath.Join(dir, name))
+			}
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+// loadSegments opens every segment. Sealed segments were synced before they were sealed, so
+// their indexes are trusted after a cheap check; the active segment is validated batch by
+// batch unless the previous shutdown was clean. A torn sealed segment (which our own writes
+// never produce) ends the log there: later segments are deleted, as in Kafka.
+func (l *Log) loadSegments(ctx context.Context, bases []int64, clean bool) error {
+	for i := 0; i < len(bases); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		active := i == len(bases)-1
+		s, torn, err := loadSegment(l.dir, bases[i], active, clean || !active, l.opts)
+		if err != nil {
+			return err
+		}
+		if len(l.segs) > 0 {
+			prev := l.segs[len(l.segs)-1]
+			if prev.next != s.base {
+				l.opts.Logger.Warn("logstore: segments are not contiguous",
+					"dir", l.dir, "prev_next_offset", prev.next, "base", s.base)
+			}
+		}
+		l.segs = append(l.segs, s)
+		if torn && !active {
+			for _, b := range bases[i+1:] {
+				l.opts.Logger.Warn("logstore: deleting segment after a torn one", "dir", l.dir, "base", b)
+				(&segment{dir: l.dir, base: b}).removeFiles()
+			}
+			_ = os.Remove(fileName(l.dir, bases[i], indexSuffix))
+			_ = os.Remove(fileName(l.dir, bases[i], timeIndexSuffix))
+			return nil
+		}
+	}
+	return nil
+}
+
+// loadSegment opens one segment. torn reports that its tail was cut off; the returned segment
+// then has an active (in-memory) index even when active is false.
+func loadSegment(dir string, base int64, active, trusted bool, opts Options) (*segment, bool, error) {
+	f, err := os.OpenFile(fileName(dir, base, logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("logstore: open segment: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, false, fmt.Errorf("logstore: open segment: %w", err)
+	}
+	size := st.Size()
+	s := &segment{base: base, dir: dir, file: f, next: base, maxTs: -1}
+	s.refs.Store(1)
+	if size > maxSegmentBytes*2 {
+		// An index position cannot address it; treat everything past the limit as garbage.
+		size = maxSegmentBytes * 2
+	}
+	if trusted && s.loadIndexes(size, active, opts) {
+		return s, false, nil
+	}
+	torn, err := s.recoverData(size, opts)
+	if err != nil {
+		s.release()
+		return nil, false, err
+	}
+	if torn {
+		opts.Logger.Warn("logstore: truncated torn or corrupt segment tail",
+			"dir", dir, "base", base, "valid_bytes", s.size, "file_bytes", st.Size())
+	}
+	if !active && !torn {
+		if err := s.seal(); err != nil {
+			s.release()
+			return nil, false, err
+		}
+	}
+	return s, torn, nil
+}
+
+// loadIndexes trusts the index files after checking them and walks the batches after the last
+// offset entry to find the segment's end. It reports false (with s unchanged) on any doubt.
+func (s *segment) loadIndexes(size int64, active bool, opts Options) bool {
+	var idx segIndex
+	if active {
+		ob, err1 := os.ReadFile(fileName(s.dir, s.base, indexSuffix))
+		tb, err2 := os.ReadFile(fileName(s.dir, s.base, timeIndexSuffix))
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if idx, err1 = decodeIndexes(ob, tb, size); err1 != nil {
+			return false
+		}
+	} else {
+		om, tm, err := mapIndexes(s.dir, s.base)
+		if err != nil {
+			return false
+		}
+		idx = segIndex{sealed: true, offMap: om, timeMap: tm}
+		if len(om)%offsetEntrySize != 0 || len(tm)%timeEntrySize != 0 || idx.check(size, false) != nil {
+			munmap(om)
+			munmap(tm)
+			return false
+		}
+	}
+	var last offsetEntry
+	if n := idx.offLen(); n > 0 {
+		last = idx.offAt(n - 1)
+	}
+	next, maxTs, first := s.base, int64(-1), true
+	end, err := s.walk(int64(last.pos), size, func(b record.Batch, _ int64) bool {
+		if first && b.BaseOffset() != s.base+int64(last.rel) || !first && b.BaseOffset() != next {
+			return false
+		}
+		first = false
+		next, maxTs = b.NextOffset(), max(maxTs, b.CommitTimestamp())
+		return true
+	})
+	if n := idx.timeLen(); n > 0 {
+		maxTs = max(maxTs, idx.timeAt(n-1).ts)
+	}
+	if err != nil || end != size {
+		if idx.sealed {
+			munmap(idx.offMap)
+			munmap(idx.timeMap)
+		}
+		return false
+	}
+	s.idx, s.size, s.next, s.maxTs = idx, size, next, maxTs
+	s.sinceIndex = size - int64(last.pos)
+	_ = opts
+	return true
+}
+
+// recoverData reads the segment from the start, validating every batch (length, CRC, offset
+// continuity), rebuilds the index in memory and truncates the file after the last valid batch.
+func (s *segment) recoverData(size int64, opts Options) (bool, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, size), 1<<20)
+	var (
+		hdr   [record.LogOverhead]byte
+		buf   []byte
+		pos   int64
+		next  = s.base
+		maxTs = int64(-1)
+		since int64
+		idx   segIndex
+		torn  bool
+	)
+	for pos < size {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			torn = true
+			break
+		}
+		n := int64(record.NextBatchSize(hdr[:]))
+		if n < record.LogOverhead+1 || n > size-pos {
+			torn = true
+			break
+		}
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		copy(buf, hdr[:])
+		if _, err := io.ReadFull(r, buf[record.LogOverhead:]); err != nil {
+			torn = true
+			break
+		}
+		b := record.Batch(buf)
+		if b.Validate() != nil || b.BaseOffset() != next || b.LastOffsetDelta() < 0 {
+			torn = true
+			break
+		}
+		if since >= int64(opts.IndexIntervalBytes) &&
+			(idx.offLen()+1)*offsetEntrySize <= opts.IndexMaxBytes &&
+			(idx.timeLen()+1)*timeEntrySize <= opts.IndexMaxBytes {
+			idx.add(uint32(b.BaseOffset()-s.base), uint32(pos), b.CommitTimestamp())
+			since = 0
+		}
+		since += n
+		next, maxTs = b.NextOffset(), max(maxTs, b.CommitTimestamp())
+		pos += n
+	}
+	if pos < size || torn {
+		torn = true
+		if err := s.file.Truncate(pos); err != nil {
+			return false, fmt.Errorf("logstore: truncate torn segment %d: %w", s.base, err)
+		}
+	}
+	// Sync even a whole segment: after a crash its bytes may sit only in the page cache, and
+	// recovery is about to declare them committed.
+	if err := fdatasync(s.file); err != nil {
+		return false, fmt.Errorf("logstore: sync recovered segment %d: %w", s.base, err)
+	}
+	s.mu.Lock()
+	s.idx, s.size, s.next, s.maxTs, s.sinceIndex = idx, pos, next, maxTs, since
+	s.mu.Unlock()
+	return torn, nil
+}
+
+// rebuildWriters restores writer state from the newest usable snapshot and replays the batch
+// headers after it (normally just the active segment, since a snapshot is taken at every roll
+// and at Close). Caller holds mu or owns l exclusively.
+func (l *Log) rebuildWriters(ctx context.Context) error {
+	from := l.segs[0].base
+	ws := writerState{}
+	if off, snap, ok := loadLatestSnapshot(l.dir, l.leo); ok {
+		ws = snap
+		from = max(from, off)
+	}
+	for _, s := range l.segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.next <= from {
+			continue
+		}
+		start, ok, err := s.translate(from, s.size)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		_, err = s.walk(start, s.size, func(b record.Batch, _ int64) bool {
+			if b.BaseOffset() >= from {
+				ws.observe(b)
+			}
+			return true
+		})
+		if err != nil {
+			return storageErr(s, err)
+		}
+	}
+	l.writers = ws
+	return nil
+}

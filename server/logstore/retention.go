@@ -1,0 +1,251 @@
+package logstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stromdb/strom/internal/ferr"
+)
+
+// SetTTL changes `table.log.ttl` (zero or negative keeps everything).
+func (l *Log) SetTTL(d time.Duration) { l.ttlMs.Store(d.Milliseconds()) }
+
+// SetMinRetainOffset stops retention from deleting any segment that holds offsets >= offset
+// (e.g. changelog a primary-key table still needs for recovery). It only moves forward.
+func (l *Log) SetMinRetainOffset(offset int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.retainSet || offset > l.retainAt {
+		l.retainAt, l.retainSet = offset, true
+	}
+}
+
+// RemoveExpiredWriters drops the state of writers idle for longer than
+// Options.WriterExpiration (Fluss `server.writer-id.expiration-time`). A writer dropped here
+// must restart at sequence 0. It returns how many were removed.
+func (l *Log) RemoveExpiredWriters(nowMs int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writers.expire(nowMs, l.opts.WriterExpiration.Milliseconds())
+}
+
+// DeleteExpiredSegments deletes, oldest first, inactive segments whose newest commit
+// timestamp is more than the TTL before nowMs, stopping at the first one that is not expired,
+// that is not entirely below the high watermark, or that holds offsets at or above the minimum
+// retain offset. The active segment is never deleted. The log start offset advances to the
+// first remaining segment. Readers holding a ReadResult keep their range readable. It also
+// expires idle writers. It returns the number of segments deleted.
+func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	l.writers.expire(nowMs, l.opts.WriterExpiration.Milliseconds())
+	ttl := l.ttlMs.Load()
+	if ttl <= 0 {
+		return 0, nil
+	}
+	v := l.v.Load()
+	n := 0
+	for n < len(l.segs)-1 {
+		s, next := l.segs[n], l.segs[n+1]
+		s.mu.RLock()
+		expired := nowMs-s.maxTs > ttl
+		s.mu.RUnlock()
+		if !expired || next.base > v.hw || next.base > l.retainAt {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	dead := l.segs[:n]
+	l.segs = append([]*segment(nil), l.segs[n:]...)
+	hwSeg, hwPos := v.hwSeg, v.hwPos
+	for _, d := range dead {
+		if d == hwSeg { // the HW sat at the end of a deleted segment
+			hwSeg, hwPos = l.segs[0], 0
+		}
+	}
+	l.publish(v.hw, hwSeg, hwPos)
+	var first error
+	for _, d := range dead {
+		if err := d.removeFiles(); err != nil && first == nil {
+			first = err
+		}
+		d.release()
+	}
+	deleteSnapshotsBelow(l.dir, l.segs[0].base)
+	if err := syncDir(l.dir); err != nil && first == nil {
+		first = err
+	}
+	if first != nil {
+		return n, fmt.Errorf("logstore: retention: %w", first)
+	}
+	return n, nil
+}
+
+// Truncate removes every batch whose last offset is >= offset, so the log end offset becomes
+// the base offset of the batch that contained offset (<= offset). The high watermark is
+// lowered to the new end if needed and writer state is rebuilt. It must not race readers that
+// still hold ranges above the new end (on a single node nothing truncates in normal operation).
+func (l *Log) Truncate(offset int64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.failed != nil {
+		return l.failed
+	}
+	if offset >= l.leo {
+		return nil
+	}
+	if offset < l.segs[0].base {
+		return outOfRange(offset, l.segs[0].base, l.leo)
+	}
+	i := len(l.segs) - 1
+	for i > 0 && l.segs[i].base > offset {
+		i--
+	}
+	var pos int64
+	for ; i < len(l.segs); i++ {
+		s := l.segs[i]
+		s.mu.RLock()
+		size := s.size
+		s.mu.RUnlock()
+		p, ok, err := s.translate(offset, size)
+		if err != nil {
+			return err
+		}
+		if ok {
+			pos = p
+			break
+		}
+	}
+	if i == len(l.segs) {
+		return nil
+	}
+	s := l.segs[i]
+	for _, d := range l.segs[i+1:] {
+		_ = d.removeFiles()
+		d.release()
+	}
+	l.segs = append([]*segment(nil), l.segs[:i+1]...)
+	if err := l.truncateSegment(s, pos); err != nil {
+		l.failed = err
+		return err
+	}
+	l.leo = s.next
+	l.maxTs = 0
+	for _, seg := range l.segs {
+		l.maxTs = max(l.maxTs, seg.maxTs)
+	}
+	if err := l.rebuildWriters(context.Background()); err != nil {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		return fmt.Errorf("logstore: truncate: %w", err)
+	}
+	v := l.v.Load()
+	if v.hw >= l.leo {
+		l.publish(l.leo, s, pos)
+	} else {
+		l.publish(v.hw, v.hwSeg, v.hwPos)
+	}
+	return nil
+}
+
+// truncateSegment cuts s at byte pos (a batch boundary) and makes it the active segment. The
+// index is rebuilt from the remaining data, which is validated again on the way (Truncate is
+// rare; simplicity wins over speed here).
+func (l *Log) truncateSegment(s *segment, pos int64) error {
+	s.mu.Lock()
+	if s.idx.sealed {
+		munmap(s.idx.offMap)
+		munmap(s.idx.timeMap)
+	}
+	s.idx = segIndex{}
+	s.mu.Unlock()
+	_ = os.Remove(fileName(s.dir, s.base, indexSuffix))
+	_ = os.Remove(fileName(s.dir, s.base, timeIndexSuffix))
+	if err := s.file.Truncate(pos); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate segment %d", s.base), err)
+	}
+	if _, err := s.recoverData(pos, l.opts); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate segment %d", s.base), err)
+	}
+	return nil
+}
+
+// Close syncs the log, persists the active segment's indexes and the writer state, marks the
+// shutdown clean (so the next Open trusts the active segment's tail) and releases the files.
+// Outstanding ReadResults stay valid until released. Close is idempotent.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	stop := l.stopFlusher
+	l.stopFlusher = nil
+	l.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-l.flusherDone
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	var err error
+	if l.failed == nil {
+		act := l.active()
+		err = fdatasync(act.file)
+		if err == nil {
+			err = act.persistIndexes()
+		}
+		if err == nil {
+			err = writeSnapshot(l.dir, l.leo, l.writers, snapshotsKept)
+		}
+		if err == nil {
+			err = writeFileAtomic(filepath.Join(l.dir, cleanMarker), nil)
+		}
+		if err == nil {
+			err = syncDir(l.dir)
+		}
+	}
+	l.closed = true
+	v := l.v.Load()
+	hw, hwSeg, hwPos := v.hw, v.hwSeg, v.hwPos
+	if l.failed == nil && err == nil {
+		hw, hwSeg, hwPos = l.leo, l.active(), l.active().size
+	}
+	l.publish(hw, hwSeg, hwPos)
+	for _, s := range l.segs {
+		s.release()
+	}
+	if err != nil {
+		return fmt.Errorf("logstore: close %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// Delete closes the log and removes its directory (drop table). Outstanding ReadResults stay
+// readable until released.
+func (l *Log) Delete() error {
+	cerr := l.Close()
+	if err := os.RemoveAll(l.dir); err != nil {
+		return fmt.Errorf("logstore: delete %s: %w", l.dir, err)
+	}
+	if cerr != nil && cerr != ErrClosed {
+		return cerr
+	}
+	return nil
+}
