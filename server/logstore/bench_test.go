@@ -57,3 +57,24 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.SetBytes(n / int64(b.N))
 }
+
+// BenchmarkAppendParallel shows group commit: concurrent appends to one Log share fdatasyncs.
+func BenchmarkAppendParallel(b *testing.B) {
+	l := open(b, b.TempDir(), Options{SegmentBytes: 64 << 20})
+	defer l.Close()
+	tmpl := plain(100, 16<<10)
+	b.SetBytes(int64(len(tmpl)))
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, len(tmpl))
+		bs := []record.Batch{nil}
+		for pb.Next() {
+			copy(buf, tmpl)
+			bs[0] = buf
+			if _, err := l.Append(bs, 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -172,6 +172,12 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 		off = b.NextOffset()
 	}
 	last := off - 1
+	if last-l.leo > math.MaxInt32 {
+		// RecordCount is not checked against the body, so a hostile request could claim
+		// offsets that the relative index form cannot hold.
+		return AppendResult{}, ferr.New(ferr.CorruptRecordException,
+			"append claims %d offsets", last-l.leo+1)
+	}
 
 	l.pending = l.pending[:0]
 	if dup, isDup, err := l.writers.check(batches, &l.pending); err != nil || isDup {

@@ -50,10 +50,14 @@ func (r *ReadResult) AppendTo(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// WriteTo copies the referenced bytes to w.
+// WriteTo copies the referenced bytes to w: with sendfile(2) when w is a socket, pipe or file
+// (zero copy), else through a buffer. It never uses the file's shared seek position.
 func (r *ReadResult) WriteTo(w io.Writer) (int64, error) {
 	if r.Size == 0 {
 		return 0, nil
+	}
+	if n, ok, err := sendFile(w, r.File, r.Position, r.Size); ok {
+		return n, err
 	}
 	return io.Copy(w, io.NewSectionReader(r.File, r.Position, r.Size))
 }

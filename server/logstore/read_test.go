@@ -1,9 +1,13 @@
 package logstore
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -252,5 +256,51 @@ func TestFlushIntervalPolicy(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, cleanMarker)); !os.IsNotExist(err) {
 		t.Fatalf("clean marker must be gone while open: %v", err)
+	}
+}
+
+func TestWriteToSendfileAndCopy(t *testing.T) {
+	l := open(t, t.TempDir(), Options{})
+	defer l.Close()
+	fill(t, l, 20, 3, 500, 1)
+	r, err := l.Read(6, 5000, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	want, _ := r.AppendTo(nil)
+
+	var buf bytes.Buffer // no syscall.Conn: buffered copy
+	if n, err := r.WriteTo(&buf); err != nil || n != r.Size || !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("copy: %d %v", n, err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback:", err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, handled, err := sendFile(c, r.File, r.Position, r.Size)
+	c.Close()
+	if err != nil || n != r.Size || (runtime.GOOS == "linux" && !handled) {
+		t.Fatalf("sendfile: %d %v handled=%v", n, err, handled)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("sendfile delivered %d bytes, differing", len(b))
 	}
 }

@@ -214,3 +214,44 @@ func TestConcurrentReaders(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestGroupCommit appends from many goroutines under FlushEveryAppend: every append must be
+// acknowledged only once readable, and offsets must not overlap.
+func TestGroupCommit(t *testing.T) {
+	l := open(t, t.TempDir(), Options{SegmentBytes: 8192})
+	defer l.Close()
+	const workers, per = 8, 25
+	var wg sync.WaitGroup
+	results := make(chan AppendResult, workers*per)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				r, err := l.Append([]record.Batch{batch(int64(100+w), int32(i), 2, 100)}, int64(i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if hw := l.HighWatermark(); hw <= r.LastOffset {
+					t.Errorf("acknowledged offset %d above HW %d", r.LastOffset, hw)
+				}
+				results <- r
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(results)
+	seen := map[int64]bool{}
+	for r := range results {
+		for o := r.FirstOffset; o <= r.LastOffset; o++ {
+			if seen[o] {
+				t.Fatalf("offset %d assigned twice", o)
+			}
+			seen[o] = true
+		}
+	}
+	if len(seen) != workers*per*2 || l.HighWatermark() != int64(len(seen)) {
+		t.Fatalf("%d offsets, HW %d", len(seen), l.HighWatermark())
+	}
+}
