@@ -92,8 +92,9 @@
 //
 // FlushEveryAppend (default): Append writes with pwrite(2), then waits for an fdatasync(2)
 // of the active segment, and only then advances the HW and returns. Appends that arrive while
-// a sync runs are covered together by the next one (group commit per bucket; concurrent
-// syncs of different buckets are batched by the file system's journal). A kill -9 loses
+// a sync runs are covered together by the next one (group commit per bucket). Different
+// buckets sync their own files; on journaling file systems concurrent fdatasyncs usually
+// share a journal commit, but nothing here batches them explicitly. A kill -9 loses
 // nothing acknowledged; a power loss loses nothing acknowledged. A crash can leave a written
 // but unacknowledged tail; recovery keeps it if it is whole and valid (the client then sees
 // its retry as a duplicate, thanks to writer state) and cuts it otherwise.
@@ -126,6 +127,10 @@
 //     above the new end.
 //   - Long polling: Changed returns a channel closed at the next view change, Wait blocks
 //     until the HW passes an offset.
+//
+// An I/O error while writing, syncing or rolling makes the Log refuse further appends
+// (LOG_STORAGE_EXCEPTION) until it is reopened, which re-runs recovery. Only one Log may have
+// a directory open at a time; nothing here locks the directory against a second process.
 //
 // Periodic work is the caller's: call DeleteExpiredSegments (Fluss checks every
 // `log.retention.check-interval`, 5 min), which also expires idle writers.
