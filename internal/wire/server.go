@@ -314,7 +314,7 @@ func (c *serverConn) authenticate(req *Request) (proto.Message, error) {
 	}
 	principal, err := c.cfg.Auth.Authenticate(mech, ar.GetToken())
 	if err != nil {
-		return nil, ferr.New(ferr.AuthenticateException, "Authentication failed: %s", sanitize(err.Error()))
+		return nil, ferr.New(ferr.AuthenticateException, "%s", sanitize(err.Error()))
 	}
 	c.authenticated, c.principal = true, principal
 	return &flusspb.AuthenticateResponse{Challenge: []byte{}}, nil
