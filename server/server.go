@@ -78,7 +78,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	topo := cluster.NewTopology()
 	n.coordinator, err = coordinator.Open(ctx, n.store, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
-	}}, log.With("role", "coordinator"))
+	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -190,6 +190,9 @@ func (n *Node) Close() error {
 	}
 	n.wg.Wait()
 	var errs []error
+	if n.coordinator != nil {
+		n.coordinator.Close()
+	}
 	if n.tablet != nil {
 		errs = append(errs, n.tablet.Close())
 		n.tablet = nil

@@ -19,6 +19,8 @@ func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
 	svc.Handle(wire.DropDatabase, c.handleDropDatabase)
 	svc.Handle(wire.CreateTable, c.handleCreateTable)
 	svc.Handle(wire.DropTable, c.handleDropTable)
+	svc.Handle(wire.CreatePartition, c.handleCreatePartition)
+	svc.Handle(wire.DropPartition, c.handleDropPartition)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -32,6 +34,7 @@ func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
 	svc.Handle(wire.TableExists, c.handleTableExists)
 	svc.Handle(wire.GetTableInfo, c.handleGetTableInfo)
 	svc.Handle(wire.GetTableSchema, c.handleGetTableSchema)
+	svc.Handle(wire.ListPartitionInfos, c.handleListPartitionInfos)
 	svc.Handle(wire.GetLakeSnapshot, c.handleGetLakeSnapshot)
 	svc.Handle(wire.GetFilesystemSecurityToken, c.handleGetFileSystemSecurityToken)
 }

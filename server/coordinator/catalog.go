@@ -29,6 +29,10 @@ const DefaultDatabase = "fluss"
 // Options configures a coordinator.
 type Options struct {
 	Defaults metadata.ClusterDefaults
+	// MaxPartitionNum is max.partition.num: the most partitions the cluster holds (0: no limit).
+	MaxPartitionNum int32
+	// AutoPartitionInterval is auto-partition.check.interval.
+	AutoPartitionInterval time.Duration
 	// Now returns the current time; tests inject a clock.
 	Now func() time.Time
 }
@@ -51,6 +55,9 @@ type Coordinator struct {
 	replicas cluster.ReplicaManager
 
 	ddlMu sync.Mutex // serialises DDL
+
+	bgCtx    context.Context // ends at Close; background work runs under it
+	bgCancel context.CancelFunc
 
 	mu         sync.RWMutex // guards the maps below
 	databases  map[string]*Database
@@ -110,6 +117,7 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 		partitions: map[int64]map[string]*cluster.PartitionInfo{},
 		partByID:   map[int64]*cluster.PartitionInfo{},
 	}
+	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
@@ -125,6 +133,8 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 // table and partition, so that all tables are usable once Start returns.
 func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager) error {
 	c.replicas = replicas
+	c.RunAutoPartition(ctx)
+	go c.runAutoPartitionLoop(c.bgCtx, c.opts.AutoPartitionInterval)
 	c.mu.RLock()
 	tables := make([]*cluster.TableInfo, 0, len(c.tablesByID))
 	for _, t := range c.tablesByID {
@@ -340,4 +350,11 @@ func (c *Coordinator) tablesOf(db string) []*cluster.TableInfo {
 		}
 	}
 	return out
+}
+
+// Close stops the coordinator's background work.
+func (c *Coordinator) Close() {
+	if c.bgCancel != nil {
+		c.bgCancel()
+	}
 }

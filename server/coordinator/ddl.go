@@ -105,8 +105,19 @@ func (c *Coordinator) stopTable(ctx context.Context, t *cluster.TableInfo) {
 }
 
 // CreateTable validates a table descriptor, applies the cluster defaults, registers the table
-// and opens its buckets. The table is writable when CreateTable returns.
+// and opens its buckets (or pre-creates the partitions of an auto-partitioned table). The
+// table is writable when CreateTable returns.
 func (c *Coordinator) CreateTable(ctx context.Context, path cluster.TablePath, descJSON []byte, ignoreIfExists bool) error {
+	if err := c.createTable(ctx, path, descJSON, ignoreIfExists); err != nil {
+		return err
+	}
+	if t, ok := c.TableByPath(path); ok && t.Partitioned() {
+		c.autoPartition(ctx, t) // takes ddlMu itself
+	}
+	return nil
+}
+
+func (c *Coordinator) createTable(ctx context.Context, path cluster.TablePath, descJSON []byte, ignoreIfExists bool) error {
 	if err := metadata.ValidateDatabaseName(path.Database); err != nil {
 		return err
 	}
@@ -139,7 +150,7 @@ func (c *Coordinator) CreateTable(ctx context.Context, path cluster.TablePath, d
 	const firstSchemaID = 1
 	now := c.nowMs()
 	stored := desc.JSON()
-	schemaJSON := metadata.SchemaJSON(&desc.Schema)
+	schemaJSON := metadata.SchemaJSON(desc.Schema)
 	rec, _ := json.Marshal(tableRecord{ID: id, SchemaID: firstSchemaID, Descriptor: stored, CreatedMs: now, ModifiedMs: now})
 	ok, err := c.store.Txn(ctx,
 		[]meta.Cond{{Key: databaseKey(path.Database), Exists: true}, {Key: tableKey(path)}},
@@ -162,9 +173,6 @@ func (c *Coordinator) CreateTable(ctx context.Context, path cluster.TablePath, d
 		}
 	}
 	c.log.Info("created table", "table", path, "id", id, "buckets", desc.BucketCount, "primary_key", desc.Schema.PrimaryKey)
-	if t.Partitioned() {
-		c.afterPartitionedTableCreated(ctx, t)
-	}
 	return nil
 }
 
@@ -198,7 +206,3 @@ func (c *Coordinator) DropTable(ctx context.Context, path cluster.TablePath, ign
 	c.log.Info("dropped table", "table", path, "id", t.ID)
 	return nil
 }
-
-// afterPartitionedTableCreated runs auto-partitioning for a new table; a no-op until
-// partitions are implemented.
-func (c *Coordinator) afterPartitionedTableCreated(ctx context.Context, t *cluster.TableInfo) {}
