@@ -1,0 +1,284 @@
+package fluss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+)
+
+// clientVersion is sent as client_software_version in API_VERSIONS.
+const clientVersion = "0.1.0"
+
+// Connection is a connection to a Fluss cluster. It is safe for concurrent use. Close it to
+// release its network connections and stop every writer and scanner created from it.
+type Connection struct {
+	cfg  Config
+	wcfg wire.ClientConfig
+	meta *metadataCache
+
+	mu      sync.Mutex
+	conns   map[string]*poolEntry // by server uid (cs-N, ts-N, unknown-host:port)
+	closers map[closer]struct{}   // writers and scanners to close with the connection
+	closed  bool
+	done    chan struct{} // closed by Close
+}
+
+// closer is implemented by writers and scanners registered with the connection.
+type closer interface{ closeFromConn() }
+
+// poolEntry is one pooled server connection; ready is closed once dialing finished.
+type poolEntry struct {
+	ready chan struct{}
+	conn  *wire.ClientConn
+	err   error
+}
+
+// Connect connects to the cluster named by cfg.BootstrapServers: it contacts the first
+// bootstrap server that answers and loads the cluster's server list.
+func Connect(ctx context.Context, cfg Config) (*Connection, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Connection{
+		cfg: cfg,
+		wcfg: wire.ClientConfig{
+			SoftwareName: "fluss-go", SoftwareVersion: clientVersion,
+		},
+		conns:   make(map[string]*poolEntry),
+		closers: make(map[closer]struct{}),
+		done:    make(chan struct{}),
+	}
+	if cfg.sasl() {
+		c.wcfg.Username, c.wcfg.Password = cfg.SASLUsername, cfg.SASLPassword
+	}
+	c.meta = newMetadataCache(c)
+	if err := c.meta.bootstrap(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Config returns the connection's effective configuration (defaults filled in).
+func (c *Connection) Config() Config { return c.cfg }
+
+// Close closes every writer and scanner created from the connection (pending writes fail
+// with ErrClosed; call Flush first to deliver them) and then the network connections. It
+// waits for the connection's goroutines to finish.
+func (c *Connection) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	closers := make([]closer, 0, len(c.closers))
+	for cl := range c.closers {
+		closers = append(closers, cl)
+	}
+	c.mu.Unlock()
+	for _, cl := range closers {
+		cl.closeFromConn()
+	}
+	c.mu.Lock()
+	entries := c.conns
+	c.conns = map[string]*poolEntry{}
+	c.mu.Unlock()
+	for _, e := range entries {
+		<-e.ready
+		if e.conn != nil {
+			e.conn.Close()
+		}
+	}
+	return nil
+}
+
+func (c *Connection) register(cl closer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.closers[cl] = struct{}{}
+	return nil
+}
+
+func (c *Connection) unregister(cl closer) {
+	c.mu.Lock()
+	delete(c.closers, cl)
+	c.mu.Unlock()
+}
+
+// Admin returns the administrative client. It makes no request by itself.
+func (c *Connection) Admin() *Admin { return &Admin{conn: c} }
+
+// Table loads the metadata of the table at path (always refreshed from the cluster) and
+// returns a handle for reading and writing it.
+func (c *Connection) Table(ctx context.Context, path TablePath) (*Table, error) {
+	if err := c.meta.refreshTables(ctx, []TablePath{path}); err != nil {
+		return nil, err
+	}
+	info, ok := c.meta.tableInfo(path)
+	if !ok {
+		return nil, ferr.New(ferr.TableNotExist, "table %s does not exist", path)
+	}
+	return newTable(c, info)
+}
+
+// serverConn returns the pooled connection to node, dialing it (API_VERSIONS and SASL
+// handshake) if needed. Broken connections are replaced.
+func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType int32) (*wire.ClientConn, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		e, ok := c.conns[uid]
+		if !ok {
+			e = &poolEntry{ready: make(chan struct{})}
+			c.conns[uid] = e
+			c.mu.Unlock()
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ConnectTimeout)
+			wc := c.wcfg
+			wc.ExpectServerType = serverType
+			e.conn, e.err = wire.Dial(dctx, addr, wc)
+			cancel()
+			if e.err != nil {
+				c.mu.Lock()
+				if c.conns[uid] == e {
+					delete(c.conns, uid)
+				}
+				c.mu.Unlock()
+				e.err = networkError(e.err)
+			}
+			close(e.ready)
+			return e.conn, e.err
+		}
+		c.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		if e.conn.Err() == nil {
+			return e.conn, nil
+		}
+		// Broken: drop it (unless someone already replaced it) and dial again.
+		c.mu.Lock()
+		if c.conns[uid] == e {
+			delete(c.conns, uid)
+		}
+		c.mu.Unlock()
+		e.conn.Close()
+	}
+}
+
+// call sends one request to node and waits for the answer, bounded by RequestTimeout.
+// Transport failures are returned as NETWORK_EXCEPTION errors (retriable).
+func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey, req, resp proto.Message) error {
+	var st int32
+	switch node.Type {
+	case "coordinator":
+		st = 1
+	case "tablet":
+		st = 2
+	}
+	uid := node.uid()
+	if node.ID < 0 {
+		uid = "unknown-" + node.Addr()
+	}
+	cc, err := c.serverConn(ctx, uid, node.Addr(), st)
+	if err != nil {
+		return err
+	}
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	if err := cc.Call(ctx, key, req, resp); err != nil {
+		var fe *ferr.Error
+		if errors.As(err, &fe) || ctx.Err() != nil {
+			if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("%s to %s: %w", key, node.Addr(), ferr.New(ferr.RequestTimeOut, "%v", err))
+			}
+			return err
+		}
+		return fmt.Errorf("%s to %s: %w", key, node.Addr(), networkError(err))
+	}
+	return nil
+}
+
+// networkError marks a transport failure with NETWORK_EXCEPTION, keeping the cause.
+func networkError(err error) error {
+	if err == nil || errors.Is(err, ErrClosed) {
+		return err
+	}
+	var fe *ferr.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ferr.New(ferr.NetworkException, "network error"), err)
+}
+
+// callCoordinator sends an admin request to the coordinator.
+func (c *Connection) callCoordinator(ctx context.Context, key wire.APIKey, req, resp proto.Message) error {
+	node, err := c.meta.coordinatorNode(ctx)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, node, key, req, resp)
+}
+
+// callAnyTablet sends a request to a random tablet server.
+func (c *Connection) callAnyTablet(ctx context.Context, key wire.APIKey, req, resp proto.Message) error {
+	node, err := c.meta.anyTablet(ctx)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, node, key, req, resp)
+}
+
+// bootstrapAddrs splits BootstrapServers.
+func (c *Connection) bootstrapAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(c.cfg.BootstrapServers, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// backoff sleeps for the attempt's retry delay (100ms doubling up to 1s, with jitter) or
+// until ctx or the connection ends.
+func (c *Connection) backoff(ctx context.Context, attempt int) error {
+	d := 100 * time.Millisecond << min(attempt, 4)
+	d = min(d, time.Second)
+	d = d*4/5 + time.Duration(rand.Int64N(int64(d)*2/5+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrClosed
+	}
+}
