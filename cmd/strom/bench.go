@@ -1,7 +1,103 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
 
+	"github.com/stromdb/strom/internal/arrowlog"
+	benchpkg "github.com/stromdb/strom/internal/bench"
+)
+
+// bench runs `strom bench [flags] MODE...` against a running server.
 func bench(args []string) error {
-	return errors.New("bench: not built yet")
+	cfg := benchpkg.DefaultConfig()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: strom bench [flags] MODE...
+
+Modes (run in this order; scan implies append, lookup implies upsert):
+  append   PRODUCE_LOG rows to a log table: rows/s, MB/s
+  scan     FETCH_LOG the log table from the earliest offset: rows/s, MB/s
+  upsert   PUT_KV rows to a primary-key table: rows/s
+  lookup   LOOKUP random existing keys: QPS, latency p50/p99/p99.9
+  all      all four
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Bootstrap, "bootstrap", cfg.Bootstrap, "coordinator HOST:PORT")
+	fs.StringVar(&cfg.Username, "user", "", "SASL/PLAIN user name (empty: no authentication)")
+	fs.StringVar(&cfg.Password, "password", "", "SASL/PLAIN password")
+	fs.StringVar(&cfg.Database, "database", cfg.Database, "database (created if missing, dropped at the end if created)")
+	fs.StringVar(&cfg.Table, "table", cfg.Table, "table base name: NAME_log and NAME_kv are created and dropped at the end")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the tables (and database) after the run")
+	fs.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows to append / upsert")
+	fs.IntVar(&cfg.Columns, "columns", cfg.Columns, "columns per row, including the BIGINT key column")
+	fs.IntVar(&cfg.StringBytes, "string-bytes", cfg.StringBytes, "bytes per STRING column (odd columns are STRING); 0 = all BIGINT")
+	fs.IntVar(&cfg.BatchRows, "batch", cfg.BatchRows, "rows per batch (one batch per request)")
+	fs.IntVar(&cfg.Buckets, "buckets", cfg.Buckets, "buckets of the tables")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "requests in flight")
+	fs.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections per tablet server shared by the workers (0 = one per in-flight request)")
+	compression := fs.String("compression", "NONE", "Arrow compression of the log batches: NONE, LZ4_FRAME, ZSTD")
+	fs.IntVar(&cfg.ZstdLevel, "zstd-level", cfg.ZstdLevel, "ZSTD level")
+	projection := fs.String("projection", "", "scan: comma-separated column indexes to fetch (default all)")
+	fs.IntVar(&cfg.FetchBytes, "fetch-bytes", cfg.FetchBytes, "scan: max_fetch_bytes per bucket and request")
+	fs.IntVar(&cfg.Lookups, "lookups", cfg.Lookups, "lookup: number of LOOKUP requests")
+	fs.IntVar(&cfg.LookupBatch, "lookup-batch", cfg.LookupBatch, "lookup: keys per LOOKUP request")
+	acks := fs.Int("acks", int(cfg.Acks), "acks of PRODUCE_LOG / PUT_KV (-1, 0, 1)")
+	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
+	asJSON := fs.Bool("json", false, "print one JSON object per mode instead of the summary line")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Compression, err = arrowlog.ParseCompression(strings.ToUpper(*compression)); err != nil {
+		return fmt.Errorf("-compression: %w", err)
+	}
+	cfg.Acks = int32(*acks)
+	if *projection != "" {
+		for _, f := range strings.Split(*projection, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("-projection %q: %w", *projection, err)
+			}
+			cfg.Projection = append(cfg.Projection, i)
+		}
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("bench: no mode given")
+	}
+	var modes []benchpkg.Mode
+	for _, a := range fs.Args() {
+		if a == "all" {
+			modes = append(modes, benchpkg.AllModes...)
+			continue
+		}
+		m, err := benchpkg.ParseMode(a)
+		if err != nil {
+			return err
+		}
+		modes = append(modes, m)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	enc := json.NewEncoder(os.Stdout)
+	_, err = benchpkg.Run(ctx, cfg, modes, func(r benchpkg.Result) {
+		if *asJSON {
+			_ = enc.Encode(r)
+		} else {
+			fmt.Println(r)
+		}
+	})
+	return err
 }

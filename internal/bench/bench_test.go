@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/server"
+	"github.com/stromdb/strom/server/config"
+)
+
+// startServer runs an in-process single-node server on free ports and returns its
+// coordinator address.
+func startServer(t *testing.T) string {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	ctx, cancel := context.WithCancel(context.Background())
+	node, err := server.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		cancel()
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := node.Close(); err != nil {
+			t.Errorf("close server: %v", err)
+		}
+		cancel()
+	})
+	return node.Addr("coordinator")
+}
+
+func smallConfig(addr string) Config {
+	cfg := DefaultConfig()
+	cfg.Bootstrap = addr
+	cfg.Rows = 300
+	cfg.BatchRows = 64
+	cfg.Columns = 5
+	cfg.StringBytes = 12
+	cfg.Buckets = 3
+	cfg.Concurrency = 2
+	cfg.Lookups = 50
+	cfg.MaxDuration = time.Minute
+	return cfg
+}
+
+// TestRunModes runs every mode against a real server for a few hundred rows and checks the
+// counts (never the timings).
+func TestRunModes(t *testing.T) {
+	addr := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	t.Run("log", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			comp       arrowlog.Compression
+			projection []int
+			conns      int
+		}{
+			{"none", arrowlog.CompressionNone, nil, 0},
+			{"zstd-projected", arrowlog.CompressionZstd, []int{0, 3}, 1},
+			{"lz4", arrowlog.CompressionLZ4Frame, nil, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				cfg := smallConfig(addr)
+				cfg.Table = "log_" + strings.ReplaceAll(tc.name, "-", "_")
+				cfg.Compression, cfg.Projection, cfg.Conns = tc.comp, tc.projection, tc.conns
+				var reported []Result
+				res, err := Run(ctx, cfg, []Mode{ModeScan}, func(r Result) { reported = append(reported, r) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res) != 2 || res[0].Mode != ModeAppend || res[1].Mode != ModeScan || len(reported) != 2 {
+					t.Fatalf("results %+v, reported %d", res, len(reported))
+				}
+				app, scan := res[0], res[1]
+				if app.Rows != 300 || app.Requests != 5 || app.Truncated {
+					t.Errorf("append: %d rows in %d requests (truncated %v), want 300 in 5", app.Rows, app.Requests, app.Truncated)
+				}
+				if scan.Rows != 300 || scan.Bytes == 0 || scan.Truncated {
+					t.Errorf("scan: %d rows, %d bytes (truncated %v)", scan.Rows, scan.Bytes, scan.Truncated)
+				}
+				if tc.projection != nil && scan.RawBytes != 300*(8+12) {
+					t.Errorf("projected scan raw bytes %d, want %d", scan.RawBytes, 300*(8+12))
+				}
+				if !strings.Contains(app.String(), "rows/s") || !strings.Contains(scan.String(), tc.comp.String()) {
+					t.Errorf("summaries: %q / %q", app, scan)
+				}
+			})
+		}
+	})
+
+	t.Run("kv", func(t *testing.T) {
+		cfg := smallConfig(addr)
+		cfg.LookupBatch = 3
+		res, err := Run(ctx, cfg, []Mode{ModeLookup}, nil)
+		if ferr.CodeOf(err) == ferr.UnsupportedVersion {
+			t.Skipf("the server does not serve PUT_KV/LOOKUP yet: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 2 || res[0].Mode != ModeUpsert || res[1].Mode != ModeLookup {
+			t.Fatalf("results %+v", res)
+		}
+		if res[0].Rows != 300 || res[0].Truncated {
+			t.Errorf("upsert: %d rows, want 300", res[0].Rows)
+		}
+		lk := res[1]
+		if lk.Rows < 150 || lk.Requests < 50 || lk.Misses != 0 || lk.P50Ms <= 0 {
+			t.Errorf("lookup: %d keys in %d requests, %d misses, p50 %v", lk.Rows, lk.Requests, lk.Misses, lk.P50Ms)
+		}
+	})
+
+	t.Run("dropped", func(t *testing.T) {
+		// The same names can be used again: the previous runs dropped their tables.
+		cfg := smallConfig(addr)
+		cfg.Table = "log_none"
+		if _, err := Run(ctx, cfg, []Mode{ModeAppend}, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct{ in, want []Mode }{
+		{[]Mode{ModeScan}, []Mode{ModeAppend, ModeScan}},
+		{[]Mode{ModeLookup, ModeAppend}, []Mode{ModeAppend, ModeUpsert, ModeLookup}},
+		{[]Mode{ModeUpsert}, []Mode{ModeUpsert}},
+		{AllModes, AllModes},
+	} {
+		got := Plan(tc.in)
+		if len(got) != len(tc.want) {
+			t.Fatalf("Plan(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Fatalf("Plan(%v) = %v, want %v", tc.in, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []func(*Config){
+		func(c *Config) { c.Rows = 0 },
+		func(c *Config) { c.Columns = 0 },
+		func(c *Config) { c.BatchRows = 0 },
+		func(c *Config) { c.Buckets = 0 },
+		func(c *Config) { c.Concurrency = 0 },
+		func(c *Config) { c.Projection = []int{2, 1} },
+		func(c *Config) { c.Projection = []int{10} },
+		func(c *Config) { c.Database = "__bad" },
+	}
+	for i, f := range bad {
+		cfg := DefaultConfig()
+		f(&cfg)
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("case %d: no error", i)
+		}
+	}
+	cfg := DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	lat := make([]time.Duration, 1000)
+	for i := range lat {
+		lat[i] = time.Duration(i+1) * time.Millisecond
+	}
+	for _, tc := range []struct {
+		q    float64
+		want float64
+	}{{0.5, 500}, {0.99, 990}, {0.999, 999}, {0, 1}, {1, 1000}} {
+		if got := quantileMs(lat, tc.q); got != tc.want {
+			t.Errorf("quantile %v = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is the outcome of one mode. Byte counts are record bytes on the wire (batches sent
+// or received, compressed when the table compresses); RawBytes counts the uncompressed
+// values (8 bytes per BIGINT plus string payloads) of the rows moved.
+type Result struct {
+	Mode     Mode    `json:"mode"`
+	Rows     int64   `json:"rows"`
+	Requests int64   `json:"requests"`
+	Bytes    int64   `json:"bytes"`
+	RawBytes int64   `json:"raw_bytes"`
+	Seconds  float64 `json:"seconds"`
+
+	RowsPerSec  float64 `json:"rows_per_sec"`
+	MBPerSec    float64 `json:"mb_per_sec"`     // Bytes / Seconds / 1e6
+	RawMBPerSec float64 `json:"raw_mb_per_sec"` // RawBytes / Seconds / 1e6
+	QPS         float64 `json:"qps"`            // requests per second
+
+	// Request latency percentiles in milliseconds (time from send to decoded answer).
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	MaxMs  float64 `json:"max_ms"`
+
+	Misses    int64 `json:"misses,omitempty"`    // lookup: keys that came back absent
+	Truncated bool  `json:"truncated,omitempty"` // stopped by MaxDuration before all work was done
+
+	Table       string `json:"table"`
+	Columns     int    `json:"columns"`
+	StringBytes int    `json:"string_bytes"`
+	BatchRows   int    `json:"batch_rows,omitempty"`
+	Buckets     int    `json:"buckets"`
+	Concurrency int    `json:"concurrency"`
+	Compression string `json:"compression,omitempty"`
+	Projection  []int  `json:"projection,omitempty"`
+	LookupBatch int    `json:"lookup_batch,omitempty"`
+}
+
+// String is the one-line human summary.
+func (r Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %d rows in %.2fs: %s rows/s", r.Mode, r.Rows, r.Seconds, human(r.RowsPerSec))
+	if r.Mode == ModeLookup {
+		fmt.Fprintf(&b, ", %s QPS", human(r.QPS))
+	} else {
+		fmt.Fprintf(&b, ", %.1f MB/s (raw %.1f MB/s)", r.MBPerSec, r.RawMBPerSec)
+	}
+	fmt.Fprintf(&b, "; %d requests, latency p50 %s p99 %s p99.9 %s max %s", r.Requests, ms(r.P50Ms), ms(r.P99Ms), ms(r.P999Ms), ms(r.MaxMs))
+	if r.Misses > 0 {
+		fmt.Fprintf(&b, "; %d MISSES", r.Misses)
+	}
+	if r.Truncated {
+		b.WriteString("; TRUNCATED by -max-duration")
+	}
+	fmt.Fprintf(&b, " [%d cols, %dB strings", r.Columns, r.StringBytes)
+	if r.BatchRows > 0 {
+		fmt.Fprintf(&b, ", %d rows/batch", r.BatchRows)
+	}
+	if r.LookupBatch > 0 {
+		fmt.Fprintf(&b, ", %d keys/request", r.LookupBatch)
+	}
+	fmt.Fprintf(&b, ", %d buckets, %d in flight", r.Buckets, r.Concurrency)
+	if r.Compression != "" {
+		fmt.Fprintf(&b, ", %s", r.Compression)
+	}
+	if len(r.Projection) > 0 {
+		fmt.Fprintf(&b, ", projection %v", r.Projection)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func ms(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.0fµs", v*1000)
+	}
+	return fmt.Sprintf("%.2fms", v)
+}
+
+// tally accumulates one mode's counters. Each worker owns one tally; merge combines them.
+type tally struct {
+	rows, requests, bytes, raw, misses int64
+	lat                                []time.Duration
+}
+
+func (t *tally) merge(o *tally) {
+	t.rows += o.rows
+	t.requests += o.requests
+	t.bytes += o.bytes
+	t.raw += o.raw
+	t.misses += o.misses
+	t.lat = append(t.lat, o.lat...)
+}
+
+// result turns the merged tally into a Result with rates over elapsed.
+func (t *tally) result(mode Mode, elapsed time.Duration) Result {
+	r := Result{Mode: mode, Rows: t.rows, Requests: t.requests, Bytes: t.bytes, RawBytes: t.raw, Misses: t.misses, Seconds: elapsed.Seconds()}
+	if s := elapsed.Seconds(); s > 0 {
+		r.RowsPerSec = float64(t.rows) / s
+		r.MBPerSec = float64(t.bytes) / s / 1e6
+		r.RawMBPerSec = float64(t.raw) / s / 1e6
+		r.QPS = float64(t.requests) / s
+	}
+	if len(t.lat) > 0 {
+		slices.Sort(t.lat)
+		r.P50Ms = quantileMs(t.lat, 0.50)
+		r.P99Ms = quantileMs(t.lat, 0.99)
+		r.P999Ms = quantileMs(t.lat, 0.999)
+		r.MaxMs = float64(t.lat[len(t.lat)-1]) / 1e6
+	}
+	return r
+}
+
+// quantileMs returns the q-quantile (nearest rank) of sorted latencies, in milliseconds.
+func quantileMs(sorted []time.Duration, q float64) float64 {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return float64(sorted[i]) / 1e6
+}

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/row"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+)
+
+// keyCodec encodes primary keys (the single BIGINT "id") and buckets them as Java's
+// FlussBucketingFunction does for a table without lake format.
+type keyCodec struct {
+	types   []metadata.DataType
+	buckets int32
+	val     [1]row.Datum
+}
+
+func newKeyCodec(cfg *Config) *keyCodec {
+	return &keyCodec{types: []metadata.DataType{{Root: metadata.BigInt, NotNull: true}}, buckets: int32(cfg.Buckets)}
+}
+
+// key appends the encoded key of id to dst and returns it with its bucket.
+func (k *keyCodec) key(dst []byte, id int64) ([]byte, int32, error) {
+	k.val[0] = row.Datum{I: id}
+	start := len(dst)
+	dst, err := row.EncodeKey(dst, k.types, k.val[:])
+	if err != nil {
+		return dst, 0, err
+	}
+	b, err := row.BucketFluss(dst[start:], k.buckets)
+	return dst, b, err
+}
+
+// prepareUpsert encodes cfg.Rows rows as KV batches. Rows are grouped by bucket; a bucket's
+// batch becomes a PUT_KV request once it holds cfg.BatchRows rows (the rest at the end).
+func prepareUpsert(cfg *Config, t *tableInfo) ([]prepared, error) {
+	cols := cfg.columns()
+	types := make([]metadata.DataType, len(cols))
+	for i, c := range cols {
+		types[i] = c.Type
+	}
+	g, kc := newGen(cfg), newKeyCodec(cfg)
+	rawRow := cfg.rawRowBytes(cfg.allColumns())
+	hdr := record.KvHeader{SchemaID: t.schemaID, WriterID: record.NoWriterID, BatchSequence: record.NoBatchSequence}
+	pending := make([][]byte, cfg.Buckets)
+	counts := make([]int, cfg.Buckets)
+	reqs := make([]prepared, 0, cfg.Rows/cfg.BatchRows+cfg.Buckets)
+	flush := func(b int32) error {
+		batch := pending[b]
+		if err := record.FinishKvBatch(batch, hdr, int32(counts[b])); err != nil {
+			return err
+		}
+		body, err := proto.Marshal(&flusspb.PutKvRequest{
+			Acks: proto.Int32(cfg.Acks), TableId: proto.Int64(t.id), TimeoutMs: proto.Int32(30000),
+			BucketsReq: []*flusspb.PbPutKvReqForBucket{{BucketId: proto.Int32(b), Records: batch}},
+		})
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		reqs = append(reqs, prepared{addr: t.leaders[b], body: body, rows: int64(counts[b]), bytes: int64(len(batch)), raw: int64(counts[b]) * rawRow})
+		pending[b], counts[b] = pending[b][:0], 0
+		return nil
+	}
+	var key, val []byte
+	for id := range int64(cfg.Rows) {
+		var b int32
+		var err error
+		if key, b, err = kc.key(key[:0], id); err != nil {
+			return nil, fmt.Errorf("key %d: %w", id, err)
+		}
+		if val, err = row.AppendCompactedRow(val[:0], types, g.row(id)); err != nil {
+			return nil, fmt.Errorf("row %d: %w", id, err)
+		}
+		if counts[b] == 0 {
+			pending[b], _ = record.BeginKvBatch(pending[b][:0])
+		}
+		pending[b] = record.AppendKvRecord(pending[b], key, val)
+		if counts[b]++; counts[b] == cfg.BatchRows {
+			if err := flush(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for b := range int32(cfg.Buckets) {
+		if counts[b] > 0 {
+			if err := flush(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return reqs, nil
+}
+
+func checkPutKv(body []byte, _ *prepared, _ *tally) error {
+	var resp flusspb.PutKvResponse
+	if err := proto.Unmarshal(body, &resp); err != nil {
+		return fmt.Errorf("decode response: %w", err)
+	}
+	if len(resp.BucketsResp) != 1 {
+		return fmt.Errorf("%d bucket answers for 1 bucket", len(resp.BucketsResp))
+	}
+	b := resp.BucketsResp[0]
+	return bucketError("put_kv", b.GetBucketId(), b.ErrorCode, b.ErrorMessage)
+}
+
+func runUpsert(ctx context.Context, s *session) (Result, error) {
+	cfg := s.cfg
+	t, err := s.table(ctx, true)
+	if err != nil {
+		return Result{}, err
+	}
+	reqs, err := prepareUpsert(cfg, t)
+	if err != nil {
+		return Result{}, fmt.Errorf("upsert: prepare: %w", err)
+	}
+	tl, elapsed, truncated, err := drive(ctx, cfg, t.servers, wire.PutKv, reqs, checkPutKv)
+	if err != nil {
+		return Result{}, fmt.Errorf("upsert: %w", err)
+	}
+	if !truncated {
+		t.loaded = cfg.Rows
+	}
+	r := tl.result(ModeUpsert, elapsed)
+	r.Truncated = truncated
+	r.fill(cfg, t)
+	r.BatchRows = cfg.BatchRows
+	return r, nil
+}
