@@ -17,6 +17,7 @@ import (
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -44,6 +45,7 @@ type Server struct {
 	replicas map[cluster.Bucket]*Replica
 
 	proj projections
+	kv   *kvstore.Store
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}
@@ -54,6 +56,8 @@ type Replica struct {
 	Bucket cluster.Bucket
 	Table  *cluster.TableInfo
 	Log    *logstore.Log
+	// KV is the primary-key state of the bucket (nil for log tables); Log is its changelog.
+	KV *kvstore.Tablet
 }
 
 // New opens a tablet server over dataDir. Buckets are opened by BecomeLeader.
@@ -64,8 +68,12 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, stopBg: cancel, bgDone: make(chan struct{})}
+	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, kv: kv, stopBg: cancel, bgDone: make(chan struct{})}
 	go s.background(ctx)
 	return s, nil
 }
@@ -76,6 +84,10 @@ func (s *Server) Register(svc *wire.Service) {
 	svc.Handle(wire.ProduceLog, s.handleProduceLog)
 	svc.Handle(wire.FetchLog, s.handleFetchLog)
 	svc.Handle(wire.ListOffsets, s.handleListOffsets)
+	svc.Handle(wire.PutKv, s.handlePutKv)
+	svc.Handle(wire.Lookup, s.handleLookup)
+	svc.Handle(wire.PrefixLookup, s.handlePrefixLookup)
+	svc.Handle(wire.LimitScan, s.handleLimitScan)
 }
 
 func bucketDir(root string, b cluster.Bucket) string {
@@ -125,6 +137,11 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 			return fmt.Errorf("open log of %s: %w", key, err)
 		}
 		r := &Replica{Bucket: key, Table: t, Log: l}
+		if t.HasPrimaryKey() {
+			if r.KV, err = s.openKV(ctx, key, t, l); err != nil {
+				return errors.Join(fmt.Errorf("open kv state of %s: %w", key, err), l.Close())
+			}
+		}
 		s.mu.Lock()
 		s.replicas[key] = r
 		s.mu.Unlock()
@@ -147,6 +164,9 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	var errs []error
 	for _, r := range victims {
 		errs = append(errs, r.Log.Close())
+		if r.KV != nil {
+			errs = append(errs, r.KV.Drop())
+		}
 	}
 	errs = append(errs, os.RemoveAll(tableDir(s.opts.DataDir, tableID, partitionID)))
 	return errors.Join(errs...)
@@ -183,6 +203,9 @@ func (s *Server) background(ctx context.Context) {
 				rs = append(rs, r)
 			}
 			s.mu.RUnlock()
+			if err := s.kv.Checkpoint(); err != nil {
+				s.log.Warn("kv checkpoint failed", "err", err)
+			}
 			for _, r := range rs {
 				if _, err := r.Log.DeleteExpiredSegments(s.opts.Now().UnixMilli()); err != nil {
 					s.log.Warn("log retention failed", "bucket", r.Bucket, "err", err)
@@ -200,8 +223,12 @@ func (s *Server) Close() error {
 	defer s.mu.Unlock()
 	var errs []error
 	for k, r := range s.replicas {
+		if r.KV != nil {
+			r.KV.Close()
+		}
 		errs = append(errs, r.Log.Close())
 		delete(s.replicas, k)
 	}
+	errs = append(errs, s.kv.Close())
 	return errors.Join(errs...)
 }

@@ -1,0 +1,22 @@
+// Package kvstore is the primary-key state of Strom's tablet server: one Pebble instance per
+// server (Store) holding every bucket's rows under a table/partition/bucket key prefix, and per
+// bucket a Tablet that implements PUT_KV (merge engines, partial updates, changelog
+// generation in FULL or WAL image), LOOKUP, PREFIX_LOOKUP and LIMIT_SCAN, following Fluss's
+// KvTablet (semantics.md §4).
+//
+// # Durability
+//
+// The bucket's log (server/logstore) is the write-ahead log. A Put appends its changelog
+// batch to the log first (durable per the log's flush policy) and then commits the new rows
+// to Pebble together with the applied offset (the log end offset after that batch), in one
+// Pebble batch. Pebble's own WAL is disabled, so a crash loses whatever Pebble had not
+// flushed; OpenTablet replays the changelog from the applied offset that survived, which
+// restores exactly the state the log describes. Store.Checkpoint flushes Pebble and lets the
+// log's retention drop changelog segments below the flushed applied offsets.
+//
+// # Reads
+//
+// Lookups and scans read Pebble directly. Because Put commits to Pebble only after the log
+// acknowledged the changelog, and the tablet server answers a PUT_KV only after that commit,
+// every acknowledged write is visible to reads, and reads never see a write the log lost.
+package kvstore

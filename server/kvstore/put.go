@@ -1,0 +1,375 @@
+package kvstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/row"
+)
+
+// writeScratch holds the buffers one Put reuses across records and calls (guarded by
+// Tablet.mu), so that the per-record path does not allocate for flat rows.
+type writeScratch struct {
+	cl      changelog
+	clBuf   []byte // changelog batch
+	key     []byte // data key
+	old     []byte // copy of the current value
+	val     []byte // encoded new value
+	meta    []byte
+	oldD    []row.Datum
+	newD    []row.Datum
+	mergedD []row.Datum
+	keyD    []row.Datum
+}
+
+// mergeKind is the row merger chosen for one PUT_KV request (Java RowMerger
+// configureTargetColumns).
+type mergeKind uint8
+
+const (
+	mergeDefault mergeKind = iota
+	mergePartial
+	mergeFirstRow
+	mergeVersioned
+	mergeAgg
+	mergeAggPartial
+)
+
+type merger struct {
+	kind    mergeKind
+	targets row.ColumnSet
+}
+
+// configure picks the merger for targetColumns (empty: all columns), validating partial
+// updates as Java does: INVALID_TARGET_COLUMN unless the targets contain the primary key and
+// every non-key column is nullable; first_row and versioned refuse partial updates.
+func (c *compiled) configure(targetColumns []int32) (merger, error) {
+	partial := len(targetColumns) > 0
+	var targets row.ColumnSet
+	if partial {
+		cols := make([]int, len(targetColumns))
+		all := len(targetColumns) >= len(c.types)
+		for i, tc := range targetColumns {
+			cols[i] = int(tc)
+			if tc < 0 || int(tc) >= len(c.types) {
+				all = false
+			}
+		}
+		targets = row.NewColumnSet(cols...)
+		if all {
+			for i := range c.types {
+				all = all && targets.Has(i)
+			}
+		}
+		if c.Config.MergeEngine == metadata.MergeEngineDefault && all {
+			partial = false
+		}
+		for _, tc := range targetColumns {
+			if tc < 0 || int(tc) >= len(c.types) {
+				return merger{}, ferr.New(ferr.InvalidTargetColumn, "target column %d does not exist in a schema of %d columns", tc, len(c.types))
+			}
+		}
+	}
+	switch c.Config.MergeEngine {
+	case metadata.MergeEngineFirstRow:
+		if partial {
+			return merger{}, ferr.New(ferr.UnknownServerError, "Partial update is not supported for the first_row merge engine.")
+		}
+		return merger{kind: mergeFirstRow}, nil
+	case metadata.MergeEngineVersioned:
+		if partial {
+			return merger{}, ferr.New(ferr.UnknownServerError, "Partial update is not supported for the versioned merge engine.")
+		}
+		return merger{kind: mergeVersioned}, nil
+	case metadata.MergeEngineAggregation:
+		if !partial {
+			return merger{kind: mergeAgg}, nil
+		}
+		if err := row.CheckTargetColumns(c.types, c.pk, targets); err != nil {
+			return merger{}, err
+		}
+		return merger{kind: mergeAggPartial, targets: targets}, nil
+	}
+	if !partial {
+		return merger{kind: mergeDefault}, nil
+	}
+	if err := row.CheckTargetColumns(c.types, c.pk, targets); err != nil {
+		return merger{}, err
+	}
+	return merger{kind: mergePartial, targets: targets}, nil
+}
+
+// Put applies one PUT_KV bucket batch (semantics.md §4.1): it computes the changelog against
+// the current state, appends it to the log as one batch carrying the KV batch's writer id and
+// sequence (so the log's idempotence check applies), and commits the new state with the new
+// applied offset. It returns the log end offset after the write (for a duplicate batch: the
+// end of the original). Nothing is applied when any record is rejected or the append fails.
+func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return 0, t.failed
+	}
+	c := t.tbl
+	sid := kv.SchemaID()
+	if sid < 0 || sid > c.SchemaID {
+		return 0, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
+	}
+	m, err := c.configure(targetColumns)
+	if err != nil {
+		return 0, err
+	}
+	b := t.store.db.NewIndexedBatch()
+	defer b.Close()
+	w := &t.w
+	w.cl.reset()
+	it := kv.Records()
+	for {
+		key, val, ok := it.Next()
+		if !ok {
+			break
+		}
+		w.key = t.dataKey(w.key, key)
+		if val == nil {
+			err = t.processDelete(b, m, w)
+		} else {
+			err = t.processUpsert(b, m, w, sid, val)
+		}
+		if err != nil {
+			w.cl.reset()
+			return 0, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		w.cl.reset()
+		return 0, ferr.New(ferr.CorruptRecordException, "%v", err)
+	}
+	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: kv.WriterID(), BatchSequence: kv.BatchSequence()})
+	if err != nil {
+		return 0, err
+	}
+	res, err := t.log.Append([]record.Batch{w.clBuf}, nowMs)
+	if err != nil {
+		return 0, err
+	}
+	end := res.LastOffset + 1
+	if res.Duplicate {
+		return end, nil
+	}
+	if t.testHookAfterAppend != nil {
+		if err := t.testHookAfterAppend(); err != nil {
+			t.failed = err
+			return 0, err
+		}
+	}
+	w.meta = appendOffset(w.meta[:0], end)
+	if err := b.Set(t.meta, w.meta, nil); err != nil {
+		return 0, t.fail(err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, t.fail(err)
+	}
+	t.applied.Store(end)
+	return end, nil
+}
+
+// fail records that the state no longer matches the log (the changelog was appended but not
+// applied): writes are refused until the tablet is reopened, which replays the changelog.
+func (t *Tablet) fail(err error) error {
+	t.failed = ferr.New(ferr.KvStorageException, "kv state of %s failed after the changelog append: %v", t.bucket, err)
+	return t.failed
+}
+
+// current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.
+func (t *Tablet) current(b *pebble.Batch, w *writeScratch) (found bool, err error) {
+	v, closer, err := b.Get(w.key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, ferr.New(ferr.KvStorageException, "read %s: %v", t.bucket, err)
+	}
+	w.old = append(w.old[:0], v...)
+	closer.Close()
+	return true, nil
+}
+
+// decodeOld decodes w.old into w.oldD, padded to the latest schema.
+func (t *Tablet) decodeOld(w *writeScratch) error {
+	id, r, err := row.SplitValue(w.old)
+	if err != nil {
+		return err
+	}
+	w.oldD, err = t.tbl.decodeRow(id, r, w.oldD)
+	if err != nil {
+		return ferr.New(ferr.KvStorageException, "stored value of %s: %v", t.bucket, err)
+	}
+	w.oldD = t.tbl.pad(w.oldD)
+	return nil
+}
+
+func (t *Tablet) processUpsert(b *pebble.Batch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+	c := t.tbl
+	var err error
+	w.newD, err = c.decodeRow(sid, newRow, w.newD)
+	if err != nil {
+		return ferr.New(ferr.CorruptRecordException, "kv record row: %v", err)
+	}
+	w.newD = c.pad(w.newD)
+	// verbatim stores the client's row bytes under the batch's schema id.
+	verbatim := func() error {
+		w.val = row.AppendValue(w.val[:0], sid, newRow)
+		return b.Set(w.key, w.val, nil)
+	}
+	if c.Config.ChangelogImage == metadata.ChangelogWAL && m.kind == mergeDefault {
+		// WAL fast path: no read of the old value; every upsert is +U.
+		if err := w.cl.add(record.UpdateAfter, w.newD); err != nil {
+			return err
+		}
+		return verbatim()
+	}
+	found, err := t.current(b, w)
+	if err != nil {
+		return err
+	}
+	if !found {
+		if m.kind == mergePartial {
+			merged, _ := row.PartialUpdate(w.mergedD, nil, w.newD, m.targets, c.pkSet, len(c.types))
+			w.mergedD = merged
+			return t.store1(b, w, record.Insert, merged)
+		}
+		if err := w.cl.add(record.Insert, w.newD); err != nil {
+			return err
+		}
+		return verbatim()
+	}
+	if err := t.decodeOld(w); err != nil {
+		return err
+	}
+	switch m.kind {
+	case mergeDefault:
+		if err := t.emitUpdate(w, w.newD); err != nil {
+			return err
+		}
+		return verbatim()
+	case mergeFirstRow:
+		return nil
+	case mergeVersioned:
+		if compareVersion(&c.types[c.verCol], &w.oldD[c.verCol], &w.newD[c.verCol]) > 0 {
+			return nil // older version: keep the stored row
+		}
+		if err := t.emitUpdate(w, w.newD); err != nil {
+			return err
+		}
+		return verbatim()
+	case mergePartial:
+		merged, keepOld := row.PartialUpdate(w.mergedD, w.oldD, w.newD, m.targets, c.pkSet, len(c.types))
+		if keepOld {
+			return nil
+		}
+		w.mergedD = merged
+		return t.storeUpdate(b, w, merged)
+	case mergeAgg, mergeAggPartial:
+		merged := w.mergedD[:0]
+		for i := range c.types {
+			if m.kind == mergeAggPartial && !m.targets.Has(i) {
+				merged = append(merged, w.oldD[i])
+				continue
+			}
+			d, err := c.aggs[i](w.oldD[i], w.newD[i])
+			if err != nil {
+				return err
+			}
+			merged = append(merged, d)
+		}
+		w.mergedD = merged
+		return t.storeUpdate(b, w, merged)
+	}
+	return fmt.Errorf("kvstore: unknown merger %d", m.kind)
+}
+
+func (t *Tablet) processDelete(b *pebble.Batch, m merger, w *writeScratch) error {
+	c := t.tbl
+	switch c.Config.DeleteBehavior {
+	case metadata.DeleteIgnore:
+		return nil
+	case metadata.DeleteDisable:
+		return ferr.New(ferr.DeletionDisabledException, "Delete operations are disabled for this table. The table.delete.behavior is set to 'disable'.")
+	}
+	found, err := t.current(b, w)
+	if err != nil || !found {
+		return err // a delete of a missing key produces nothing
+	}
+	if err := t.decodeOld(w); err != nil {
+		return err
+	}
+	switch m.kind {
+	case mergeFirstRow:
+		return ferr.New(ferr.UnknownServerError, "DELETE is not supported for the first_row merge engine.")
+	case mergeVersioned:
+		return ferr.New(ferr.UnknownServerError, "DELETE is not supported for the versioned merge engine.")
+	case mergePartial, mergeAggPartial:
+		merged, deleteRow := row.PartialDelete(w.mergedD, w.oldD, m.targets, c.pkSet, len(c.types))
+		if !deleteRow {
+			w.mergedD = merged
+			return t.storeUpdate(b, w, merged)
+		}
+	}
+	if err := w.cl.add(record.Delete, w.oldD); err != nil {
+		return err
+	}
+	return b.Delete(w.key, nil)
+}
+
+// emitUpdate adds the changelog of an update of w.oldD to r: -U/+U (FULL) or +U (WAL).
+func (t *Tablet) emitUpdate(w *writeScratch, r []row.Datum) error {
+	if t.tbl.Config.ChangelogImage != metadata.ChangelogWAL {
+		if err := w.cl.add(record.UpdateBefore, w.oldD); err != nil {
+			return err
+		}
+	}
+	return w.cl.add(record.UpdateAfter, r)
+}
+
+// storeUpdate emits an update to the merged row r and stores it under the latest schema.
+func (t *Tablet) storeUpdate(b *pebble.Batch, w *writeScratch, r []row.Datum) error {
+	if err := t.emitUpdate(w, r); err != nil {
+		return err
+	}
+	return t.encodeAndSet(b, w, r)
+}
+
+// store1 emits one change record for r and stores it under the latest schema.
+func (t *Tablet) store1(b *pebble.Batch, w *writeScratch, ct record.ChangeType, r []row.Datum) error {
+	if err := w.cl.add(ct, r); err != nil {
+		return err
+	}
+	return t.encodeAndSet(b, w, r)
+}
+
+func (t *Tablet) encodeAndSet(b *pebble.Batch, w *writeScratch, r []row.Datum) error {
+	var err error
+	w.val, err = t.tbl.encodeValue(w.val[:0], r)
+	if err != nil {
+		return ferr.New(ferr.CorruptRecordException, "merged row: %v", err)
+	}
+	return b.Set(w.key, w.val, nil)
+}
+
+// compareVersion orders two version column values; NULL is the smallest version.
+func compareVersion(t *metadata.DataType, a, b *row.Datum) int {
+	switch {
+	case a.Null && b.Null:
+		return 0
+	case a.Null:
+		return -1
+	case b.Null:
+		return 1
+	}
+	return compareDatum(t, a, b)
+}

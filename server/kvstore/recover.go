@@ -1,0 +1,190 @@
+package kvstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/row"
+)
+
+// replayCommitBytes bounds the Pebble batch recovery builds before committing it with the
+// offset reached so far.
+const replayCommitBytes = 8 << 20
+
+// replayReadBytes is how much changelog one read brings in.
+const replayReadBytes = 8 << 20
+
+// recover brings the state to the log end offset (semantics.md §4.9, with the local log in
+// place of a remote snapshot): from the stored applied offset it re-applies every changelog
+// batch: +I/+U/+A rows are put (key re-encoded from the row, value encoded in the KV format
+// under the batch's schema id), -D rows deleted, -U rows skipped. Offsets move forward batch
+// by batch in the same Pebble batches as the data, so an interrupted recovery resumes.
+//
+// If the stored offset is beyond the log end (the log lost its tail, or the bucket directory
+// was recreated), or below the log start (the changelog needed is gone), the bucket's state is
+// wiped and rebuilt from the log start.
+func (t *Tablet) recover(ctx context.Context) error {
+	applied, err := t.readApplied()
+	if err != nil {
+		return err
+	}
+	start, end := t.log.LogStartOffset(), t.log.LogEndOffset()
+	if applied > end || applied < start {
+		t.store.log.Warn("kv state does not match its changelog; rebuilding from the log start",
+			"bucket", t.bucket, "applied", applied, "log_start", start, "log_end", end)
+		if err := dropBucket(t.store.db, t.bucket); err != nil {
+			return err
+		}
+		applied = start
+	}
+	// What was read from disk is durable (Pebble opens without a WAL, so from flushed
+	// tables only); the changelog below it is no longer needed for recovery.
+	t.log.SetMinRetainOffset(applied)
+	from := applied
+	b := t.store.db.NewBatch()
+	defer func() { b.Close() }()
+	var keyD []row.Datum
+	var key, val []byte
+	commit := func(off int64) error {
+		if err := b.Set(t.meta, appendOffset(nil, off), nil); err != nil {
+			return err
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
+		}
+		b.Close()
+		b = t.store.db.NewBatch()
+		return nil
+	}
+	apply := func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error {
+		var err error
+		key, keyD, err = t.tbl.encodeKey(t.dataKey(key, nil), r, keyD)
+		if err != nil {
+			return err
+		}
+		switch ct {
+		case record.Insert, record.UpdateAfter, record.AppendOnly:
+			if val, err = t.tbl.encodeValueAs(val[:0], sid, types, r); err != nil {
+				return err
+			}
+			return b.Set(key, val, nil)
+		case record.Delete:
+			return b.Delete(key, nil)
+		}
+		return nil // -U: the +U that follows carries the new state
+	}
+	var buf []byte
+	for applied < end {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, err := t.log.Read(applied, replayReadBytes, true)
+		if err != nil {
+			return fmt.Errorf("kvstore: recover %s: read changelog at %d: %w", t.bucket, applied, err)
+		}
+		buf, err = res.AppendTo(buf[:0])
+		res.Release()
+		if err != nil {
+			return err
+		}
+		if len(buf) == 0 {
+			break
+		}
+		for lb, err := range record.Iterate(buf) {
+			if err != nil {
+				return fmt.Errorf("kvstore: recover %s at %d: %w", t.bucket, applied, err)
+			}
+			if lb.NextOffset() <= applied {
+				continue
+			}
+			if err := t.replayBatch(lb, apply); err != nil {
+				return fmt.Errorf("kvstore: recover %s: batch at %d: %w", t.bucket, lb.BaseOffset(), err)
+			}
+			applied = lb.NextOffset()
+			if b.Len() >= replayCommitBytes {
+				if err := commit(applied); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if applied != from || b.Len() > 0 {
+		if err := commit(applied); err != nil {
+			return err
+		}
+	}
+	if applied != from {
+		t.store.log.Info("kv state recovered from changelog", "bucket", t.bucket, "from", from, "to", applied)
+	}
+	t.applied.Store(applied)
+	return nil
+}
+
+type applyFunc func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error
+
+// replayBatch decodes one changelog batch and applies its rows in order.
+func (t *Tablet) replayBatch(lb record.Batch, apply applyFunc) error {
+	if lb.RecordCount() == 0 {
+		return nil
+	}
+	c := t.tbl
+	sid := lb.SchemaID()
+	if c.Config.LogFormat == metadata.LogFormatArrow {
+		as, err := c.arrowOf(sid)
+		if err != nil {
+			return err
+		}
+		cts, rec, err := arrowlog.Decode(as.schema, lb.AppendOnly(), int(lb.RecordCount()), lb.Records(), nil)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		rows, err := arrowlog.RecordToRows(rec, as.cols)
+		if err != nil {
+			return err
+		}
+		types := make([]metadata.DataType, len(as.cols))
+		for i, col := range as.cols {
+			types[i] = col.Type
+		}
+		for i, r := range rows {
+			ct := record.AppendOnly
+			if cts != nil {
+				ct = record.ChangeType(cts[i])
+			}
+			if err := apply(ct, r, sid, types); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	types, err := c.typesOf(sid)
+	if err != nil {
+		return err
+	}
+	var d []row.Datum
+	it := lb.RowLogRecords()
+	for {
+		ct, rb, ok := it.Next()
+		if !ok {
+			break
+		}
+		if c.Config.LogFormat == metadata.LogFormatIndexed {
+			d, err = row.DecodeIndexedRow(types, rb, d)
+		} else {
+			d, err = row.DecodeCompactedRow(types, rb, d)
+		}
+		if err != nil {
+			return err
+		}
+		if err := apply(ct, d, sid, types); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}

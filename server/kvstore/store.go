@@ -1,0 +1,172 @@
+package kvstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// Keyspace: one Pebble instance holds every bucket of the server.
+//
+//	data:  'd' | table id uint64 BE | partition id + 1 uint64 BE | bucket uint32 BE | key
+//	meta:  'm' | table id uint64 BE | partition id + 1 uint64 BE | bucket uint32 BE
+//
+// The partition id is stored plus one so that non-partitioned tables (-1) sort first. Data
+// and meta keys have distinct first bytes, so a scan of a bucket's data range never meets a
+// meta key. The meta value is the bucket's applied offset as int64 BE: every changelog batch
+// below it is reflected in the data keys, and nothing at or above it is. Data and meta are
+// always written in the same Pebble batch, so the invariant holds for whatever subset of
+// batches survives a crash.
+const (
+	tagData   = 'd'
+	tagMeta   = 'm'
+	bucketLen = 1 + 8 + 8 + 4
+)
+
+func bucketKey(tag byte, b cluster.Bucket) []byte {
+	k := make([]byte, bucketLen, bucketLen+16)
+	k[0] = tag
+	binary.BigEndian.PutUint64(k[1:], uint64(b.TableID))
+	binary.BigEndian.PutUint64(k[9:], uint64(b.PartitionID+1))
+	binary.BigEndian.PutUint32(k[17:], uint32(b.Bucket))
+	return k
+}
+
+// Options configure a Store.
+type Options struct {
+	// CacheBytes is the block cache shared by all buckets (default 64 MiB).
+	CacheBytes int64
+	// Logger receives Pebble's messages and recovery notes; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is the server's Pebble instance. Pebble's own WAL is disabled: each bucket's
+// changelog is its write-ahead log, and Tablet recovery replays it from the applied offset.
+// What Pebble loses in a crash (unflushed memtables) is therefore always re-derivable.
+type Store struct {
+	db  *pebble.DB
+	log *slog.Logger
+
+	mu      sync.Mutex
+	tablets map[cluster.Bucket]*Tablet
+	closed  bool
+}
+
+// Open opens (creating if needed) the Pebble store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = 64 << 20
+	}
+	cache := pebble.NewCache(opts.CacheBytes)
+	defer cache.Unref()
+	db, err := pebble.Open(dir, &pebble.Options{
+		DisableWAL: true,
+		Cache:      cache,
+		Logger:     pebbleLogger{opts.Logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
+	}
+	return &Store{db: db, log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}, nil
+}
+
+// Checkpoint flushes Pebble's memtables and then lets each open bucket's changelog drop
+// segments below the offset that is now durable in Pebble (logstore.Log.SetMinRetainOffset).
+// Run it periodically: until it runs, recovery may need the whole changelog tail.
+func (s *Store) Checkpoint() error {
+	s.mu.Lock()
+	ts := make([]*Tablet, 0, len(s.tablets))
+	for _, t := range s.tablets {
+		ts = append(ts, t)
+	}
+	s.mu.Unlock()
+	applied := make([]int64, len(ts))
+	for i, t := range ts {
+		applied[i] = t.AppliedOffset()
+	}
+	if err := s.db.Flush(); err != nil {
+		return fmt.Errorf("kvstore: flush: %w", err)
+	}
+	for i, t := range ts {
+		t.log.SetMinRetainOffset(applied[i])
+	}
+	return nil
+}
+
+// Close flushes and closes the store. Tablets must not be used afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.tablets = map[cluster.Bucket]*Tablet{}
+	s.mu.Unlock()
+	return errors.Join(s.db.Flush(), s.db.Close())
+}
+
+// DropBucket deletes every key of bucket b (its data and applied offset). The bucket's tablet,
+// if open, must not be used afterwards.
+func (s *Store) DropBucket(b cluster.Bucket) error {
+	s.mu.Lock()
+	delete(s.tablets, b)
+	s.mu.Unlock()
+	return dropBucket(s.db, b)
+}
+
+func dropBucket(db *pebble.DB, b cluster.Bucket) error {
+	lo, hi := bucketRange(b)
+	batch := db.NewBatch()
+	defer batch.Close()
+	if err := batch.DeleteRange(lo, hi, nil); err != nil {
+		return err
+	}
+	if err := batch.Delete(bucketKey(tagMeta, b), nil); err != nil {
+		return err
+	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("kvstore: drop %s: %w", b, err)
+	}
+	return nil
+}
+
+// bucketRange returns the data key range [lo, hi) of bucket b.
+func bucketRange(b cluster.Bucket) (lo, hi []byte) {
+	lo = bucketKey(tagData, b)
+	hi = make([]byte, len(lo))
+	copy(hi, lo)
+	for i := len(hi) - 1; i >= 0; i-- {
+		hi[i]++
+		if hi[i] != 0 {
+			break
+		}
+	}
+	return lo, hi
+}
+
+// pebbleLogger routes Pebble's messages to slog at debug level (its info lines are chatty).
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble", "fatal", true)
+	os.Exit(1) // Pebble's contract: Fatalf does not return (its default logger exits too)
+}

@@ -1,0 +1,210 @@
+package kvstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/row"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/logstore"
+)
+
+// Tablet is the primary-key state of one bucket, kept in the Store's Pebble instance under
+// the bucket's key prefix, with the bucket's log as its changelog and write-ahead log.
+//
+// Invariants:
+//   - Writes (Put) are serialised by mu. Each computes its changelog against the committed
+//     state plus the earlier records of the same batch (a Pebble indexed batch is the
+//     pre-write buffer), appends the changelog to the log, and only then commits the batch
+//     to Pebble together with the new applied offset. A failed or duplicate append commits
+//     nothing.
+//   - Readers (Lookup, PrefixLookup, LimitScan) read Pebble directly: they see exactly the
+//     writes whose changelog the log acknowledged.
+//   - applied is the log offset up to which the state reflects the changelog; it equals the
+//     log end offset whenever mu is not held.
+type Tablet struct {
+	store  *Store
+	bucket cluster.Bucket
+	log    *logstore.Log
+	tbl    *compiled
+	prefix []byte // data key prefix
+	hi     []byte // end of the data key range
+	meta   []byte // meta key
+
+	applied atomic.Int64
+
+	mu     sync.Mutex
+	failed error // set when Pebble rejected a commit after the log append
+	w      writeScratch
+
+	// testHookAfterAppend, when set, runs after the changelog append and before the Pebble
+	// commit; returning an error simulates a crash between the two.
+	testHookAfterAppend func() error
+}
+
+// OpenTablet opens the state of bucket b, whose changelog is log, and brings it to the log
+// end offset by replaying the changelog from the stored applied offset (recovery after a
+// restart or crash). The Tablet is registered for Checkpoint.
+func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *logstore.Log) (*Tablet, error) {
+	c, err := compile(t)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newChangelog(c)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := bucketRange(b)
+	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b)}
+	tb.w.cl = cl
+	if err := tb.recover(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("kvstore: store closed")
+	}
+	s.tablets[b] = tb
+	return tb, nil
+}
+
+// Bucket returns the bucket the tablet stores.
+func (t *Tablet) Bucket() cluster.Bucket { return t.bucket }
+
+// AppliedOffset returns the log offset up to which the state reflects the changelog.
+func (t *Tablet) AppliedOffset() int64 { return t.applied.Load() }
+
+// Close unregisters the tablet; its state stays in the store.
+func (t *Tablet) Close() {
+	t.store.mu.Lock()
+	if t.store.tablets[t.bucket] == t {
+		delete(t.store.tablets, t.bucket)
+	}
+	t.store.mu.Unlock()
+}
+
+// Drop deletes the tablet's state.
+func (t *Tablet) Drop() error {
+	t.Close()
+	return dropBucket(t.store.db, t.bucket)
+}
+
+func (t *Tablet) dataKey(dst, key []byte) []byte {
+	dst = append(dst[:0], t.prefix...)
+	return append(dst, key...)
+}
+
+func (t *Tablet) readApplied() (int64, error) {
+	v, closer, err := t.store.db.Get(t.meta)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: read applied offset of %s: %w", t.bucket, err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("kvstore: applied offset of %s has %d bytes", t.bucket, len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+func appendOffset(dst []byte, off int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(off))
+}
+
+// Lookup reads the stored value ([int16 schema id][row]) of each key, in order, into out
+// (nil for a missing key). The values share one freshly allocated buffer.
+func (t *Tablet) Lookup(keys [][]byte, out [][]byte) ([][]byte, error) {
+	out = out[:0]
+	var kbuf []byte
+	var slab []byte
+	offs := make([]int, 0, 2*len(keys))
+	for _, k := range keys {
+		kbuf = t.dataKey(kbuf, k)
+		v, closer, err := t.store.db.Get(kbuf)
+		if errors.Is(err, pebble.ErrNotFound) {
+			offs = append(offs, -1, -1)
+			continue
+		}
+		if err != nil {
+			return nil, ferr.New(ferr.KvStorageException, "lookup in %s: %v", t.bucket, err)
+		}
+		offs = append(offs, len(slab), len(slab)+len(v))
+		slab = append(slab, v...)
+		closer.Close()
+	}
+	for i := 0; i < len(offs); i += 2 {
+		if offs[i] < 0 {
+			out = append(out, nil)
+			continue
+		}
+		out = append(out, slab[offs[i]:offs[i+1]:offs[i+1]])
+	}
+	return out, nil
+}
+
+// PrefixLookup returns, for each prefix in order, the values of all keys starting with it,
+// in key order.
+func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
+	out := make([][][]byte, len(prefixes))
+	var lo, hi []byte
+	for i, p := range prefixes {
+		lo = t.dataKey(lo, p)
+		hi = row.PrefixUpperBound(hi, lo)
+		if hi == nil {
+			hi = t.hi
+		}
+		it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return nil, ferr.New(ferr.KvStorageException, "prefix lookup in %s: %v", t.bucket, err)
+		}
+		var vals [][]byte
+		for ok := it.First(); ok; ok = it.Next() {
+			vals = append(vals, append([]byte(nil), it.Value()...))
+		}
+		err = errors.Join(it.Error(), it.Close())
+		if err != nil {
+			return nil, ferr.New(ferr.KvStorageException, "prefix lookup in %s: %v", t.bucket, err)
+		}
+		out[i] = vals
+	}
+	return out, nil
+}
+
+// LimitScan appends to dst a value record batch (formats.md §6, Java DefaultValueRecordBatch)
+// holding the first limit values of the bucket in key order:
+//
+//	int32 Length (= total - 4) | int8 magic 0 | int32 RecordCount | records
+//	record: int32 Length (= len(value)) | value ([int16 schema id][row])
+func (t *Tablet) LimitScan(dst []byte, limit int) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, make([]byte, 9)...)
+	it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.hi})
+	if err != nil {
+		return dst[:start], ferr.New(ferr.KvStorageException, "limit scan of %s: %v", t.bucket, err)
+	}
+	n := 0
+	for ok := it.First(); ok && n < limit; ok = it.Next() {
+		v := it.Value()
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(v)))
+		dst = append(dst, v...)
+		n++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return dst[:start], ferr.New(ferr.KvStorageException, "limit scan of %s: %v", t.bucket, err)
+	}
+	b := dst[start:]
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	b[4] = 0
+	binary.LittleEndian.PutUint32(b[5:], uint32(n))
+	return dst, nil
+}

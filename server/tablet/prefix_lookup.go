@@ -1,0 +1,39 @@
+package tablet
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+)
+
+// handlePrefixLookup answers prefix lookups on committed state (semantics.md §4.7): per
+// bucket one PbValueList per prefix key, in request order, each holding the values of every
+// stored key that starts with the prefix, in key order.
+func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.PrefixLookupRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	resp := &flusspb.PrefixLookupResponse{BucketsResp: make([]*flusspb.PbPrefixLookupRespForBucket, 0, len(r.BucketsReq))}
+	for _, br := range r.BucketsReq {
+		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
+		resp.BucketsResp = append(resp.BucketsResp, out)
+		rep, err := s.kvReplica(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()))
+		var lists [][][]byte
+		if err == nil {
+			lists, err = rep.KV.PrefixLookup(br.Keys)
+		}
+		if err != nil {
+			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
+			continue
+		}
+		out.ValueLists = make([]*flusspb.PbValueList, len(lists))
+		for i, l := range lists {
+			out.ValueLists[i] = &flusspb.PbValueList{Values: l}
+		}
+	}
+	return resp, nil
+}
