@@ -16,7 +16,9 @@ import (
 
 // startServer runs an in-process single-node server on free ports and returns its
 // coordinator address.
-func startServer(t *testing.T) string {
+func startServer(t *testing.T) string { return startServerTB(t) }
+
+func startServerTB(t testing.TB) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -185,5 +187,33 @@ func TestQuantile(t *testing.T) {
 		if got := quantileMs(lat, tc.q); got != tc.want {
 			t.Errorf("quantile %v = %v, want %v", tc.q, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkAppendScan runs append and scan of 200k rows per iteration against an in-process
+// server, so that `go test -bench AppendScan -cpuprofile` profiles server and client together
+// (the strom binary exposes no pprof). The rows/s it reports are not comparable with a
+// separate-process run: client and server share the CPU and the GC.
+func BenchmarkAppendScan(b *testing.B) {
+	for _, comp := range []arrowlog.Compression{arrowlog.CompressionNone, arrowlog.CompressionZstd} {
+		b.Run(comp.String(), func(b *testing.B) {
+			addr := startServerTB(b)
+			cfg := DefaultConfig()
+			cfg.Bootstrap = addr
+			cfg.Rows = 200_000
+			cfg.Compression = comp
+			var app, scan float64
+			cfg.Table = "profile" // each Run drops its tables, so the name is free again
+			for b.Loop() {
+				res, err := Run(context.Background(), cfg, []Mode{ModeScan}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				app += res[0].RowsPerSec
+				scan += res[1].RowsPerSec
+			}
+			b.ReportMetric(app/float64(b.N), "append-rows/s")
+			b.ReportMetric(scan/float64(b.N), "scan-rows/s")
+		})
 	}
 }
