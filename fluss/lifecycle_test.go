@@ -1,0 +1,140 @@
+package fluss_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stromdb/strom/fluss"
+	"github.com/stromdb/strom/fluss/flusstest"
+	"github.com/stromdb/strom/server/config"
+)
+
+func TestSASL(t *testing.T) {
+	srv := flusstest.Start(t, func(c *config.Config) {
+		c.SecurityProtocolMap = map[string]string{"FLUSS": "SASL"}
+		c.PlainJAASConfig = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="secret";`
+	})
+	ctx := t.Context()
+	good := fluss.Config{BootstrapServers: srv.Bootstrap, SecurityProtocol: "sasl", SASLUsername: "admin", SASLPassword: "secret"}
+	conn, err := fluss.Connect(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Admin().ListDatabases(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bad := good
+	bad.SASLPassword = "wrong"
+	_, err = fluss.Connect(ctx, bad)
+	mustCode(t, err, fluss.ErrAuthenticate)
+}
+
+// After Close, no goroutine of the client (writers, scanners, connections) is left.
+func TestNoGoroutineLeakAfterClose(t *testing.T) {
+	srv := flusstest.Start(t, nil)
+	ctx := t.Context()
+	base := runtime.NumGoroutine()
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := createTable(t, ctx, conn, "leak", logDesc(2))
+	w, err := tbl.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := w.Append(ctx, fluss.Row{int32(i), "x", 1.0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := w.Append(ctx, fluss.Row{int32(99), "y", 2.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := tbl.NewScan().CreateLogScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Subscribe(ctx, 0, fluss.EarliestOffset); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Poll(ctx, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	// The pending write either made it before Close or failed with ErrClosed.
+	if err := pending.Wait(ctx); err != nil && !errors.Is(err, fluss.ErrClosed) {
+		t.Fatalf("pending write: %v", err)
+	}
+	if _, err := w.Append(ctx, fluss.Row{int32(1), "z", 0.0}); !errors.Is(err, fluss.ErrClosed) {
+		t.Fatalf("Append after Close = %v", err)
+	}
+	var n int
+	for range 100 {
+		if n = runtime.NumGoroutine(); n <= base {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("%d goroutines after Close, %d before Connect\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
+
+// A full buffer blocks Append (backpressure) until the context ends or space frees up.
+func TestBackpressureAndCancellation(t *testing.T) {
+	srv := flusstest.Start(t, nil)
+	ctx := t.Context()
+	conn, err := fluss.Connect(ctx, fluss.Config{
+		BootstrapServers: srv.Bootstrap, WriterBufferMemorySize: 1, WriterBatchTimeout: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tbl := createTable(t, ctx, conn, "bp", logDesc(1))
+	w, err := tbl.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With a 1-byte buffer every Append waits for the previous batch to be acknowledged; the
+	// sender ships batches early under memory pressure despite the one-hour linger.
+	var last *fluss.WriteResult
+	for i := range 20 {
+		if last, err = w.Append(ctx, fluss.Row{int32(i), "x", 1.0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last batch lingers (an hour) until flushed.
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := last.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled context aborts waiting.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := last.Wait(cctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	sc, err := tbl.NewScan().CreateLogScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	if err := sc.Subscribe(ctx, 0, fluss.EarliestOffset); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Poll(cctx, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Poll with cancelled context = %v", err)
+	}
+	pollAll(t, ctx, sc, 20)
+}
