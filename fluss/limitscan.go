@@ -221,4 +221,3 @@ func copyDatums(ds []row.Datum) []row.Datum {
 	}
 	return out
 }
-

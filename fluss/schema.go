@@ -78,7 +78,9 @@ func Date() DataType { return DataType{Root: metadata.Date} }
 func Time() DataType { return DataType{Root: metadata.Time} }
 
 // Timestamp returns TIMESTAMP(precision) without time zone (Go time.Time, read as UTC).
-func Timestamp(precision int) DataType { return DataType{Root: metadata.Timestamp, Precision: precision} }
+func Timestamp(precision int) DataType {
+	return DataType{Root: metadata.Timestamp, Precision: precision}
+}
 
 // TimestampLTZ returns TIMESTAMP_LTZ(precision), an instant (Go time.Time).
 func TimestampLTZ(precision int) DataType {
