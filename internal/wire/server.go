@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -201,7 +202,10 @@ func (c *serverConn) serve() {
 	for {
 		payload, err := ReadFrame(r, buf, RequestHeaderSize, c.cfg.MaxFrameSize)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
+			switch {
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), c.ctx.Err() != nil:
+				c.log.Debug("connection closed", "err", err)
+			default:
 				c.log.Warn("closing connection", "err", err)
 			}
 			return

@@ -37,19 +37,17 @@ class StromServer:
         self.log_path = Path(data_dir + ".log")
         self.coordinator = None
         self.tablet_server = None
+        # When False, listeners come from the config file instead of free ports.
+        self.listen_flags = True
 
     @property
     def bootstrap(self) -> str:
         return self.coordinator
 
     def start(self, timeout=30.0):
-        args = [
-            self.binary, "serve",
-            "--data-dir", self.data_dir,
-            "--coordinator-listen", "127.0.0.1:0",
-            "--tablet-listen", "127.0.0.1:0",
-            *self.extra_args,
-        ]
+        args = [self.binary, "serve", "--data-dir", self.data_dir, *self.extra_args]
+        if self.listen_flags:
+            args += ["--coordinator-listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0"]
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
