@@ -86,11 +86,10 @@ func (a *AppendWriter) AppendRecord(ctx context.Context, rec arrow.Record) (*Wri
 // first write error among them.
 func (a *AppendWriter) Flush(ctx context.Context) error { return a.w.flush(ctx) }
 
-// Close stops the writer; rows not yet acknowledged fail with ErrClosed (Flush first).
-func (a *AppendWriter) Close() error {
-	a.w.close()
-	return nil
-}
+// Close drains the writer — it sends every buffered row and waits, at most the configured
+// RequestTimeout, for the acknowledgements — and then stops it. It returns the first write
+// error of the drain; rows still unacknowledged after the timeout fail with ErrClosed.
+func (a *AppendWriter) Close() error { return a.w.drainAndClose() }
 
 // UpsertBuilder configures an upsert writer for a primary-key table.
 type UpsertBuilder struct {
@@ -229,11 +228,10 @@ func (u *UpsertWriter) masked(r Row) Row {
 // first write error among them.
 func (u *UpsertWriter) Flush(ctx context.Context) error { return u.w.flush(ctx) }
 
-// Close stops the writer; writes not yet acknowledged fail with ErrClosed (Flush first).
-func (u *UpsertWriter) Close() error {
-	u.w.close()
-	return nil
-}
+// Close drains the writer — it sends every buffered write and waits, at most the configured
+// RequestTimeout, for the acknowledgements — and then stops it. It returns the first write
+// error of the drain; writes still unacknowledged after the timeout fail with ErrClosed.
+func (u *UpsertWriter) Close() error { return u.w.drainAndClose() }
 
 // checkRecordSchema verifies that rec's column types match the table's Arrow schema.
 func checkRecordSchema(t *Table, rec arrow.Record) error {

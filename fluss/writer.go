@@ -393,6 +393,21 @@ func (w *writer) flush(ctx context.Context) error {
 	return first
 }
 
+// drainAndClose flushes with the connection's request timeout, then closes.
+func (w *writer) drainAndClose() error {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RequestTimeout)
+	err := w.flush(ctx)
+	cancel()
+	w.close()
+	return err
+}
+
 // close stops the sender and fails every unacknowledged batch with ErrClosed.
 func (w *writer) close() {
 	w.mu.Lock()
