@@ -28,6 +28,7 @@ type Error struct {
 	Message string
 }
 
+// Error implements the error interface.
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return e.Code.String()

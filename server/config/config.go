@@ -20,6 +20,7 @@ type Listener struct {
 	Port int
 }
 
+// Addr returns HOST:PORT.
 func (l Listener) Addr() string { return fmt.Sprintf("%s:%d", l.Host, l.Port) }
 
 // Config is the whole server configuration.

@@ -253,6 +253,7 @@ func (c *Coordinator) nowMs() int64 { return c.opts.Now().UnixMilli() }
 
 // --- cluster.Catalog ---
 
+// TableByID implements cluster.Catalog.
 func (c *Coordinator) TableByID(id int64) (*cluster.TableInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -260,6 +261,7 @@ func (c *Coordinator) TableByID(id int64) (*cluster.TableInfo, bool) {
 	return t, ok
 }
 
+// TableByPath implements cluster.Catalog.
 func (c *Coordinator) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -267,6 +269,7 @@ func (c *Coordinator) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool
 	return t, ok
 }
 
+// Schema implements cluster.Catalog.
 func (c *Coordinator) Schema(tableID int64, schemaID int32) (metadata.Schema, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -281,6 +284,7 @@ func (c *Coordinator) schemaJSON(tableID int64, schemaID int32) ([]byte, bool) {
 	return s.json, ok
 }
 
+// PartitionByID implements cluster.Catalog.
 func (c *Coordinator) PartitionByID(id int64) (*cluster.PartitionInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -288,6 +292,7 @@ func (c *Coordinator) PartitionByID(id int64) (*cluster.PartitionInfo, bool) {
 	return p, ok
 }
 
+// PartitionByName implements cluster.Catalog.
 func (c *Coordinator) PartitionByName(tableID int64, name string) (*cluster.PartitionInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -295,6 +300,7 @@ func (c *Coordinator) PartitionByName(tableID int64, name string) (*cluster.Part
 	return p, ok
 }
 
+// Partitions implements cluster.Catalog.
 func (c *Coordinator) Partitions(tableID int64) []*cluster.PartitionInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

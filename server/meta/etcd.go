@@ -75,6 +75,7 @@ func OpenRemote(endpoints []string) (*EtcdStore, error) {
 	return &EtcdStore{cli: cli}, nil
 }
 
+// Get implements Store.
 func (s *EtcdStore) Get(ctx context.Context, key string) ([]byte, error) {
 	resp, err := s.cli.Get(ctx, keyPrefix+key)
 	if err != nil {
@@ -86,6 +87,7 @@ func (s *EtcdStore) Get(ctx context.Context, key string) ([]byte, error) {
 	return resp.Kvs[0].Value, nil
 }
 
+// List implements Store.
 func (s *EtcdStore) List(ctx context.Context, prefix string) ([]KV, error) {
 	resp, err := s.cli.Get(ctx, keyPrefix+prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
@@ -98,6 +100,7 @@ func (s *EtcdStore) List(ctx context.Context, prefix string) ([]KV, error) {
 	return out, nil
 }
 
+// Txn implements Store.
 func (s *EtcdStore) Txn(ctx context.Context, conds []Cond, ops []Op) (bool, error) {
 	cmps := make([]clientv3.Cmp, 0, len(conds))
 	for _, c := range conds {
@@ -125,6 +128,7 @@ func (s *EtcdStore) Txn(ctx context.Context, conds []Cond, ops []Op) (bool, erro
 	return resp.Succeeded, nil
 }
 
+// NextID implements Store.
 func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
 	key := keyPrefix + "seq/" + name
 	for {
