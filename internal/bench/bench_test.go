@@ -217,3 +217,26 @@ func BenchmarkAppendScan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpsertLookup is BenchmarkAppendScan for the primary-key path: upsert of 100k rows
+// and 20k single-key lookups per iteration.
+func BenchmarkUpsertLookup(b *testing.B) {
+	addr := startServerTB(b)
+	cfg := DefaultConfig()
+	cfg.Bootstrap = addr
+	cfg.Rows = 100_000
+	cfg.BatchRows = 1000
+	cfg.Lookups = 20_000
+	cfg.Table = "profile"
+	var up, qps float64
+	for b.Loop() {
+		res, err := Run(context.Background(), cfg, []Mode{ModeLookup}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		up += res[0].RowsPerSec
+		qps += res[1].QPS
+	}
+	b.ReportMetric(up/float64(b.N), "upsert-rows/s")
+	b.ReportMetric(qps/float64(b.N), "lookup-qps")
+}
