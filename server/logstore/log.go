@@ -129,32 +129,51 @@ type AppendResult struct {
 // (OUT_OF_ORDER_SEQUENCE_EXCEPTION, or a Duplicate result). When Append returns without error
 // the batches are readable and, under FlushEveryAppend, durable.
 func (l *Log) Append(batches []record.Batch, nowMs int64) (AppendResult, error) {
+	res, durable, err := l.AppendStaged(batches, nowMs)
+	if err != nil {
+		return res, err
+	}
+	if err := durable(); err != nil {
+		return AppendResult{}, err
+	}
+	return res, nil
+}
+
+// AppendStaged is Append split in two: it writes the batches (assigning offsets in call
+// order) and returns at once, and durable waits until they are durable and readable per the
+// flush policy. Callers that must keep the order of appends but not wait for each fsync in
+// turn — a connection pipelining produce requests — call AppendStaged in order and the
+// durable functions concurrently, so that one fdatasync covers several appends (group
+// commit). The append must not be acknowledged before durable returns nil.
+func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, func() error, error) {
 	if len(batches) == 0 {
-		return AppendResult{}, ferr.New(ferr.CorruptRecordException, "append without batches")
+		return AppendResult{}, nil, ferr.New(ferr.CorruptRecordException, "append without batches")
 	}
 	var total int64
 	for i, b := range batches {
 		if err := b.Validate(); err != nil {
-			return AppendResult{}, fmt.Errorf("%w: batch %d: %w",
+			return AppendResult{}, nil, fmt.Errorf("%w: batch %d: %w",
 				ferr.New(ferr.CorruptRecordException, "record is corrupt"), i, err)
 		}
 		total += int64(len(b))
 	}
 	if total > maxSegmentBytes {
-		return AppendResult{}, ferr.New(ferr.RecordTooLargeException, "append of %d bytes exceeds %d", total, maxSegmentBytes)
+		return AppendResult{}, nil, ferr.New(ferr.RecordTooLargeException, "append of %d bytes exceeds %d", total, maxSegmentBytes)
 	}
 
 	l.mu.Lock()
 	res, err := l.appendLocked(batches, total, nowMs)
 	everyAppend := l.opts.FlushPolicy.everyAppend()
 	l.mu.Unlock()
-	if err != nil || res.Duplicate || !everyAppend {
-		return res, err
+	if err != nil {
+		return AppendResult{}, nil, err
 	}
-	if err := l.syncTo(res.LastOffset + 1); err != nil {
-		return AppendResult{}, err
+	if !everyAppend {
+		return res, func() error { return nil }, nil
 	}
-	return res, nil
+	// A duplicate's original batch may itself still await its fsync: wait for it too.
+	target := res.LastOffset + 1
+	return res, func() error { return l.syncTo(target) }, nil
 }
 
 func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendResult, error) {
