@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -124,7 +123,8 @@ func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int
 	if err != nil {
 		return 0, err
 	}
-	b := t.store.db.NewIndexedBatch()
+	b := &t.batch
+	b.reset(t.store.db)
 	defer b.Close()
 	w := &t.w
 	w.cl.reset()
@@ -186,17 +186,12 @@ func (t *Tablet) fail(err error) error {
 }
 
 // current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.
-func (t *Tablet) current(b *pebble.Batch, w *writeScratch) (found bool, err error) {
-	v, closer, err := b.Get(w.key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
+func (t *Tablet) current(b *stateBatch, w *writeScratch) (found bool, err error) {
+	w.old, found, err = b.get(w.old[:0], w.key)
 	if err != nil {
 		return false, ferr.New(ferr.KvStorageException, "read %s: %v", t.bucket, err)
 	}
-	w.old = append(w.old[:0], v...)
-	closer.Close()
-	return true, nil
+	return found, nil
 }
 
 // decodeOld decodes w.old into w.oldD, padded to the latest schema.
@@ -213,7 +208,7 @@ func (t *Tablet) decodeOld(w *writeScratch) error {
 	return nil
 }
 
-func (t *Tablet) processUpsert(b *pebble.Batch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
 	c := t.tbl
 	var err error
 	w.newD, err = c.decodeRow(sid, newRow, w.newD)
@@ -293,7 +288,7 @@ func (t *Tablet) processUpsert(b *pebble.Batch, m merger, w *writeScratch, sid i
 	return fmt.Errorf("kvstore: unknown merger %d", m.kind)
 }
 
-func (t *Tablet) processDelete(b *pebble.Batch, m merger, w *writeScratch) error {
+func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 	c := t.tbl
 	switch c.Config.DeleteBehavior {
 	case metadata.DeleteIgnore:
@@ -337,7 +332,7 @@ func (t *Tablet) emitUpdate(w *writeScratch, r []row.Datum) error {
 }
 
 // storeUpdate emits an update to the merged row r and stores it under the latest schema.
-func (t *Tablet) storeUpdate(b *pebble.Batch, w *writeScratch, r []row.Datum) error {
+func (t *Tablet) storeUpdate(b *stateBatch, w *writeScratch, r []row.Datum) error {
 	if err := t.emitUpdate(w, r); err != nil {
 		return err
 	}
@@ -345,14 +340,14 @@ func (t *Tablet) storeUpdate(b *pebble.Batch, w *writeScratch, r []row.Datum) er
 }
 
 // store1 emits one change record for r and stores it under the latest schema.
-func (t *Tablet) store1(b *pebble.Batch, w *writeScratch, ct record.ChangeType, r []row.Datum) error {
+func (t *Tablet) store1(b *stateBatch, w *writeScratch, ct record.ChangeType, r []row.Datum) error {
 	if err := w.cl.add(ct, r); err != nil {
 		return err
 	}
 	return t.encodeAndSet(b, w, r)
 }
 
-func (t *Tablet) encodeAndSet(b *pebble.Batch, w *writeScratch, r []row.Datum) error {
+func (t *Tablet) encodeAndSet(b *stateBatch, w *writeScratch, r []row.Datum) error {
 	var err error
 	w.val, err = t.tbl.encodeValue(w.val[:0], r)
 	if err != nil {

@@ -43,6 +43,7 @@ type Tablet struct {
 	mu     sync.Mutex
 	failed error // set when Pebble rejected a commit after the log append
 	w      writeScratch
+	batch  stateBatch // reused by Put; guarded by mu
 
 	// testHookAfterAppend, when set, runs after the changelog append and before the Pebble
 	// commit; returning an error simulates a crash between the two.
