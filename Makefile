@@ -13,7 +13,7 @@ serve: build
 	./$(BIN) serve
 
 build:
-	$(GO) build -o $(BIN) ./cmd/strom
+	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN) ./cmd/strom
 
 ## test: every test — go vet, Go unit and integration tests, then the pyfluss compatibility suite
 test: vet test-go test-compat
