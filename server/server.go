@@ -35,6 +35,8 @@ type Node struct {
 
 	listeners []boundListener
 	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
 	cancel    context.CancelFunc
 	serveErr  chan error
 }
@@ -180,8 +182,14 @@ func (n *Node) Wait() error {
 }
 
 // Close stops accepting, waits for connections to finish, and closes storage and metadata.
-// It is safe to call more than once.
+// It is safe to call more than once and concurrently; every call returns the first call's
+// result once the node is fully closed.
 func (n *Node) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.close() })
+	return n.closeErr
+}
+
+func (n *Node) close() error {
 	if n.cancel != nil {
 		n.cancel()
 	}

@@ -58,7 +58,15 @@ func (r *Request) Defer(f func() (proto.Message, error)) (proto.Message, error) 
 	c.inflight.Add(1)
 	go func() {
 		defer c.inflight.Done()
-		msg, err := f()
+		msg, err := func() (msg proto.Message, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					c.log.Error("deferred handler panic", "api", r.Header.APIKey, "panic", p)
+					msg, err = nil, ferr.New(ferr.UnknownServerError, "internal error while serving %s", r.Header.APIKey)
+				}
+			}()
+			return f()
+		}()
 		c.respond(r, msg, err)
 	}()
 	return nil, errDeferred
@@ -365,7 +373,9 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	}
 }
 
-// sanitize makes s safe for a protobuf string field: the Rust client panics on invalid UTF-8.
+// Sanitize makes s safe for a protobuf string field: the Rust client panics on invalid UTF-8.
+func Sanitize(s string) string { return sanitize(s) }
+
 func sanitize(s string) string {
 	if utf8.ValidString(s) {
 		return s

@@ -58,6 +58,7 @@ type Coordinator struct {
 
 	bgCtx    context.Context // ends at Close; background work runs under it
 	bgCancel context.CancelFunc
+	bgDone   chan struct{} // closed when background work has stopped; nil before Start
 
 	mu         sync.RWMutex // guards the maps below
 	databases  map[string]*Database
@@ -133,8 +134,6 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 // table and partition, so that all tables are usable once Start returns.
 func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager) error {
 	c.replicas = replicas
-	c.RunAutoPartition(ctx)
-	go c.runAutoPartitionLoop(c.bgCtx, c.opts.AutoPartitionInterval)
 	c.mu.RLock()
 	tables := make([]*cluster.TableInfo, 0, len(c.tablesByID))
 	for _, t := range c.tablesByID {
@@ -154,6 +153,12 @@ func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager
 			}
 		}
 	}
+	c.RunAutoPartition(ctx)
+	c.bgDone = make(chan struct{})
+	go func() {
+		defer close(c.bgDone)
+		c.runAutoPartitionLoop(c.bgCtx, c.opts.AutoPartitionInterval)
+	}()
 	return nil
 }
 
@@ -358,9 +363,12 @@ func (c *Coordinator) tablesOf(db string) []*cluster.TableInfo {
 	return out
 }
 
-// Close stops the coordinator's background work.
+// Close stops the coordinator's background work and waits for it to finish.
 func (c *Coordinator) Close() {
 	if c.bgCancel != nil {
 		c.bgCancel()
+	}
+	if c.bgDone != nil {
+		<-c.bgDone
 	}
 }

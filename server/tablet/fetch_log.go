@@ -3,6 +3,7 @@ package tablet
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -43,43 +44,54 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 	return req.Defer(func() (proto.Message, error) {
 		deadline := time.Now().Add(wait)
 		for {
-			wctx, cancel := context.WithDeadline(cctx, deadline)
-			s.waitForChange(wctx, &r)
-			cancel()
+			// Take the change notifications before reading, so that data arriving after the
+			// read wakes the wait below; with less than min_bytes and no change, it sleeps.
+			changed := s.changeChannels(&r)
 			resp, got, _ := s.fetchOnce(&r)
 			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
 				return resp, nil
 			}
+			wctx, cancel := context.WithDeadline(cctx, deadline)
+			waitAny(wctx, changed)
+			cancel()
 		}
 	})
 }
 
-// waitForChange returns when any requested bucket's log changes or ctx ends.
-func (s *Server) waitForChange(ctx context.Context, r *flusspb.FetchLogRequest) {
-	woke := make(chan struct{}, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// changeChannels returns the change notification of every requested bucket that exists.
+func (s *Server) changeChannels(r *flusspb.FetchLogRequest) []<-chan struct{} {
+	var chans []<-chan struct{}
 	for _, tr := range r.TablesReq {
 		for _, br := range tr.BucketsReq {
-			rep, err := s.replica(bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()))
-			if err != nil {
-				continue
+			if rep, err := s.replica(bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId())); err == nil {
+				chans = append(chans, rep.Log.Changed())
 			}
-			ch := rep.Log.Changed()
-			if rep.Log.HighWatermark() > br.GetFetchOffset() && br.GetFetchOffset() >= 0 {
-				return // data arrived between the read and now
-			}
-			go func() {
-				select {
-				case <-ch:
-					select {
-					case woke <- struct{}{}:
-					default:
-					}
-				case <-ctx.Done():
-				}
-			}()
 		}
+	}
+	return chans
+}
+
+// waitAny returns when any of chans is closed or ctx ends.
+func waitAny(ctx context.Context, chans []<-chan struct{}) {
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+		case <-ctx.Done():
+		}
+		return
+	}
+	woke := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, ch := range chans {
+		go func() {
+			select {
+			case <-ch:
+				once.Do(func() { close(woke) })
+			case <-ctx.Done():
+			}
+		}()
 	}
 	select {
 	case <-woke:

@@ -99,6 +99,6 @@ func bucketOf(tableID int64, partitionID *int64, bucket int32) cluster.Bucket {
 func setBucketError(code **int32, msg **string, err error) {
 	*code = proto.Int32(int32(ferr.CodeOf(err)))
 	if m := ferr.MessageOf(err); m != "" {
-		*msg = proto.String(m)
+		*msg = proto.String(wire.Sanitize(m))
 	}
 }

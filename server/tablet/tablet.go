@@ -41,7 +41,10 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.RWMutex
+	// leadMu serialises BecomeLeader and StopReplicas, so a bucket directory is never
+	// opened twice or re-created while it is being dropped.
+	leadMu   sync.Mutex
+	mu       sync.RWMutex // guards replicas
 	replicas map[cluster.Bucket]*Replica
 
 	proj projections
@@ -120,6 +123,8 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 
 // BecomeLeader implements cluster.ReplicaManager.
 func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
 	pid := cluster.NoPartition
 	if p != nil {
 		pid = p.ID
@@ -152,6 +157,8 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 // StopReplicas implements cluster.ReplicaManager: it closes and deletes the buckets of a
 // dropped table or partition.
 func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) error {
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
 	s.mu.Lock()
 	var victims []*Replica
 	for k, r := range s.replicas {
