@@ -162,16 +162,22 @@ func (c *Coordinator) createTable(ctx context.Context, path cluster.TablePath, d
 		return ferr.New(ferr.TableAlreadyExist, "Table %s already exists.", path)
 	}
 	t := &cluster.TableInfo{Path: path, ID: id, SchemaID: firstSchemaID, Descriptor: desc, DescriptorJSON: stored, CreatedMs: now, ModifiedMs: now}
+	// Open the buckets before the table becomes visible, so that no client sees a table
+	// whose buckets are unknown; if they cannot be opened, the table is not created.
+	if c.replicas != nil && !t.Partitioned() {
+		if err := c.replicas.BecomeLeader(ctx, t, nil); err != nil {
+			c.replicas.StopReplicas(ctx, id, cluster.NoPartition)
+			if _, derr := c.store.Txn(ctx, nil, []meta.Op{meta.Delete(tableKey(path)), meta.DeletePrefix(schemasPrefix(id))}); derr != nil {
+				c.log.Error("cannot roll back table registration", "table", path, "err", derr)
+			}
+			return fmt.Errorf("open buckets of %s: %w", path, err)
+		}
+	}
 	c.mu.Lock()
 	c.tables[path] = t
 	c.tablesByID[id] = t
 	c.schemas[id] = map[int32]schemaVersion{firstSchemaID: {schema: desc.Schema, json: schemaJSON}}
 	c.mu.Unlock()
-	if c.replicas != nil && !t.Partitioned() {
-		if err := c.replicas.BecomeLeader(ctx, t, nil); err != nil {
-			return fmt.Errorf("open buckets of %s: %w", path, err)
-		}
-	}
 	c.log.Info("created table", "table", path, "id", id, "buckets", desc.BucketCount, "primary_key", desc.Schema.PrimaryKey)
 	return nil
 }

@@ -77,14 +77,19 @@ func (c *Coordinator) createPartitionLocked(ctx context.Context, t *cluster.Tabl
 		return nil, ferr.New(ferr.PartitionAlreadyExists, "Partition '%s' already exists for table %s", name, t.Path)
 	}
 	p := &cluster.PartitionInfo{TableID: t.ID, ID: id, Name: name, Values: values}
-	c.mu.Lock()
-	c.addPartitionLocked(p)
-	c.mu.Unlock()
+	// As for tables: buckets first, then visibility; undo the registration on failure.
 	if c.replicas != nil {
 		if err := c.replicas.BecomeLeader(ctx, t, p); err != nil {
+			c.replicas.StopReplicas(ctx, t.ID, id)
+			if _, derr := c.store.Txn(ctx, nil, []meta.Op{meta.Delete(partitionKey(t.ID, name))}); derr != nil {
+				c.log.Error("cannot roll back partition registration", "table", t.Path, "partition", name, "err", derr)
+			}
 			return nil, fmt.Errorf("open buckets of partition %s of %s: %w", name, t.Path, err)
 		}
 	}
+	c.mu.Lock()
+	c.addPartitionLocked(p)
+	c.mu.Unlock()
 	c.log.Info("created partition", "table", t.Path, "partition", name, "id", id)
 	return p, nil
 }
