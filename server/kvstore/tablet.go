@@ -92,8 +92,12 @@ func (t *Tablet) Close() {
 	t.store.mu.Unlock()
 }
 
-// Drop deletes the tablet's state.
+// Drop deletes the tablet's state. It waits for a Put in progress (which holds mu) and
+// makes later Puts fail, so no write lands under the prefix after it is deleted.
 func (t *Tablet) Drop() error {
+	t.mu.Lock()
+	t.failed = ferr.New(ferr.UnknownTableOrBucketException, "%s was dropped", t.bucket)
+	t.mu.Unlock()
 	t.Close()
 	return dropBucket(t.store.db, t.bucket)
 }
