@@ -332,15 +332,34 @@ func (c *serverConn) authenticate(req *Request) (proto.Message, error) {
 	return &flusspb.AuthenticateResponse{Challenge: []byte{}}, nil
 }
 
+// BodyAppender is implemented by responses that encode themselves, for instance to copy
+// large record payloads from files straight into the response frame. AppendBody must append
+// a valid protobuf encoding of the response message.
+type BodyAppender interface {
+	AppendBody(dst []byte) ([]byte, error)
+}
+
+// Releaser is implemented by responses that hold resources until they are written.
+type Releaser interface {
+	Release()
+}
+
 // respond sends the response for req. It is safe for concurrent use.
 func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
+	if r, ok := msg.(Releaser); ok {
+		defer r.Release()
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	start := len(c.wbuf)
 	if err == nil {
 		c.wbuf = appendResponseHeader(c.wbuf, responseSuccess, req.Header.RequestID)
 		var merr error
-		c.wbuf, merr = proto.MarshalOptions{}.MarshalAppend(c.wbuf, msg)
+		if ba, ok := msg.(BodyAppender); ok {
+			c.wbuf, merr = ba.AppendBody(c.wbuf)
+		} else {
+			c.wbuf, merr = proto.MarshalOptions{}.MarshalAppend(c.wbuf, msg)
+		}
 		if merr != nil {
 			c.log.Error("cannot encode response", "api", req.Header.APIKey, "err", merr)
 			c.wbuf = c.wbuf[:start]

@@ -33,11 +33,13 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
 		return resp, nil
 	}
+	resp.Release() // the wait below reads again
 	wait := defaultMaxWait
 	if r.MaxWaitMs != nil {
 		wait = time.Duration(max(r.GetMaxWaitMs(), 0)) * time.Millisecond
 	}
 	if wait == 0 {
+		resp, _, _ := s.fetchOnce(&r)
 		return resp, nil
 	}
 	cctx := req.Context()
@@ -51,6 +53,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
 				return resp, nil
 			}
+			resp.Release()
 			wctx, cancel := context.WithDeadline(cctx, deadline)
 			waitAny(wctx, changed)
 			cancel()
@@ -101,9 +104,9 @@ func waitAny(ctx context.Context, chans []<-chan struct{}) {
 
 // fetchOnce reads every requested bucket once. It returns the response, the number of
 // record bytes it holds, and whether the request may wait for more (some bucket was read
-// without error).
-func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*flusspb.FetchLogResponse, int, bool) {
-	resp := &flusspb.FetchLogResponse{}
+// without error). A response that is not sent must be released.
+func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, bool) {
+	resp := &fetchResponse{FetchLogResponse: &flusspb.FetchLogResponse{}}
 	budget := int(r.GetMaxBytes())
 	total := 0
 	parkable := false
@@ -123,50 +126,56 @@ func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*flusspb.FetchLogRespons
 				continue
 			}
 			limit := min(budget, int(br.GetMaxFetchBytes()))
-			data, hw, logStart, err := s.readBucket(bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()), br.GetFetchOffset(), limit, total == 0, table, projection)
+			n, err := s.readBucket(resp, bo, bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()), br.GetFetchOffset(), limit, total == 0, table, projection)
 			if err != nil {
 				setBucketError(&bo.ErrorCode, &bo.ErrorMessage, err)
 				continue
 			}
 			parkable = true
-			bo.HighWatermark = proto.Int64(hw)
-			bo.LogStartOffset = proto.Int64(logStart)
-			bo.Records = data
-			total += len(data)
-			budget = max(budget-len(data), 0)
+			total += n
+			budget = max(budget-n, 0)
 		}
 		resp.TablesResp = append(resp.TablesResp, out)
 	}
 	return resp, total, parkable
 }
 
-// readBucket reads from one bucket. data is never nil on success: the Rust client ignores a
-// bucket answer that has neither records nor filtered_end_offset.
-func (s *Server) readBucket(b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (data []byte, hw, logStart int64, err error) {
+// readBucket reads from one bucket into bo and returns the number of record bytes. Unless
+// they must be projected, the records stay in the segment file: resp references the range
+// and copies it straight into the response frame. bo.Records is never left nil on success:
+// the Rust client ignores a bucket answer that has neither records nor filtered_end_offset.
+func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (int, error) {
 	rep, err := s.replica(b)
 	if err != nil {
-		return nil, 0, 0, err
+		return 0, err
 	}
-	logStart = rep.Log.LogStartOffset()
+	logStart := rep.Log.LogStartOffset()
 	if offset == fetchFromEarliest {
 		offset = logStart
 	}
 	res, err := rep.Log.Read(offset, limit, minOne)
 	if err != nil {
-		return nil, 0, 0, err
+		return 0, err
+	}
+	bo.HighWatermark = proto.Int64(res.HighWatermark)
+	bo.LogStartOffset = proto.Int64(logStart)
+	if res.Size == 0 || projection == nil {
+		bo.Records = []byte{}
+		if res.Size > 0 {
+			resp.fileRecords = append(resp.fileRecords, fileRecords{bucket: bo, res: res})
+		}
+		return int(res.Size), nil
 	}
 	defer res.Release()
-	data, err = res.AppendTo(make([]byte, 0, res.Size))
+	data, err := res.AppendTo(make([]byte, 0, res.Size))
 	if err != nil {
-		return nil, 0, 0, err
+		return 0, err
 	}
-	if projection != nil && len(data) > 0 {
-		data, err = s.project(table, data, projection)
-		if err != nil {
-			return nil, 0, 0, err
-		}
+	if data, err = s.project(table, data, projection); err != nil {
+		return 0, err
 	}
-	return data, res.HighWatermark, logStart, nil
+	bo.Records = data
+	return len(data), nil
 }
 
 // validateProjection checks projected_fields as Fluss does: ARROW log format only, non-empty,

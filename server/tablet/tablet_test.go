@@ -136,10 +136,28 @@ func TestFetchOutOfRangeAndUnknownBucket(t *testing.T) {
 		}
 		return resp.TablesResp[0].BucketsResp[0]
 	}
-	if r := fetch(id, 0, -2); r.GetErrorCode() != 0 || r.GetHighWatermark() != 2 || len(r.Records) == 0 {
+	produce(t, tablet, id, rowBatch(3))
+	r := fetch(id, 0, -2)
+	if r.GetErrorCode() != 0 || r.GetHighWatermark() != 5 || len(r.Records) != len(rowBatch(2))+len(rowBatch(3)) {
 		t.Fatalf("fetch from earliest: code %d hw %d %d bytes", r.GetErrorCode(), r.GetHighWatermark(), len(r.Records))
 	}
-	if r := fetch(id, 0, 2); r.GetErrorCode() != 0 || r.Records == nil || len(r.Records) != 0 {
+	var bases []int64
+	for b, err := range record.Iterate(r.Records) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Validate(); err != nil {
+			t.Fatalf("fetched batch at %d: %v", b.BaseOffset(), err)
+		}
+		bases = append(bases, b.BaseOffset())
+	}
+	if len(bases) != 2 || bases[0] != 0 || bases[1] != 2 {
+		t.Fatalf("fetched batches at offsets %v, want [0 2]", bases)
+	}
+	if r := fetch(id, 0, 3); len(r.Records) != len(rowBatch(3)) {
+		t.Fatalf("fetch from the middle of a batch returned %d bytes, want the whole batch", len(r.Records))
+	}
+	if r := fetch(id, 0, 5); r.GetErrorCode() != 0 || r.Records == nil || len(r.Records) != 0 {
 		t.Fatalf("fetch at the high watermark must be empty but present: code %d records %v", r.GetErrorCode(), r.Records)
 	}
 	if r := fetch(id, 0, 99); ferr.Code(r.GetErrorCode()) != ferr.LogOffsetOutOfRangeException {
