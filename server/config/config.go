@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/stromdb/strom/internal/metadata"
 )
 
 // Listener is one bound endpoint of a role.
@@ -268,39 +270,20 @@ func ParseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// ParseDuration parses a Fluss duration: a number with unit ms, s, min, h, d (e.g. 7d, 10min,
-// 500ms); a bare number means milliseconds.
+// ParseDuration parses a Fluss duration: a number with a unit (ms, s, min, h, d, ... as
+// metadata.ParseFlussDuration accepts), or a bare number of milliseconds as Fluss's server
+// options allow.
 func ParseDuration(s string) (time.Duration, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	units := []struct {
-		suffix string
-		unit   time.Duration
-	}{
-		{"ms", time.Millisecond}, {"milli", time.Millisecond}, {"millis", time.Millisecond},
-		{"min", time.Minute}, {"minute", time.Minute}, {"minutes", time.Minute}, {"m", time.Minute},
-		{"s", time.Second}, {"sec", time.Second}, {"second", time.Second}, {"seconds", time.Second},
-		{"h", time.Hour}, {"hour", time.Hour}, {"hours", time.Hour},
-		{"d", 24 * time.Hour}, {"day", 24 * time.Hour}, {"days", 24 * time.Hour},
-	}
-	num, unit := t, time.Millisecond
-	for i := len(t); i > 0; i-- {
-		if t[i-1] >= '0' && t[i-1] <= '9' {
-			num, unit = strings.TrimSpace(t[:i]), 0
-			suffix := strings.TrimSpace(t[i:])
-			if suffix == "" {
-				unit = time.Millisecond
-			}
-			for _, u := range units {
-				if suffix == u.suffix {
-					unit = u.unit
-				}
-			}
-			break
+	t := strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("bad duration %q", s)
 		}
+		return time.Duration(n) * time.Millisecond, nil
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || unit == 0 || n < 0 {
-		return 0, fmt.Errorf("bad duration %q", s)
+	d, err := metadata.ParseFlussDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q: %w", s, err)
 	}
-	return time.Duration(n) * unit, nil
+	return d, nil
 }

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseDurationAndBytes(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0": 0, "500": 500 * time.Millisecond, "500ms": 500 * time.Millisecond, "1s": time.Second, "10min": 10 * time.Minute, "7d": 7 * 24 * time.Hour, " 2 h ": 2 * time.Hour} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "5 parsecs", "s"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+	for in, want := range map[string]int64{"100mb": 100 << 20, "1024m": 1 << 30, "4k": 4 << 10, "10": 10} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+func TestListenersAndDefaults(t *testing.T) {
+	c := Default()
+	if err := c.Set("bind.listeners", "CLIENT://127.0.0.1:9123, PLAIN_CLIENT://:9223"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("security.protocol.map", "CLIENT:sasl"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TabletListeners) != 2 || c.TabletListeners[0].Port != 9124 || c.TabletListeners[1].Port != 9224 || c.TabletListeners[1].Host != "0.0.0.0" {
+		t.Fatalf("tablet listeners %+v", c.TabletListeners)
+	}
+	if !c.IsSASL("client") || c.IsSASL("PLAIN_CLIENT") {
+		t.Fatal("SASL listener mapping wrong")
+	}
+	if err := c.Set("security.protocol.map", "X:tls"); err == nil {
+		if err := c.Finish(); err == nil {
+			t.Fatal("unknown protocol accepted")
+		}
+	}
+}
