@@ -326,7 +326,7 @@ func (c *serverConn) authenticate(req *Request) (proto.Message, error) {
 	}
 	principal, err := c.cfg.Auth.Authenticate(mech, ar.GetToken())
 	if err != nil {
-		return nil, ferr.New(ferr.AuthenticateException, "%s", sanitize(err.Error()))
+		return nil, ferr.New(ferr.AuthenticateException, "%s", Sanitize(err.Error()))
 	}
 	c.authenticated, c.principal = true, principal
 	return &flusspb.AuthenticateResponse{Challenge: []byte{}}, nil
@@ -373,7 +373,7 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 		}
 		em := &flusspb.ErrorResponse{ErrorCode: proto.Int32(int32(code))}
 		if m := ferr.MessageOf(err); m != "" {
-			em.ErrorMessage = proto.String(sanitize(m))
+			em.ErrorMessage = proto.String(Sanitize(m))
 		}
 		c.wbuf = appendResponseHeader(c.wbuf, responseError, req.Header.RequestID)
 		c.wbuf, _ = proto.MarshalOptions{}.MarshalAppend(c.wbuf, em)
@@ -393,9 +393,7 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 }
 
 // Sanitize makes s safe for a protobuf string field: the Rust client panics on invalid UTF-8.
-func Sanitize(s string) string { return sanitize(s) }
-
-func sanitize(s string) string {
+func Sanitize(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}

@@ -2,7 +2,6 @@ package tablet
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -116,7 +115,7 @@ func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, boo
 		var projErr error
 		var projection []int
 		if tableOK && tr.GetProjectionPushdownEnabled() {
-			projection, projErr = validateProjection(table, tr.ProjectedFields)
+			projection, projErr = s.validateProjection(table, tr.ProjectedFields)
 		}
 		for _, br := range tr.BucketsReq {
 			bo := &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
@@ -178,25 +177,19 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	return len(data), nil
 }
 
-// validateProjection checks projected_fields as Fluss does: ARROW log format only, non-empty,
-// strictly increasing, within the schema.
-func validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
+// validateProjection checks projected_fields as Fluss does: ARROW log format only, then
+// non-empty, strictly increasing and within the table's current schema — the last three by
+// preparing (and caching) the projection for that schema.
+func (s *Server) validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
 	if t.Descriptor.LogFormat() != metadata.LogFormatArrow {
 		return nil, ferr.New(ferr.InvalidColumnProjection, "Column projection is only supported for ARROW log format, but table %s uses %s.", t.Path, t.Descriptor.LogFormat())
 	}
-	if len(fields) == 0 {
-		return nil, ferr.New(ferr.InvalidColumnProjection, "The projection must not be empty.")
-	}
-	n := len(t.Descriptor.Schema.Columns)
 	out := make([]int, len(fields))
 	for i, f := range fields {
-		if f < 0 || int(f) >= n {
-			return nil, ferr.New(ferr.InvalidColumnProjection, "Projected field index %d is out of bounds for schema with %d fields.", f, n)
-		}
-		if i > 0 && f <= fields[i-1] {
-			return nil, ferr.New(ferr.InvalidColumnProjection, "The projection indexes should be in field order and without duplicates, but is %v.", fields)
-		}
 		out[i] = int(f)
 	}
-	return slices.Clip(out), nil
+	if _, err := s.projection(t, int16(t.SchemaID), out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
