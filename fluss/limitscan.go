@@ -91,9 +91,7 @@ func (b *BucketBatchScanner) Rows(ctx context.Context) ([]Row, error) {
 func (b *BucketBatchScanner) scan(ctx context.Context) ([][]row.Datum, error) {
 	t := b.s.t
 	req := &flusspb.LimitScanRequest{TableId: proto.Int64(b.bucket.TableID), BucketId: proto.Int32(b.bucket.Bucket), Limit: proto.Int32(int32(b.s.limit))}
-	if b.bucket.IsPartitioned() {
-		req.PartitionId = proto.Int64(b.bucket.PartitionID)
-	}
+	req.PartitionId = b.bucket.partitionIDField()
 	var resp flusspb.LimitScanResponse
 	for attempt := 0; ; attempt++ {
 		leader, err := t.conn.meta.leader(ctx, t.info.Path, b.bucket)

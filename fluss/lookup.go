@@ -100,9 +100,7 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 	var values [][]byte
 	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
 		br := &flusspb.PbLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		if tb.IsPartitioned() {
-			br.PartitionId = proto.Int64(tb.PartitionID)
-		}
+		br.PartitionId = tb.partitionIDField()
 		var resp flusspb.LookupResponse
 		if err := t.conn.call(ctx, leader, wire.Lookup, &flusspb.LookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbLookupReqForBucket{br}}, &resp); err != nil {
 			return 0, "", err
@@ -149,9 +147,7 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 	var values [][]byte
 	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
 		br := &flusspb.PbPrefixLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		if tb.IsPartitioned() {
-			br.PartitionId = proto.Int64(tb.PartitionID)
-		}
+		br.PartitionId = tb.partitionIDField()
 		var resp flusspb.PrefixLookupResponse
 		if err := t.conn.call(ctx, leader, wire.PrefixLookup, &flusspb.PrefixLookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbPrefixLookupReqForBucket{br}}, &resp); err != nil {
 			return 0, "", err

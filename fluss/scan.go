@@ -201,9 +201,7 @@ func (f *logFetcher) latest(ctx context.Context, tb TableBucket) (int64, error) 
 		FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(1), TableId: proto.Int64(tb.TableID),
 		BucketId: []int32{tb.Bucket},
 	}
-	if tb.IsPartitioned() {
-		req.PartitionId = proto.Int64(tb.PartitionID)
-	}
+	req.PartitionId = tb.partitionIDField()
 	var resp flusspb.ListOffsetsResponse
 	if err := f.conn.call(ctx, leader, wire.ListOffsets, req, &resp); err != nil {
 		return 0, err
@@ -300,9 +298,7 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 	}
 	for _, tb := range tbs {
 		br := &flusspb.PbFetchLogReqForBucket{BucketId: proto.Int32(tb.Bucket), FetchOffset: proto.Int64(subs[tb]), MaxFetchBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytesForBucket))}
-		if tb.IsPartitioned() {
-			br.PartitionId = proto.Int64(tb.PartitionID)
-		}
+		br.PartitionId = tb.partitionIDField()
 		tr.BucketsReq = append(tr.BucketsReq, br)
 	}
 	req := &flusspb.FetchLogRequest{

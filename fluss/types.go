@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/record"
 )
@@ -49,6 +50,15 @@ func NewPartitionBucket(tableID, partitionID int64, bucket int32) TableBucket {
 
 // IsPartitioned reports whether the bucket belongs to a partition.
 func (b TableBucket) IsPartitioned() bool { return b.PartitionID >= 0 }
+
+// partitionIDField is the optional partition_id of a per-bucket request: nil for buckets of
+// non-partitioned tables.
+func (b TableBucket) partitionIDField() *int64 {
+	if !b.IsPartitioned() {
+		return nil
+	}
+	return proto.Int64(b.PartitionID)
+}
 
 // String returns a readable form such as "TableBucket{table=3, partition=5, bucket=0}".
 func (b TableBucket) String() string {

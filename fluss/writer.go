@@ -658,9 +658,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 		req := &flusspb.PutKvRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout), TargetColumns: w.targetCols}
 		for _, b := range batches {
 			r := &flusspb.PbPutKvReqForBucket{BucketId: proto.Int32(b.tb.Bucket), Records: b.payload}
-			if b.tb.IsPartitioned() {
-				r.PartitionId = proto.Int64(b.tb.PartitionID)
-			}
+			r.PartitionId = b.tb.partitionIDField()
 			req.BucketsReq = append(req.BucketsReq, r)
 		}
 		var resp flusspb.PutKvResponse
@@ -674,9 +672,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 		req := &flusspb.ProduceLogRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout)}
 		for _, b := range batches {
 			r := &flusspb.PbProduceLogReqForBucket{BucketId: proto.Int32(b.tb.Bucket), Records: b.payload}
-			if b.tb.IsPartitioned() {
-				r.PartitionId = proto.Int64(b.tb.PartitionID)
-			}
+			r.PartitionId = b.tb.partitionIDField()
 			req.BucketsReq = append(req.BucketsReq, r)
 		}
 		var resp flusspb.ProduceLogResponse
