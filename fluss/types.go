@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"fmt"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/record"
