@@ -86,19 +86,3 @@ func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64) (in
 	}
 	return res.FirstOffset, durable, nil
 }
-
-func bucketOf(tableID int64, partitionID *int64, bucket int32) cluster.Bucket {
-	b := cluster.Bucket{TableID: tableID, PartitionID: cluster.NoPartition, Bucket: bucket}
-	if partitionID != nil {
-		b.PartitionID = *partitionID
-	}
-	return b
-}
-
-// setBucketError fills a per-bucket error_code/error_message pair from err.
-func setBucketError(code **int32, msg **string, err error) {
-	*code = proto.Int32(int32(ferr.CodeOf(err)))
-	if m := ferr.MessageOf(err); m != "" {
-		*msg = proto.String(wire.Sanitize(m))
-	}
-}

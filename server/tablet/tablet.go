@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/cluster"
@@ -238,4 +240,20 @@ func (s *Server) Close() error {
 	}
 	errs = append(errs, s.kv.Close())
 	return errors.Join(errs...)
+}
+
+func bucketOf(tableID int64, partitionID *int64, bucket int32) cluster.Bucket {
+	b := cluster.Bucket{TableID: tableID, PartitionID: cluster.NoPartition, Bucket: bucket}
+	if partitionID != nil {
+		b.PartitionID = *partitionID
+	}
+	return b
+}
+
+// setBucketError fills a per-bucket error_code/error_message pair from err.
+func setBucketError(code **int32, msg **string, err error) {
+	*code = proto.Int32(int32(ferr.CodeOf(err)))
+	if m := ferr.MessageOf(err); m != "" {
+		*msg = proto.String(wire.Sanitize(m))
+	}
 }
