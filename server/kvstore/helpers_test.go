@@ -50,10 +50,16 @@ type harness struct {
 	log   *logstore.Log
 	tab   *Tablet
 	seq   int32
+	// policy is the log's flush policy; the default (no fsync) keeps tests fast.
+	policy logstore.FlushPolicy
 }
 
 func newHarness(t testing.TB, table Table) *harness {
-	h := &harness{t: t, dir: t.TempDir(), table: table}
+	return newHarnessWith(t, table, logstore.FlushInterval(0))
+}
+
+func newHarnessWith(t testing.TB, table Table, policy logstore.FlushPolicy) *harness {
+	h := &harness{t: t, dir: t.TempDir(), table: table, policy: policy}
 	h.open()
 	t.Cleanup(h.close)
 	return h
@@ -63,7 +69,7 @@ func (h *harness) open() {
 	h.t.Helper()
 	var err error
 	h.log, err = logstore.Open(context.Background(), filepath.Join(h.dir, "log"), logstore.Options{Logger: discard(),
-		FlushPolicy: logstore.FlushInterval(0), Now: func() time.Time { return time.UnixMilli(100_000) }})
+		FlushPolicy: h.policy, Now: func() time.Time { return time.UnixMilli(100_000) }})
 	if err != nil {
 		h.t.Fatalf("open log: %v", err)
 	}

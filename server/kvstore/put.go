@@ -3,8 +3,6 @@ package kvstore
 import (
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
-
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
@@ -103,29 +101,29 @@ func (c *compiled) configure(targetColumns []int32) (merger, error) {
 	return merger{kind: mergePartial, targets: targets}, nil
 }
 
-// Put applies one PUT_KV bucket batch (semantics.md §4.1): it computes the changelog against
-// the current state, appends it to the log as one batch carrying the KV batch's writer id and
-// sequence (so the log's idempotence check applies), and commits the new state with the new
-// applied offset. It returns the log end offset after the write (for a duplicate batch: the
-// end of the original). Nothing is applied when any record is rejected or the append fails.
-func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// stage computes the changelog of one PUT_KV bucket batch against the current state (Pebble
+// plus the pre-write buffer) and appends it to the log as one batch carrying the KV batch's
+// writer id and sequence, so that the log's idempotence check applies. The append is staged:
+// written, not yet durable. On success the batch's writes are published into the pre-write
+// buffer (so later Puts merge against them) and queued for applyDurable. It returns the log end
+// offset after the write (for a duplicate batch: the end of the original). Nothing is staged
+// when any record is rejected or the append fails. Caller holds mu.
+func (t *Tablet) stage(kv record.KvBatch, targetColumns []int32, nowMs int64) (end int64, durable func() error, err error) {
 	if t.failed != nil {
-		return 0, t.failed
+		return 0, nil, t.failed
 	}
 	c := t.tbl
 	sid := kv.SchemaID()
 	if sid < 0 || sid > c.SchemaID {
-		return 0, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
+		return 0, nil, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
 	}
 	m, err := c.configure(targetColumns)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	sb := t.newStaged()
 	b := &t.batch
-	b.reset(t.store.db)
-	defer b.Close()
+	b.reset(t.store.db, t.pre, sb)
 	w := &t.w
 	w.cl.reset()
 	it := kv.Records()
@@ -142,47 +140,42 @@ func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int
 		}
 		if err != nil {
 			w.cl.reset()
-			return 0, err
+			t.recycle(sb)
+			return 0, nil, err
 		}
 	}
 	if err := it.Err(); err != nil {
 		w.cl.reset()
-		return 0, ferr.New(ferr.CorruptRecordException, "%v", err)
+		t.recycle(sb)
+		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
 	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: kv.WriterID(), BatchSequence: kv.BatchSequence()})
 	if err != nil {
-		return 0, err
+		t.recycle(sb)
+		return 0, nil, err
 	}
-	res, err := t.log.Append([]record.Batch{w.clBuf}, nowMs)
+	res, logDurable, err := t.log.AppendStaged([]record.Batch{w.clBuf}, nowMs)
 	if err != nil {
-		return 0, err
+		t.recycle(sb)
+		return 0, nil, err
 	}
-	end := res.LastOffset + 1
+	end = res.LastOffset + 1
 	if res.Duplicate {
-		return end, nil
-	}
-	if t.testHookAfterAppend != nil {
-		if err := t.testHookAfterAppend(); err != nil {
-			t.failed = err
-			return 0, err
+		// Nothing new: wait for the original batch to be durable and applied.
+		t.recycle(sb)
+	} else {
+		sb.end = end
+		for k, v := range sb.writes {
+			t.pre[k] = preEntry{val: v, end: end}
 		}
+		t.queue = append(t.queue, sb)
 	}
-	w.meta = appendOffset(w.meta[:0], end)
-	if err := b.Set(t.meta, w.meta, nil); err != nil {
-		return 0, t.fail(err)
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return 0, t.fail(err)
-	}
-	t.applied.Store(end)
-	return end, nil
-}
-
-// fail records that the state no longer matches the log (the changelog was appended but not
-// applied): writes are refused until the tablet is reopened, which replays the changelog.
-func (t *Tablet) fail(err error) error {
-	t.failed = ferr.New(ferr.KvStorageException, "kv state of %s failed after the changelog append: %v", t.bucket, err)
-	return t.failed
+	return end, func() error {
+		if err := logDurable(); err != nil {
+			return t.failAfterAppend(err)
+		}
+		return t.applyDurable(end)
+	}, nil
 }
 
 // current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.

@@ -2,47 +2,65 @@ package kvstore
 
 import (
 	"errors"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble"
 )
 
-// stateBatch collects the state writes of one PUT_KV batch. Reads see the batch's own
-// earlier writes first (records of one batch see each other), then the committed state.
-//
-// It replaces a Pebble indexed batch: an indexed batch's Get builds a merged iterator over
-// the batch, the memtables and every level for each key, while a pending-write map lookup
-// plus a plain DB.Get is much cheaper on the upsert hot path.
-type stateBatch struct {
-	db      *pebble.DB
-	b       *pebble.Batch
-	pending map[string][]byte // key -> value written in this batch; nil value = deleted
+// stagedBatch is the state change of one PUT_KV bucket batch: the final value of every key the
+// batch touched (nil: deleted), and the log end offset after its changelog. Only the final
+// value per key matters because the batch is applied to Pebble as one atomic Pebble batch.
+type stagedBatch struct {
+	end    int64
+	writes map[string][]byte
 }
 
-func (s *stateBatch) reset(db *pebble.DB) {
-	s.db = db
-	s.b = db.NewBatch()
-	if s.pending == nil {
-		s.pending = make(map[string][]byte)
-	}
-	clear(s.pending)
+// preEntry is a key's value in the pre-write buffer: written by the staged batch ending at
+// end, not yet applied to Pebble.
+type preEntry struct {
+	val []byte // nil: deleted
+	end int64
+}
+
+// stateBatch is the view one Put reads and writes through while it computes a batch's
+// changelog. Reads see, in order: the batch's own earlier writes (records of one batch see
+// each other), the pre-write buffer (batches whose changelog is appended but not yet durable
+// and applied), then Pebble. Writes go to the staged batch only; nothing is visible to other
+// Puts until the batch's changelog append succeeds and the batch is published into the
+// pre-write buffer.
+//
+// A pending-write map and a plain DB.Get are used instead of a Pebble indexed batch: an
+// indexed batch's Get builds a merged iterator over the batch, the memtables and every level
+// for each key, which is much more expensive on the upsert hot path.
+type stateBatch struct {
+	db  *pebble.DB
+	pre map[string]preEntry
+	sb  *stagedBatch
+}
+
+func (s *stateBatch) reset(db *pebble.DB, pre map[string]preEntry, sb *stagedBatch) {
+	s.db, s.pre, s.sb = db, pre, sb
 }
 
 // Set writes key=value into the batch. value is copied.
 func (s *stateBatch) Set(key, value []byte, _ *pebble.WriteOptions) error {
-	s.pending[string(key)] = append([]byte{}, value...)
-	return s.b.Set(key, value, nil)
+	s.sb.writes[string(key)] = append(make([]byte, 0, len(value)), value...)
+	return nil
 }
 
 // Delete deletes key in the batch.
 func (s *stateBatch) Delete(key []byte, _ *pebble.WriteOptions) error {
-	s.pending[string(key)] = nil
-	return s.b.Delete(key, nil)
+	s.sb.writes[string(key)] = nil
+	return nil
 }
 
 // get appends the current value of key to dst; found is false for a missing or deleted key.
 func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
-	if v, ok := s.pending[string(key)]; ok {
+	if v, ok := s.sb.writes[string(key)]; ok {
 		return append(dst, v...), v != nil, nil
+	}
+	if e, ok := s.pre[string(key)]; ok {
+		return append(dst, e.val...), e.val != nil, nil
 	}
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -56,15 +74,6 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 	return dst, true, nil
 }
 
-// Commit commits the batch's writes.
-func (s *stateBatch) Commit(o *pebble.WriteOptions) error { return s.b.Commit(o) }
-
-// Close releases the batch.
-func (s *stateBatch) Close() error {
-	if s.b == nil {
-		return nil
-	}
-	err := s.b.Close()
-	s.b = nil
-	return err
-}
+// bytesOf views s as bytes without copying; the result must not be modified or kept. Pebble's
+// Batch.Set and Delete copy their arguments, so it is safe to hand them these views.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

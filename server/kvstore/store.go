@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 
 	"github.com/stromdb/strom/server/cluster"
 )
@@ -69,15 +70,37 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref()
-	db, err := pebble.Open(dir, &pebble.Options{
-		DisableWAL: true,
-		Cache:      cache,
-		Logger:     pebbleLogger{opts.Logger},
-	})
+	db, err := pebble.Open(dir, pebbleOptions(cache, opts))
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
 	}
 	return &Store{db: db, log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}, nil
+}
+
+// memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
+// flushing), so the primary-key state's write buffer is at most twice this.
+const memTableBytes = 32 << 20
+
+// pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks.md, "Profile
+// findings"):
+//   - Bloom filters on every level. Every upsert reads the current value of its key before it
+//     writes (merge engines, -U/+U images); for a new key that read misses, and without filters
+//     a miss seeks into an sstable of every level. With 10 bits per key a miss costs a memtable
+//     probe and a filter check per file (1% false positives).
+//   - Larger memtables: fewer, larger flushes and less L0 compaction work per upserted row.
+func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
+	levels := make([]pebble.LevelOptions, 7)
+	for i := range levels {
+		levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		levels[i].FilterType = pebble.TableFilter
+	}
+	return &pebble.Options{
+		DisableWAL:   true,
+		Cache:        cache,
+		Logger:       pebbleLogger{opts.Logger},
+		MemTableSize: memTableBytes,
+		Levels:       levels,
+	}
 }
 
 // Checkpoint flushes Pebble's memtables and then lets each open bucket's changelog drop

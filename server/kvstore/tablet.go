@@ -20,15 +20,16 @@ import (
 // the bucket's key prefix, with the bucket's log as its changelog and write-ahead log.
 //
 // Invariants:
-//   - Writes (Put) are serialised by mu. Each computes its changelog against the committed
-//     state plus the earlier records of the same batch (a Pebble indexed batch is the
-//     pre-write buffer), appends the changelog to the log, and only then commits the batch
-//     to Pebble together with the new applied offset. A failed or duplicate append commits
-//     nothing.
+//   - Writes are staged one at a time (mu), in the order PutStaged is called; each computes its
+//     changelog against Pebble plus the pre-write buffer plus the earlier records of the same
+//     batch, and appends the changelog to the log before anything of it becomes visible to
+//     other writes. A failed or duplicate append publishes nothing.
+//   - Pebble receives a batch only after its changelog is durable (pipeline.go), together with
+//     the new applied offset.
 //   - Readers (Lookup, PrefixLookup, LimitScan) read Pebble directly: they see exactly the
-//     writes whose changelog the log acknowledged.
-//   - applied is the log offset up to which the state reflects the changelog; it equals the
-//     log end offset whenever mu is not held.
+//     writes whose changelog is durable and applied; every acknowledged write is among them.
+//   - applied is the log offset up to which Pebble reflects the changelog; the offsets between
+//     applied and the log end belong to batches in queue (staged, not yet applied).
 type Tablet struct {
 	store  *Store
 	bucket cluster.Bucket
@@ -41,12 +42,18 @@ type Tablet struct {
 	applied atomic.Int64
 
 	mu     sync.Mutex
-	failed error // set when Pebble rejected a commit after the log append
+	failed error // set when a staged changelog could not be made durable or applied
 	w      writeScratch
-	batch  stateBatch // reused by Put; guarded by mu
+	batch  stateBatch          // reused by stage; guarded by mu
+	pre    map[string]preEntry // pre-write buffer: staged, not yet applied; guarded by mu
+	queue  []*stagedBatch      // staged batches not yet applied, in offset order; guarded by mu
+	free   []*stagedBatch      // recycled staged batches; guarded by mu
 
-	// testHookAfterAppend, when set, runs after the changelog append and before the Pebble
-	// commit; returning an error simulates a crash between the two.
+	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
+	readyScratch []*stagedBatch // guarded by applyMu
+
+	// testHookAfterAppend, when set, runs after the changelog is durable and before the
+	// Pebble commit; returning an error simulates a crash between the two.
 	testHookAfterAppend func() error
 }
 
@@ -63,7 +70,8 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 		return nil, err
 	}
 	lo, hi := bucketRange(b)
-	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b)}
+	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
+		pre: make(map[string]preEntry)}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err
@@ -92,12 +100,15 @@ func (t *Tablet) Close() {
 	t.store.mu.Unlock()
 }
 
-// Drop deletes the tablet's state. It waits for a Put in progress (which holds mu) and
-// makes later Puts fail, so no write lands under the prefix after it is deleted.
+// Drop deletes the tablet's state. It waits for a stage and an apply in progress (which hold
+// mu and applyMu) and makes later ones fail, so no write lands under the prefix after it is
+// deleted.
 func (t *Tablet) Drop() error {
+	t.applyMu.Lock()
 	t.mu.Lock()
 	t.failed = ferr.New(ferr.UnknownTableOrBucketException, "%s was dropped", t.bucket)
 	t.mu.Unlock()
+	t.applyMu.Unlock()
 	t.Close()
 	return dropBucket(t.store.db, t.bucket)
 }

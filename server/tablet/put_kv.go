@@ -2,6 +2,7 @@ package tablet
 
 import (
 	"context"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -23,10 +24,14 @@ func (s *Server) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableI
 	return s.kv.OpenTablet(ctx, b, kvstore.TableFromDescriptor(t.ID, int16(t.SchemaID), &t.Descriptor, schemas), l)
 }
 
-// handlePutKv applies KV batches to primary-key buckets (semantics.md §4.1). Buckets are
-// independent; each answer echoes the bucket's ids and carries the changelog's log end offset.
-// A bucket is answered only after its changelog is appended (durable per the log's flush
-// policy) and its state committed, so acks 0/1/-1 all see the write in later lookups.
+// handlePutKv applies KV batches to primary-key buckets (docs/architecture.md, "PUT_KV
+// pipeline"). Each bucket's batch is staged here, in the connection's request order — merged,
+// its changelog appended to the bucket's log — and the wait for durability and the Pebble apply
+// run off the request loop, all buckets at once, so pipelined PUT_KVs share fsyncs and a lookup
+// behind an upsert on the same connection does not wait for the upsert's fsync. A bucket is
+// answered only after its changelog is durable per the log's flush policy and its state
+// applied, so acks 0/1/-1 all see the write in later lookups. Each answer echoes the bucket's
+// ids and carries the changelog's log end offset.
 func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.PutKvRequest
 	if err := req.Decode(&r); err != nil {
@@ -37,29 +42,67 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	}
 	resp := &flusspb.PutKvResponse{BucketsResp: make([]*flusspb.PbPutKvRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
+	var waits []func() error
+	var waiting []*flusspb.PbPutKvRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		end, err := s.putBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, r.TargetColumns, now)
+		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, r.TargetColumns, now)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
 			out.LogEndOffset = proto.Int64(end)
+			waits = append(waits, durable)
+			waiting = append(waiting, out)
 		}
 		resp.BucketsResp = append(resp.BucketsResp, out)
 	}
-	return resp, nil
+	if len(waits) == 0 {
+		return resp, nil
+	}
+	return req.Defer(func() (proto.Message, error) {
+		errs := awaitAll(waits)
+		for i, err := range errs {
+			if err != nil {
+				waiting[i].LogEndOffset = nil
+				setBucketError(&waiting[i].ErrorCode, &waiting[i].ErrorMessage, err)
+			}
+		}
+		return resp, nil
+	})
 }
 
-func (s *Server) putBucket(b cluster.Bucket, records []byte, targets []int32, nowMs int64) (int64, error) {
+// awaitAll runs the wait functions concurrently (each bucket's log syncs its own file) and
+// returns their errors in order.
+func awaitAll(waits []func() error) []error {
+	errs := make([]error, len(waits))
+	if len(waits) == 1 {
+		errs[0] = waits[0]()
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i, wait := range waits[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+1] = wait()
+		}()
+	}
+	errs[0] = waits[0]()
+	wg.Wait()
+	return errs
+}
+
+// stageBucket stages one bucket's KV batch; durable waits until it is durable and applied.
+func (s *Server) stageBucket(b cluster.Bucket, records []byte, targets []int32, nowMs int64) (int64, func() error, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	kv, err := record.ParseKvBatch(records)
 	if err != nil {
-		return 0, ferr.New(ferr.CorruptRecordException, "%v", err)
+		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
-	return rep.KV.Put(kv, targets, nowMs)
+	return rep.KV.PutStaged(kv, targets, nowMs)
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.

@@ -1,0 +1,173 @@
+package kvstore
+
+import (
+	"github.com/cockroachdb/pebble"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/record"
+)
+
+// The PUT_KV write path is a pipeline with three steps (docs/architecture.md, "PUT_KV
+// pipeline"):
+//
+//  1. stage (PutStaged, under mu, in the connection's request order): merge every record with
+//     the current state, encode the changelog, write it to the log without waiting for the
+//     fsync, and publish the batch's writes into the pre-write buffer so the next batch merges
+//     against them. No disk wait happens here, so the connection goes on to its next request.
+//  2. durable (the function PutStaged returns, run off the connection's loop): wait until the
+//     log has synced the changelog. Concurrent waiters share one fdatasync (group commit,
+//     logstore.Log.AppendStaged).
+//  3. apply (applyDurable): move every queued batch that is now durable from the pre-write
+//     buffer into Pebble as one Pebble batch, together with the applied offset.
+//
+// Invariants:
+//   - Pebble only ever holds state whose changelog is durable per the log's flush policy
+//     (below the log's high watermark), so lookups, which read Pebble alone, never see a
+//     write that a crash could take back, and the stored applied offset never passes the
+//     durable log end.
+//   - queue holds the staged batches in offset order; batches are applied strictly in that
+//     order, one applier at a time (applyMu).
+//   - pre maps a key to the value of the latest staged batch that wrote it; an entry is removed
+//     only by the applier of that same batch, after Pebble holds the value.
+//   - A PUT_KV is answered only after its own batch is applied, so a client that got the
+//     answer reads its write back by lookup.
+
+// Put applies one PUT_KV bucket batch and waits until it is durable and applied: PutStaged
+// followed by its durable function.
+func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, error) {
+	end, durable, err := t.PutStaged(kv, targetColumns, nowMs)
+	if err != nil {
+		return 0, err
+	}
+	if err := durable(); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
+
+// PutStaged stages one PUT_KV bucket batch (docs/semantics: merge, changelog, append) and
+// returns the log end offset after it, and a function that waits until the batch is durable
+// and applied to Pebble. Callers keep the order of PutStaged calls (idempotent writers depend
+// on it) but may run the durable functions concurrently and off their request loop; the write
+// must not be acknowledged before durable returns nil.
+func (t *Tablet) PutStaged(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, func() error, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stage(kv, targetColumns, nowMs)
+}
+
+// applyDurable applies, in offset order, every queued batch whose changelog is durable (below
+// the log's high watermark) to Pebble in one batch with the new applied offset, then drops
+// their entries from the pre-write buffer. It returns once the batch ending at end is
+// applied, or the tablet's failure.
+func (t *Tablet) applyDurable(end int64) error {
+	t.applyMu.Lock()
+	defer t.applyMu.Unlock()
+	if t.applied.Load() >= end {
+		return nil // another waiter applied it
+	}
+	hw := t.log.HighWatermark()
+	t.mu.Lock()
+	if t.failed != nil {
+		t.mu.Unlock()
+		return t.failed
+	}
+	n := 0
+	for n < len(t.queue) && t.queue[n].end <= hw {
+		n++
+	}
+	ready := append(t.readyScratch[:0], t.queue[:n]...)
+	t.mu.Unlock()
+	if n == 0 {
+		// Our batch is durable (our wait returned) but the HW does not cover it: only a
+		// duplicate whose original is durable gets here, and then it is applied already.
+		if t.applied.Load() >= end || hw < end {
+			return nil
+		}
+		return ferr.New(ferr.KvStorageException, "kv state of %s: offset %d durable but not queued", t.bucket, end)
+	}
+	if t.testHookAfterAppend != nil {
+		if err := t.testHookAfterAppend(); err != nil {
+			return t.failAfterAppend(err)
+		}
+	}
+	last := ready[n-1].end
+	if err := t.commitToPebble(ready, last); err != nil {
+		return t.failAfterAppend(err)
+	}
+	t.applied.Store(last)
+	t.mu.Lock()
+	t.queue = t.queue[n:]
+	if len(t.queue) == 0 {
+		t.queue = t.queue[:0:0] // let the backing array go once drained
+	}
+	for _, sb := range ready {
+		for k := range sb.writes {
+			if e, ok := t.pre[k]; ok && e.end == sb.end {
+				delete(t.pre, k)
+			}
+		}
+		t.recycle(sb)
+	}
+	t.mu.Unlock()
+	clear(ready)
+	t.readyScratch = ready[:0]
+	return nil
+}
+
+// commitToPebble writes the batches, in offset order, and the applied offset last in one
+// Pebble batch; within a Pebble batch a later write of a key shadows an earlier one. Pebble's
+// WAL is off: the changelog is the write-ahead log (recover replays it).
+func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
+	b := t.store.db.NewBatch()
+	defer b.Close()
+	for _, sb := range ready {
+		for k, v := range sb.writes {
+			var err error
+			if v == nil {
+				err = b.Delete(bytesOf(k), nil)
+			} else {
+				err = b.Set(bytesOf(k), v, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.Set(t.meta, appendOffset(nil, last), nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// failAfterAppend records that the state no longer matches the log (a changelog was appended
+// but could not be made durable or applied): writes are refused until the tablet is reopened,
+// which replays the changelog from the applied offset.
+func (t *Tablet) failAfterAppend(err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed == nil {
+		t.failed = ferr.New(ferr.KvStorageException, "kv state of %s failed after the changelog append: %v", t.bucket, err)
+	}
+	return t.failed
+}
+
+// newStaged returns an empty staged batch, reusing a recycled one. Caller holds mu.
+func (t *Tablet) newStaged() *stagedBatch {
+	if n := len(t.free); n > 0 {
+		sb := t.free[n-1]
+		t.free = t.free[:n-1]
+		return sb
+	}
+	return &stagedBatch{writes: make(map[string][]byte)}
+}
+
+// recycle keeps sb for reuse (a few; a map that grew large is dropped). Caller holds mu.
+func (t *Tablet) recycle(sb *stagedBatch) {
+	if len(sb.writes) > 1<<16 || len(t.free) >= 4 {
+		return
+	}
+	clear(sb.writes)
+	sb.end = 0
+	t.free = append(t.free, sb)
+}
