@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/bloom"
 
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/logstore"
 )
 
 // Keyspace: one Pebble instance holds every bucket of the server.
@@ -70,11 +71,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref()
-	db, err := pebble.Open(dir, pebbleOptions(cache, opts))
+	s := &Store{log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}
+	po := pebbleOptions(cache, opts)
+	po.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) { s.syncLogs() }}
+	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
 	}
-	return &Store{db: db, log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}, nil
+	s.db = db
+	return s, nil
 }
 
 // memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
@@ -100,6 +105,34 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		Logger:       pebbleLogger{opts.Logger},
 		MemTableSize: memTableBytes,
 		Levels:       levels,
+	}
+}
+
+// syncLogs fdatasyncs the changelog of every open bucket. Pebble calls it when a flush begins,
+// before the flush writes anything (pebble.EventListener.FlushBegin): a memtable holds only
+// state whose changelog bytes were written before it was applied, so after this sync every
+// changelog entry that the flushed state reflects is durable. That keeps the invariant
+// recovery depends on under every flush policy — Pebble's durable state never runs ahead of
+// the durable changelog — including with log.flush.interval, where state is applied before
+// its changelog is synced, and for the flushes Pebble starts by itself when a memtable fills.
+// Pebble holds its mutex while it calls this, so commits wait for the sync; under the default
+// policy the logs are already synced and it costs a lock per bucket.
+func (s *Store) syncLogs() {
+	s.mu.Lock()
+	logs := make([]*logstore.Log, 0, len(s.tablets))
+	for _, t := range s.tablets {
+		logs = append(logs, t.log)
+	}
+	s.mu.Unlock()
+	for _, l := range logs {
+		if !l.Unsynced() {
+			continue
+		}
+		if err := l.Flush(); err != nil && !errors.Is(err, logstore.ErrClosed) {
+			// The flush cannot be stopped from here. If the machine then loses power, recovery
+			// finds the state ahead of the log and rebuilds the bucket from the changelog.
+			s.log.Error("kvstore: changelog sync before a Pebble flush failed", "dir", l.Dir(), "err", err)
+		}
 	}
 }
 
