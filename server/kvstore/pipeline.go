@@ -51,9 +51,14 @@ func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int
 // on it) but may run the durable functions concurrently and off their request loop; the write
 // must not be acknowledged before durable returns nil.
 func (t *Tablet) PutStaged(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, func() error, error) {
+	return t.PutStagedWith(kv, WriteOptions{TargetColumns: targetColumns}, nowMs)
+}
+
+// PutStagedWith is PutStaged with every request-level option.
+func (t *Tablet) PutStagedWith(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, func() error, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.stage(kv, targetColumns, nowMs)
+	return t.stage(kv, o, nowMs)
 }
 
 // applyDurable applies, in offset order, every queued batch whose changelog is durable (below

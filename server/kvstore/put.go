@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -22,6 +23,7 @@ type writeScratch struct {
 	newD    []row.Datum
 	mergedD []row.Datum
 	keyD    []row.Datum
+	rowKey  []byte // key encoded from a record's row, to check it against the record's key
 }
 
 // mergeKind is the row merger chosen for one PUT_KV request (Java RowMerger
@@ -40,12 +42,39 @@ const (
 type merger struct {
 	kind    mergeKind
 	targets row.ColumnSet
+	// overwrite bypasses the merge engine and the table's delete behaviour (MergeOverwrite).
+	overwrite bool
+}
+
+// MergeMode is PUT_KV's agg_mode (Java MergeMode): how a batch combines with stored rows.
+type MergeMode int32
+
+const (
+	// MergeDefault runs the table's merge engine.
+	MergeDefault MergeMode = 0
+	// MergeOverwrite replaces the targeted columns of the stored row and always allows
+	// deletes, whatever the merge engine; the Flink connector uses it to undo writes after a
+	// failover. Unknown values mean MergeDefault, as in Java.
+	MergeOverwrite MergeMode = 1
+)
+
+// WriteOptions are the request-level knobs of a PUT_KV.
+type WriteOptions struct {
+	// TargetColumns are the columns a partial update writes; empty means all columns.
+	TargetColumns []int32
+	Mode          MergeMode
 }
 
 // configure picks the merger for targetColumns (empty: all columns), validating partial
 // updates as Java does: INVALID_TARGET_COLUMN unless the targets contain the primary key and
-// every non-key column is nullable; first_row and versioned refuse partial updates.
-func (c *compiled) configure(targetColumns []int32) (merger, error) {
+// every non-key column is nullable; first_row and versioned refuse partial updates. In
+// MergeOverwrite mode the merge engine is bypassed: the row replaces the stored one (or its
+// targeted columns), as Java's overwrite merger (a default merger allowing deletes) does.
+func (c *compiled) configure(targetColumns []int32, mode MergeMode) (merger, error) {
+	engine := c.Config.MergeEngine
+	if mode == MergeOverwrite {
+		engine = metadata.MergeEngineDefault
+	}
 	partial := len(targetColumns) > 0
 	var targets row.ColumnSet
 	if partial {
@@ -63,7 +92,7 @@ func (c *compiled) configure(targetColumns []int32) (merger, error) {
 				all = all && targets.Has(i)
 			}
 		}
-		if c.Config.MergeEngine == metadata.MergeEngineDefault && all {
+		if engine == metadata.MergeEngineDefault && all {
 			partial = false
 		}
 		for _, tc := range targetColumns {
@@ -72,7 +101,7 @@ func (c *compiled) configure(targetColumns []int32) (merger, error) {
 			}
 		}
 	}
-	switch c.Config.MergeEngine {
+	switch engine {
 	case metadata.MergeEngineFirstRow:
 		if partial {
 			return merger{}, ferr.New(ferr.UnknownServerError, "Partial update is not supported for the first_row merge engine.")
@@ -92,13 +121,14 @@ func (c *compiled) configure(targetColumns []int32) (merger, error) {
 		}
 		return merger{kind: mergeAggPartial, targets: targets}, nil
 	}
+	overwrite := mode == MergeOverwrite
 	if !partial {
-		return merger{kind: mergeDefault}, nil
+		return merger{kind: mergeDefault, overwrite: overwrite}, nil
 	}
 	if err := row.CheckTargetColumns(c.types, c.pk, targets); err != nil {
 		return merger{}, err
 	}
-	return merger{kind: mergePartial, targets: targets}, nil
+	return merger{kind: mergePartial, targets: targets, overwrite: overwrite}, nil
 }
 
 // stage computes the changelog of one PUT_KV bucket batch against the current state (Pebble
@@ -108,7 +138,7 @@ func (c *compiled) configure(targetColumns []int32) (merger, error) {
 // buffer (so later Puts merge against them) and queued for applyDurable. It returns the log end
 // offset after the write (for a duplicate batch: the end of the original). Nothing is staged
 // when any record is rejected or the append fails. Caller holds mu.
-func (t *Tablet) stage(kv record.KvBatch, targetColumns []int32, nowMs int64) (end int64, durable func() error, err error) {
+func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, durable func() error, err error) {
 	if t.failed != nil {
 		return 0, nil, t.failed
 	}
@@ -117,7 +147,7 @@ func (t *Tablet) stage(kv record.KvBatch, targetColumns []int32, nowMs int64) (e
 	if sid < 0 || sid > c.SchemaID {
 		return 0, nil, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
 	}
-	m, err := c.configure(targetColumns)
+	m, err := c.configure(o.TargetColumns, o.Mode)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -209,6 +239,9 @@ func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int
 		return ferr.New(ferr.CorruptRecordException, "kv record row: %v", err)
 	}
 	w.newD = c.pad(w.newD)
+	if err := t.checkKey(w); err != nil {
+		return err
+	}
 	// verbatim stores the client's row bytes under the batch's schema id.
 	verbatim := func() error {
 		w.val = row.AppendValue(w.val[:0], sid, newRow)
@@ -283,10 +316,11 @@ func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int
 
 func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 	c := t.tbl
-	switch c.Config.DeleteBehavior {
-	case metadata.DeleteIgnore:
+	switch {
+	case m.overwrite: // always allowed
+	case c.Config.DeleteBehavior == metadata.DeleteIgnore:
 		return nil
-	case metadata.DeleteDisable:
+	case c.Config.DeleteBehavior == metadata.DeleteDisable:
 		return ferr.New(ferr.DeletionDisabledException, "Delete operations are disabled for this table. The table.delete.behavior is set to 'disable'.")
 	}
 	found, err := t.current(b, w)
@@ -312,6 +346,26 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 		return err
 	}
 	return b.Delete(w.key, nil)
+}
+
+// checkKey refuses a record whose key does not encode its row's primary key: stored under the
+// wrong key, the row would be found by a lookup of another key, and recovery, which re-derives
+// keys from changelog rows, would put it elsewhere. Tables whose clients use a lake key
+// encoding are not checked (the server has only the compacted encoder).
+func (t *Tablet) checkKey(w *writeScratch) error {
+	c := t.tbl
+	if !c.compactedKeys {
+		return nil
+	}
+	var err error
+	w.rowKey, w.keyD, err = c.encodeKey(w.rowKey[:0], w.newD, w.keyD)
+	if err != nil {
+		return ferr.New(ferr.CorruptRecordException, "kv record row: %v", err)
+	}
+	if !bytes.Equal(w.rowKey, w.key[len(t.prefix):]) {
+		return ferr.New(ferr.CorruptRecordException, "kv record key does not match the primary key of its row")
+	}
+	return nil
 }
 
 // emitUpdate adds the changelog of an update of w.oldD to r: -U/+U (FULL) or +U (WAL).

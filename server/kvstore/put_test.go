@@ -375,3 +375,61 @@ func TestRecoveryWhenPebbleLostEverything(t *testing.T) {
 		}
 	}
 }
+
+// agg_mode OVERWRITE bypasses the merge engine: the row (or its targeted columns) replaces the
+// stored one, and deletes are allowed even where the table ignores them (Java overwrite merger).
+func TestOverwriteModeBypassesMergeEngine(t *testing.T) {
+	h := newHarness(t, aggTable())
+	h.put(nil, aggRow(1, 10, 1.5, "a", false, "x", "k"))
+	h.put(nil, aggRow(1, 5, 0.5, "b", true, nil, nil)) // aggregated: total 15, tags a;b
+	overwrite := func(targets []int32, r rec) {
+		t.Helper()
+		_, wait, err := h.tab.PutStagedWith(h.kvBatch(-1, -1, r), WriteOptions{TargetColumns: targets, Mode: MergeOverwrite}, 1)
+		if err == nil {
+			err = wait()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	overwrite(nil, aggRow(1, 10, 1.5, "a", false, "x", "k")) // undo the second write
+	if got := h.get(1); got != "(1,10,1.5,a,false,x,k)" {
+		t.Fatalf("after overwrite: %s", got)
+	}
+	overwrite([]int32{0, 1}, aggRow(1, 7, nil, nil, nil, nil, nil)) // partial: only total
+	if got := h.get(1); got != "(1,7,1.5,a,false,x,k)" {
+		t.Fatalf("after partial overwrite: %s", got)
+	}
+	overwrite(nil, del(1)) // the table ignores deletes; overwrite mode does not
+	if got := h.get(1); got != "" {
+		t.Fatalf("after overwrite delete: %s", got)
+	}
+	// An unknown mode value means the default merge engine, as in Java.
+	_, wait, err := h.tab.PutStagedWith(h.kvBatch(-1, -1, aggRow(2, 1, nil, nil, nil, nil, nil)), WriteOptions{Mode: 7}, 1)
+	if err == nil {
+		err = wait()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.put(nil, aggRow(2, 2, nil, nil, nil, nil, nil))
+	if got := h.get(2); got != "(2,3,null,null,null,null,null)" {
+		t.Fatalf("default mode: %s", got)
+	}
+}
+
+// A KV record whose key is not its row's primary key is refused and nothing of the batch is
+// written (stored under the wrong key it would answer lookups of another key, and recovery,
+// which derives keys from rows, would move it).
+func TestPutRefusesKeyNotMatchingRow(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	bad := up(1, "a", 1)
+	bad.key = []row.Datum{{I: 2}} // the row says id 1
+	_, err := h.tryPut(nil, up(3, "c", 3), bad)
+	if ferr.CodeOf(err) != ferr.CorruptRecordException {
+		t.Fatalf("err = %v", err)
+	}
+	if h.get(1) != "" || h.get(2) != "" || h.get(3) != "" || h.log.LogEndOffset() != 0 {
+		t.Fatalf("a refused batch left state: %q %q %q, log end %d", h.get(1), h.get(2), h.get(3), h.log.LogEndOffset())
+	}
+}

@@ -20,6 +20,8 @@ type Table struct {
 	Schema   metadata.Schema
 	// PartitionKeys are excluded from the key encoding (the physical primary key).
 	PartitionKeys []string
+	// BucketKeys are the table's bucket key columns (empty: the physical primary key).
+	BucketKeys []string
 	Config        metadata.TableConfig
 	// SchemaByID returns older schema versions, for values written before a schema change.
 	// nil means only the latest schema exists.
@@ -29,7 +31,7 @@ type Table struct {
 // TableFromDescriptor builds a Table from a stored descriptor and its latest schema id.
 func TableFromDescriptor(id int64, schemaID int16, d *metadata.TableDescriptor, schemaByID func(int16) (metadata.Schema, bool)) Table {
 	return Table{ID: id, SchemaID: schemaID, Schema: d.Schema, PartitionKeys: d.PartitionKeys,
-		Config: d.Config(), SchemaByID: schemaByID}
+		BucketKeys: d.BucketKeys, Config: d.Config(), SchemaByID: schemaByID}
 }
 
 // compiled is the derived, immutable form of a Table that the hot paths use.
@@ -45,6 +47,10 @@ type compiled struct {
 	compress arrowlog.Compression
 	aggs     []aggFunc // aggregation merge engine: one per column
 	verCol   int       // versioned merge engine: version column position
+	// compactedKeys is set when clients encode primary keys with the compacted encoding,
+	// the one encodeKey produces (every table without a lake key encoder). Only then can the
+	// server check a KV record's key against its row.
+	compactedKeys bool
 
 	mu      sync.Mutex
 	schemas map[int16][]metadata.DataType // older schema field types, by id
@@ -85,6 +91,10 @@ func compile(t Table) (*compiled, error) {
 			c.keyTypes = append(c.keyTypes, c.types[i])
 		}
 	}
+	// The bucket key equals the physical key unless the table names another one; a bucket key
+	// that differs only matters for kv format version 2 with a lake format.
+	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || equalNames(t.BucketKeys, physicalKey(t)))
+	c.compactedKeys = err == nil && enc == row.KeyCompacted
 	as, err := arrowlog.ArrowSchema(c.cols)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: arrow schema: %w", err)
@@ -132,6 +142,33 @@ func compile(t Table) (*compiled, error) {
 		}
 	}
 	return c, nil
+}
+
+// physicalKey is the primary key without the partition columns.
+func physicalKey(t Table) []string {
+	var out []string
+	for _, name := range t.Schema.PrimaryKey {
+		partition := false
+		for _, p := range t.PartitionKeys {
+			partition = partition || p == name
+		}
+		if !partition {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func equalNames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // typesOf returns the field types of schema version id.

@@ -42,11 +42,12 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	}
 	resp := &flusspb.PutKvResponse{BucketsResp: make([]*flusspb.PbPutKvRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
+	opts := kvstore.WriteOptions{TargetColumns: r.TargetColumns, Mode: kvstore.MergeMode(r.GetAggMode())}
 	var waits []func() error
 	var waiting []*flusspb.PbPutKvRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, r.TargetColumns, now)
+		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
@@ -93,7 +94,7 @@ func awaitAll(waits []func() error) []error {
 }
 
 // stageBucket stages one bucket's KV batch; durable waits until it is durable and applied.
-func (s *Server) stageBucket(b cluster.Bucket, records []byte, targets []int32, nowMs int64) (int64, func() error, error) {
+func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64) (int64, func() error, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
 		return 0, nil, err
@@ -102,7 +103,7 @@ func (s *Server) stageBucket(b cluster.Bucket, records []byte, targets []int32, 
 	if err != nil {
 		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
-	return rep.KV.PutStaged(kv, targets, nowMs)
+	return rep.KV.PutStagedWith(kv, opts, nowMs)
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.
