@@ -299,4 +299,3 @@ func eqStrings(t testing.TB, what string, got, want []string) {
 		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
 	}
 }
-

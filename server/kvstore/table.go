@@ -22,7 +22,7 @@ type Table struct {
 	PartitionKeys []string
 	// BucketKeys are the table's bucket key columns (empty: the physical primary key).
 	BucketKeys []string
-	Config        metadata.TableConfig
+	Config     metadata.TableConfig
 	// SchemaByID returns older schema versions, for values written before a schema change.
 	// nil means only the latest schema exists.
 	SchemaByID func(id int16) (metadata.Schema, bool)
