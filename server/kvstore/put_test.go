@@ -433,3 +433,34 @@ func TestPutRefusesKeyNotMatchingRow(t *testing.T) {
 		t.Fatalf("a refused batch left state: %q %q %q, log end %d", h.get(1), h.get(2), h.get(3), h.log.LogEndOffset())
 	}
 }
+
+// LOOKUP with insert_if_not_exists: missing keys get a row of just their key columns (one +I
+// each, a key repeated in the request inserted once); existing keys are untouched.
+func TestInsertMissing(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	h.put(nil, up(1, "a", 1))
+	c := h.tab.tbl
+	key := func(id int64) []byte {
+		k, err := row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	staged, wait, err := h.tab.InsertMissingStaged([][]byte{key(1), key(2), key(3), key(2)}, 1)
+	if err != nil || !staged {
+		t.Fatalf("staged %v, err %v", staged, err)
+	}
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]string{1: "(1,a,1)", 2: "(2,null,null)", 3: "(3,null,null)"} {
+		if got := h.get(id); got != want {
+			t.Fatalf("%d = %q, want %q", id, got, want)
+		}
+	}
+	eqStrings(t, "changelog", h.changelog(), []string{"+I(1,a,1)", "+I(2,null,null)", "+I(3,null,null)"})
+	if staged, _, err := h.tab.InsertMissingStaged([][]byte{key(1), key(3)}, 1); err != nil || staged {
+		t.Fatalf("all keys exist: staged %v, err %v", staged, err)
+	}
+}

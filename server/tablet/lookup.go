@@ -5,9 +5,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
 )
 
 // handleLookup answers point lookups on committed state (semantics.md §4.6): per bucket
@@ -17,17 +17,16 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if r.GetInsertIfNotExists() {
+		// Inserting waits for the changelog's fsync: off the connection's loop.
+		return req.Defer(func() (proto.Message, error) { return s.lookupOrInsert(&r), nil })
+	}
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	var vals [][]byte
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId,
 			OriginalPartitionName: br.OriginalPartitionName}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		if r.GetInsertIfNotExists() {
-			setBucketError(&out.ErrorCode, &out.ErrorMessage,
-				ferr.New(ferr.UnknownServerError, "lookup with insert_if_not_exists is not supported by this server"))
-			continue
-		}
 		rep, err := s.kvReplica(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()))
 		if err == nil {
 			vals, err = rep.KV.Lookup(br.Keys, vals)
@@ -44,4 +43,45 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 		}
 	}
 	return resp, nil
+}
+
+// lookupOrInsert answers a LOOKUP with insert_if_not_exists (Java ReplicaManager.lookups): per
+// bucket, keys without a row get one holding just the key columns (kvstore.InsertMissingStaged),
+// and once that is durable every key is looked up, so the answer has a value for each key. A
+// bucket whose insert fails answers with that error.
+func (s *Server) lookupOrInsert(r *flusspb.LookupRequest) *flusspb.LookupResponse {
+	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
+	now := s.opts.Now().UnixMilli()
+	for _, br := range r.BucketsReq {
+		out := &flusspb.PbLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId,
+			OriginalPartitionName: br.OriginalPartitionName}
+		resp.BucketsResp = append(resp.BucketsResp, out)
+		vals, err := s.insertAndLookup(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Keys, now)
+		if err != nil {
+			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
+			continue
+		}
+		out.Values = make([]*flusspb.PbValue, len(vals))
+		for i, v := range vals {
+			out.Values[i] = &flusspb.PbValue{Values: v}
+		}
+	}
+	return resp
+}
+
+func (s *Server) insertAndLookup(b cluster.Bucket, keys [][]byte, nowMs int64) ([][]byte, error) {
+	rep, err := s.kvReplica(b)
+	if err != nil {
+		return nil, err
+	}
+	staged, durable, err := rep.KV.InsertMissingStaged(keys, nowMs)
+	if err != nil {
+		return nil, err
+	}
+	if staged {
+		if err := durable(); err != nil {
+			return nil, err
+		}
+	}
+	return rep.KV.Lookup(keys, nil)
 }
