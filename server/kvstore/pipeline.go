@@ -174,5 +174,6 @@ func (t *Tablet) recycle(sb *stagedBatch) {
 	}
 	clear(sb.writes)
 	sb.end = 0
+	sb.arena = nil // the pre-write buffer may still view the old arena
 	t.free = append(t.free, sb)
 }

@@ -13,6 +13,22 @@ import (
 type stagedBatch struct {
 	end    int64
 	writes map[string][]byte
+	// arena holds the bytes of the keys and values in writes; they are appended and never
+	// modified, so the map's keys are strings viewing the arena (one allocation per batch
+	// instead of two per record). A batch's arena is never reused: the pre-write buffer may
+	// keep its keys and values after the batch is recycled.
+	arena []byte
+}
+
+// keep copies b into the arena and returns the copy.
+func (sb *stagedBatch) keep(b []byte) []byte {
+	if cap(sb.arena)-len(sb.arena) < len(b) {
+		// Grow into a new array; slices of the old one stay valid and unchanged.
+		sb.arena = make([]byte, 0, max(2*cap(sb.arena), len(b), 4096))
+	}
+	off := len(sb.arena)
+	sb.arena = append(sb.arena, b...)
+	return sb.arena[off:len(sb.arena):len(sb.arena)]
 }
 
 // preEntry is a key's value in the pre-write buffer: written by the staged batch ending at
@@ -42,16 +58,23 @@ func (s *stateBatch) reset(db *pebble.DB, pre map[string]preEntry, sb *stagedBat
 	s.db, s.pre, s.sb = db, pre, sb
 }
 
-// Set writes key=value into the batch. value is copied.
+// Set writes key=value into the batch. key and value are copied.
 func (s *stateBatch) Set(key, value []byte, _ *pebble.WriteOptions) error {
-	s.sb.writes[string(key)] = append(make([]byte, 0, len(value)), value...)
+	s.sb.writes[s.keyString(key)] = s.sb.keep(value)
 	return nil
 }
 
 // Delete deletes key in the batch.
 func (s *stateBatch) Delete(key []byte, _ *pebble.WriteOptions) error {
-	s.sb.writes[string(key)] = nil
+	s.sb.writes[s.keyString(key)] = nil
 	return nil
+}
+
+// keyString returns key as a map key backed by the arena (no copy when the batch already
+// wrote the key).
+func (s *stateBatch) keyString(key []byte) string {
+	k := s.sb.keep(key)
+	return unsafe.String(unsafe.SliceData(k), len(k))
 }
 
 // get appends the current value of key to dst; found is false for a missing or deleted key.
