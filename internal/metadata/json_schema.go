@@ -76,13 +76,15 @@ func writeColumn(w *jsonWriter, c *Column) {
 
 func decodeSchema(obj jsonObject) (Schema, error) {
 	var s Schema
-	v, err := requiredField(obj, "columns")
+	v, err := collectionField(obj, "columns")
 	if err != nil {
 		return Schema{}, fmt.Errorf("schema: %w", err)
 	}
-	arr, err := asArray("columns", v)
-	if err != nil {
-		return Schema{}, fmt.Errorf("schema: %w", err)
+	var arr []any
+	if v != nil {
+		if arr, err = asArray("columns", v); err != nil {
+			return Schema{}, fmt.Errorf("schema: %w", err)
+		}
 	}
 	s.Columns = make([]Column, 0, len(arr))
 	for i, e := range arr {

@@ -70,6 +70,17 @@ func requiredField(m jsonObject, key string) (any, error) {
 	return v, nil
 }
 
+// collectionField returns m[key] for a key whose value Java's serdes iterate (elements() or
+// fieldNames()): the key must be present, and a JSON null reads as an empty collection, as
+// Jackson's NullNode iterates as empty. null is returned for a null value.
+func collectionField(m jsonObject, key string) (any, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, fmt.Errorf("missing required field %q", key)
+	}
+	return v, nil
+}
+
 func asObject(key string, v any) (jsonObject, error) {
 	o, ok := v.(jsonObject)
 	if !ok {
@@ -115,8 +126,11 @@ func asInt32(key string, v any) (int32, error) {
 	return int32(i), nil
 }
 
-// stringList decodes an array of strings.
+// stringList decodes an array of strings; a JSON null (v == nil) is an empty list.
 func stringList(key string, v any) ([]string, error) {
+	if v == nil {
+		return []string{}, nil
+	}
 	arr, err := asArray(key, v)
 	if err != nil {
 		return nil, err
@@ -133,8 +147,12 @@ func stringList(key string, v any) ([]string, error) {
 }
 
 // stringMap decodes an object of scalar values into strings. Strings are taken as they are;
-// numbers and booleans are rendered as their JSON text, as Jackson's asText does.
+// numbers and booleans are rendered as their JSON text, as Jackson's asText does. A JSON null
+// (v == nil) is an empty map.
 func stringMap(key string, v any) (map[string]string, error) {
+	if v == nil {
+		return map[string]string{}, nil
+	}
 	obj, err := asObject(key, v)
 	if err != nil {
 		return nil, err
