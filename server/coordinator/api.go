@@ -21,6 +21,10 @@ func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
 	svc.Handle(wire.DropTable, c.handleDropTable)
 	svc.Handle(wire.CreatePartition, c.handleCreatePartition)
 	svc.Handle(wire.DropPartition, c.handleDropPartition)
+	svc.Handle(wire.AlterTable, c.handleAlterTable)
+	svc.Handle(wire.AlterDatabase, c.handleAlterDatabase)
+	svc.Handle(wire.CreateAcls, c.handleCreateAcls)
+	svc.Handle(wire.DropAcls, c.handleDropAcls)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -37,6 +41,7 @@ func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
 	svc.Handle(wire.ListPartitionInfos, c.handleListPartitionInfos)
 	svc.Handle(wire.GetLakeSnapshot, c.handleGetLakeSnapshot)
 	svc.Handle(wire.GetFilesystemSecurityToken, c.handleGetFileSystemSecurityToken)
+	svc.Handle(wire.ListAcls, c.handleListAcls)
 }
 
 func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {

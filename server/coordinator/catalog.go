@@ -19,6 +19,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	AutoPartitionInterval time.Duration
 	// Now returns the current time; tests inject a clock.
 	Now func() time.Time
+	// Authorizer, when set (authorizer.enabled), authorises every request that does not
+	// arrive on InternalListener (internal.listener.name), as a Fluss server does.
+	Authorizer       *auth.Authorizer
+	InternalListener string
 }
 
 // Database is a registered database.
