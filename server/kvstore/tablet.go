@@ -243,3 +243,20 @@ func (t *Tablet) SetTable(tbl Table) error {
 	t.w.cl = cl
 	return nil
 }
+
+// RowCount returns the number of live keys of the bucket. It counts the committed state, so
+// it costs a scan of the bucket's key range.
+func (t *Tablet) RowCount() (int64, error) {
+	it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.hi})
+	if err != nil {
+		return 0, ferr.New(ferr.KvStorageException, "row count of %s: %v", t.bucket, err)
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return 0, ferr.New(ferr.KvStorageException, "row count of %s: %v", t.bucket, err)
+	}
+	return n, nil
+}
