@@ -90,7 +90,7 @@ func TestGetTableStats(t *testing.T) {
 	}
 
 	wal := createTable(t, tn.coord, "pk_wal", metadata.TableDescriptor{
-		Schema: metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: intType}, {Name: "v", Type: stringType}}, PrimaryKey: []string{"id"}},
+		Schema:      metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: intType}, {Name: "v", Type: stringType}}, PrimaryKey: []string{"id"}},
 		BucketCount: 1, Properties: map[string]string{"table.changelog.image": "WAL"}, CustomProperties: map[string]string{},
 	})
 	if st := tableStats(t, tn.tablet, wal, 0); ferr.Code(st[0].GetErrorCode()) != ferr.InvalidTableException {
