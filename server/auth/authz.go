@@ -105,12 +105,16 @@ type Principal struct {
 // Anonymous is the principal of connections that did not authenticate.
 var Anonymous = Principal{Name: "ANONYMOUS", Type: "User"}
 
-// UserPrincipal is the principal of an authenticated user, Anonymous for "".
-func UserPrincipal(name string) Principal {
-	if name == "" {
+// PrincipalOf parses the principal the network layer attaches to a request: "type:name" as
+// the SASL authenticators give it ("User:alice"), a bare name as a User, Anonymous for "".
+func PrincipalOf(s string) Principal {
+	if s == "" {
 		return Anonymous
 	}
-	return Principal{Name: name, Type: "User"}
+	if typ, name, ok := strings.Cut(s, ":"); ok && typ != "" && name != "" {
+		return Principal{Name: name, Type: typ}
+	}
+	return Principal{Name: s, Type: "User"}
 }
 
 func (p Principal) String() string {

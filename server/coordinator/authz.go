@@ -15,7 +15,7 @@ import (
 // Session returns who sent req, for an authorizer serving internalListener. The client host
 // is unknown to handlers, so only ACL entries for every host ("*") apply.
 func Session(req *wire.Request, internalListener string) auth.Session {
-	return auth.Session{Principal: auth.UserPrincipal(req.Principal), Internal: req.Listener == internalListener}
+	return auth.Session{Principal: auth.PrincipalOf(req.Principal), Internal: req.Listener == internalListener}
 }
 
 func (c *Coordinator) session(req *wire.Request) auth.Session {
