@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
@@ -346,4 +347,64 @@ func TestAlterDatabase(t *testing.T) {
 		t.Fatalf("after RESET: %+v", d)
 	}
 	wantCode(t, alter("nope", nil, setOption("k", "v")), ferr.DatabaseNotExist, "missing database")
+}
+
+// Fetching with a projection that includes an added column reads batches written before the
+// column existed in the new shape: the column is all NULL and the batch carries the new
+// schema id.
+func TestFetchProjectionAcrossAddColumn(t *testing.T) {
+	tn := startNode(t, t.TempDir(), nil)
+	cols := []metadata.Column{{Name: "id", Type: intType}, {Name: "name", Type: stringType}}
+	id := createTable(t, tn.coord, "evolve_log", metadata.TableDescriptor{
+		Schema: metadata.Schema{Columns: cols}, BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
+	})
+	as, _ := arrowlog.ArrowSchema(cols)
+	rec, err := arrowlog.RowsToRecord(as, cols, [][]row.Datum{{{I: 1}, {B: []byte("a")}}, {{I: 2}, {B: []byte("b")}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	batch, err := arrowlog.AppendBatch(nil, record.V0Header{SchemaID: 1, WriterID: -1, BatchSequence: -1}, rec, nil, arrowlog.CompressionZstd, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr flusspb.ProduceLogResponse
+	mustCall(t, tn.tablet, wire.ProduceLog, &flusspb.ProduceLogRequest{Acks: proto.Int32(-1), TableId: proto.Int64(id), TimeoutMs: proto.Int32(10000),
+		BucketsReq: []*flusspb.PbProduceLogReqForBucket{{BucketId: proto.Int32(0), Records: batch}}}, &pr)
+	if err := alterTable(t, tn.coord, "evolve_log", nil, []*flusspb.PbAddColumn{addColumn("age", intType)}); err != nil {
+		t.Fatal(err)
+	}
+	all := append(cols, metadata.Column{Name: "age", Type: intType})
+	fetch := func(fields ...int32) (int16, [][]row.Datum) {
+		var resp flusspb.FetchLogResponse
+		mustCall(t, tn.tablet, wire.FetchLog, &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(1 << 20),
+			TablesReq: []*flusspb.PbFetchLogReqForTable{{TableId: proto.Int64(id), ProjectionPushdownEnabled: proto.Bool(true), ProjectedFields: fields,
+				BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(0), MaxFetchBytes: proto.Int32(1 << 20)}}}}}, &resp)
+		b := resp.TablesResp[0].BucketsResp[0]
+		if b.GetErrorCode() != 0 {
+			t.Fatalf("fetch %v: %d %s", fields, b.GetErrorCode(), b.GetErrorMessage())
+		}
+		pb := record.Batch(b.Records)
+		var pcols []metadata.Column
+		for _, f := range fields {
+			pcols = append(pcols, all[f])
+		}
+		ps, _ := arrowlog.ArrowSchema(pcols)
+		_, got, err := arrowlog.Decode(ps, true, int(pb.RecordCount()), pb.Records(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Release()
+		rows, err := arrowlog.RecordToRows(got, pcols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pb.SchemaID(), rows
+	}
+	if sid, rows := fetch(0, 2); sid != 2 || rows[1][0].I != 2 || !rows[0][1].Null || !rows[1][1].Null {
+		t.Fatalf("projection [id, age]: schema %d rows %v", sid, rows)
+	}
+	if sid, rows := fetch(1); sid != 1 || string(rows[0][0].B) != "a" {
+		t.Fatalf("projection [name]: schema %d rows %v", sid, rows)
+	}
 }
