@@ -54,10 +54,6 @@ func NewProjectionTo(stored, target *arrow.Schema, targetID int16, projected []i
 	return p, nil
 }
 
-// noCompressionLength prefixes a buffer of a compressed body that is stored uncompressed
-// (Arrow's BodyCompression: an uncompressed length of -1).
-var noCompressionLength = int64(-1)
-
 // appendNullColumn appends the field nodes and buffers of a column of type dt with rows
 // values, all NULL: validity bitmaps of zeros, zeroed fixed-width values and offsets, empty
 // variable-length values and list children. In a compressed body each non-empty buffer is
@@ -71,7 +67,8 @@ func appendNullColumn(dt arrow.DataType, rows int64, compressed bool, nodes *[]f
 		var b []byte
 		if compressed {
 			b = make([]byte, 8+n)
-			binary.LittleEndian.PutUint64(b, uint64(noCompressionLength))
+			marker := int64(uncompressedMarker)
+			binary.LittleEndian.PutUint64(b, uint64(marker))
 		} else {
 			b = make([]byte, n)
 		}
