@@ -212,3 +212,78 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 	wantCode(t, call(t, tn.coord, wire.CreateAcls, &flusspb.CreateAclsRequest{}, &flusspb.CreateAclsResponse{}),
 		ferr.SecurityDisabledException, "CREATE_ACLS")
 }
+
+// Every data-plane and cluster API refuses a user without ACLs, and the refused writes store
+// nothing.
+func TestACLDeniesEveryAPI(t *testing.T) {
+	n := secureNode(t, t.TempDir())
+	admin, bob := login(t, n, "admin"), login(t, n, "bob")
+	logID := createLogTable(t, admin.coord, "log", 1)
+	pkID := createPKTable(t, admin.coord, "pk")
+	if err := produce(t, admin.tablet, logID, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+
+	denied := func(what string, err error) {
+		t.Helper()
+		wantCode(t, err, ferr.AuthorizationException, what)
+	}
+	denied("PRODUCE_LOG", produce(t, bob.tablet, logID, 0, 1))
+	denied("PUT_KV", call(t, bob.tablet, wire.PutKv, &flusspb.PutKvRequest{Acks: proto.Int32(-1), TableId: proto.Int64(pkID), TimeoutMs: proto.Int32(1000),
+		BucketsReq: []*flusspb.PbPutKvReqForBucket{{BucketId: proto.Int32(0), Records: []byte{1}}}}, &flusspb.PutKvResponse{}))
+	denied("LIMIT_SCAN", call(t, bob.tablet, wire.LimitScan, &flusspb.LimitScanRequest{TableId: proto.Int64(logID), BucketId: proto.Int32(0), Limit: proto.Int32(10)}, &flusspb.LimitScanResponse{}))
+	denied("LIST_OFFSETS", call(t, bob.tablet, wire.ListOffsets, &flusspb.ListOffsetsRequest{FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(1),
+		TableId: proto.Int64(logID), BucketId: []int32{0}}, &flusspb.ListOffsetsResponse{}))
+	denied("GET_TABLE_STATS", call(t, bob.tablet, wire.GetTableStats, &flusspb.GetTableStatsRequest{TableId: proto.Int64(logID),
+		BucketsReq: []*flusspb.PbTableStatsReqForBucket{{BucketId: proto.Int32(0)}}}, &flusspb.GetTableStatsResponse{}))
+	denied("INIT_WRITER", call(t, bob.tablet, wire.InitWriter, &flusspb.InitWriterRequest{TablePath: []*flusspb.PbTablePath{tablePath("log")}}, &flusspb.InitWriterResponse{}))
+	denied("LOOKUP insert_if_not_exists", call(t, bob.tablet, wire.Lookup, &flusspb.LookupRequest{TableId: proto.Int64(pkID), InsertIfNotExists: proto.Bool(true),
+		BucketsReq: []*flusspb.PbLookupReqForBucket{{BucketId: proto.Int32(0), Keys: [][]byte{{0}}}}}, &flusspb.LookupResponse{}))
+	var lr flusspb.LookupResponse
+	mustCall(t, bob.tablet, wire.Lookup, &flusspb.LookupRequest{TableId: proto.Int64(pkID),
+		BucketsReq: []*flusspb.PbLookupReqForBucket{{BucketId: proto.Int32(0), Keys: [][]byte{{0}}}}}, &lr)
+	if b := lr.BucketsResp[0]; ferr.Code(b.GetErrorCode()) != ferr.AuthorizationException || len(b.Values) != 0 {
+		t.Fatalf("LOOKUP: %v", b)
+	}
+	var plr flusspb.PrefixLookupResponse
+	mustCall(t, bob.tablet, wire.PrefixLookup, &flusspb.PrefixLookupRequest{TableId: proto.Int64(pkID),
+		BucketsReq: []*flusspb.PbPrefixLookupReqForBucket{{BucketId: proto.Int32(0), Keys: [][]byte{{0}}}}}, &plr)
+	if b := plr.BucketsResp[0]; ferr.Code(b.GetErrorCode()) != ferr.AuthorizationException {
+		t.Fatalf("PREFIX_LOOKUP: %v", b)
+	}
+	denied("ALTER_TABLE", alterTable(t, bob.coord, "log", []*flusspb.PbAlterConfig{setOption("owner", "bob")}, nil))
+	denied("DESCRIBE_CLUSTER_CONFIGS", call(t, bob.coord, wire.DescribeClusterConfigs, &flusspb.DescribeClusterConfigsRequest{}, &flusspb.DescribeClusterConfigsResponse{}))
+	denied("ALTER_CLUSTER_CONFIGS", call(t, bob.coord, wire.AlterClusterConfigs, &flusspb.AlterClusterConfigsRequest{
+		AlterConfigs: []*flusspb.PbAlterConfig{setOption("kv.snapshot.interval", "1min")}}, &flusspb.AlterClusterConfigsResponse{}))
+	denied("GET_CLUSTER_HEALTH", call(t, bob.tablet, wire.GetClusterHealth, &flusspb.GetClusterHealthRequest{}, &flusspb.GetClusterHealthResponse{}))
+	denied("REGISTER_PRODUCER_OFFSETS", call(t, bob.coord, wire.RegisterProducerOffsets, &flusspb.RegisterProducerOffsetsRequest{ProducerId: proto.String("p"),
+		TableOffsets: []*flusspb.PbProducerTableOffsets{{TableId: proto.Int64(logID)}}}, &flusspb.RegisterProducerOffsetsResponse{}))
+
+	// Nothing bob tried was stored.
+	var st flusspb.GetTableStatsResponse
+	mustCall(t, admin.tablet, wire.GetTableStats, &flusspb.GetTableStatsRequest{TableId: proto.Int64(logID),
+		BucketsReq: []*flusspb.PbTableStatsReqForBucket{{BucketId: proto.Int32(0)}}}, &st)
+	if st.BucketsResp[0].GetRowCount() != 3 {
+		t.Fatalf("log holds %d records after denied writes", st.BucketsResp[0].GetRowCount())
+	}
+	if d := descriptorOf(t, tableInfo(t, admin.coord, "log")); len(d.CustomProperties) != 0 {
+		t.Fatalf("denied ALTER_TABLE stored %v", d.CustomProperties)
+	}
+	var po flusspb.GetProducerOffsetsResponse
+	mustCall(t, admin.coord, wire.GetProducerOffsets, &flusspb.GetProducerOffsetsRequest{ProducerId: proto.String("p")}, &po)
+	if po.ProducerId != nil {
+		t.Fatal("denied REGISTER_PRODUCER_OFFSETS stored offsets")
+	}
+	if _, ok := describeConfigs(t, admin.coord)["kv.snapshot.interval"]; ok {
+		t.Fatal("denied ALTER_CLUSTER_CONFIGS stored a value")
+	}
+
+	// WRITE on the log table lets bob produce, and INIT_WRITER passes with one writable table.
+	mustCall(t, admin.coord, wire.CreateAcls, &flusspb.CreateAclsRequest{Acl: []*flusspb.PbAclInfo{aclInfo(auth.ResourceTable, "fluss.log", "bob", auth.OpWrite)}}, &flusspb.CreateAclsResponse{})
+	if err := produce(t, bob.tablet, logID, 0, 1); err != nil {
+		t.Fatalf("produce with WRITE: %v", err)
+	}
+	if err := call(t, bob.tablet, wire.InitWriter, &flusspb.InitWriterRequest{TablePath: []*flusspb.PbTablePath{tablePath("pk"), tablePath("log")}}, &flusspb.InitWriterResponse{}); err != nil {
+		t.Fatalf("INIT_WRITER with one writable table: %v", err)
+	}
+}
