@@ -87,15 +87,20 @@ func filterOf(f *flusspb.PbAclFilter) (auth.Filter, error) {
 	if f.PrincipalName != nil && f.PrincipalType != nil {
 		out.Principal = &auth.Principal{Name: f.GetPrincipalName(), Type: f.GetPrincipalType()}
 	}
+	return out, checkCodes(out.ResourceType, out.Operation, out.Permission)
+}
+
+// checkCodes refuses type codes Java's enums do not know, with their messages.
+func checkCodes(rt auth.ResourceType, op auth.Operation, perm auth.Permission) error {
 	switch {
-	case out.ResourceType < auth.ResourceAny || out.ResourceType > auth.ResourceTable:
-		return out, ferr.New(ferr.UnknownServerError, "Unknown resource type code %d", out.ResourceType)
-	case out.Operation < auth.OpAny || out.Operation > auth.OpDescribe:
-		return out, ferr.New(ferr.UnknownServerError, "Unknown operation type code: %d", out.Operation)
-	case out.Permission < auth.PermissionAny || out.Permission > auth.PermissionAllow:
-		return out, ferr.New(ferr.UnknownServerError, "Unknown permission type: %d", out.Permission)
+	case rt < auth.ResourceAny || rt > auth.ResourceTable:
+		return ferr.New(ferr.UnknownServerError, "Unknown resource type code %d", rt)
+	case op < auth.OpAny || op > auth.OpDescribe:
+		return ferr.New(ferr.UnknownServerError, "Unknown operation type code: %d", op)
+	case perm < auth.PermissionAny || perm > auth.PermissionAllow:
+		return ferr.New(ferr.UnknownServerError, "Unknown permission type: %d", perm)
 	}
-	return out, nil
+	return nil
 }
 
 func (c *Coordinator) handleCreateAcls(ctx context.Context, req *wire.Request) (proto.Message, error) {
@@ -109,6 +114,11 @@ func (c *Coordinator) handleCreateAcls(ctx context.Context, req *wire.Request) (
 	bs := make([]auth.Binding, len(r.GetAcl()))
 	for i, a := range r.GetAcl() {
 		bs[i] = bindingOf(a)
+		// Java fails the whole request on a code its enums do not know; a known but
+		// non-concrete code (ANY) fails only its own binding (auth.Binding.Validate).
+		if err := checkCodes(bs[i].Resource.Type, bs[i].Entry.Operation, bs[i].Entry.Permission); err != nil {
+			return nil, err
+		}
 	}
 	s := c.session(req)
 	results, err := c.opts.Authorizer.Add(ctx, s, bs)
