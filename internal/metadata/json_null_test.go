@@ -73,3 +73,45 @@ func TestParseDatabaseDescriptorNulls(t *testing.T) {
 		t.Fatal("missing custom_properties must be refused")
 	}
 }
+
+// Scalars Java reads with asInt()/asBoolean() take Jackson's NullNode values: 0 and false.
+func TestParseDataTypeNullScalars(t *testing.T) {
+	cases := []struct {
+		js   string
+		want DataType
+	}{
+		{`{"type":"INTEGER","nullable":null}`, DataType{Root: Int, NotNull: true}},
+		{`{"type":"TIMESTAMP_WITHOUT_TIME_ZONE","precision":null}`, DataType{Root: Timestamp, Precision: 0}},
+		{`{"type":"DECIMAL","precision":10,"scale":null}`, DataType{Root: Decimal, Precision: 10, Scale: 0}},
+	}
+	for _, c := range cases {
+		got, err := ParseDataType([]byte(c.js))
+		if err != nil || !got.Equal(c.want) || got.NotNull != c.want.NotNull {
+			t.Errorf("%s: %v %v, want %v", c.js, got, err, c.want)
+		}
+	}
+	// A null length reads as 0, which CHAR refuses, as Java's CHAR(0) does.
+	if _, err := ParseDataType([]byte(`{"type":"CHAR","length":null}`)); err == nil {
+		t.Error("CHAR with a null length accepted")
+	}
+	// Absent parameters are still errors.
+	if _, err := ParseDataType([]byte(`{"type":"DECIMAL","precision":10}`)); err == nil {
+		t.Error("DECIMAL without scale accepted")
+	}
+}
+
+func TestParseSchemaNullIDs(t *testing.T) {
+	s, err := ParseSchema([]byte(`{"columns":[{"name":"a","data_type":{"type":"INTEGER"},"id":null},` +
+		`{"name":"r","data_type":{"type":"ROW","fields":[{"name":"x","field_type":{"type":"INTEGER"},"field_id":7}]},"id":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Columns[0].ID != 0 || s.Columns[1].ID != 1 {
+		t.Fatalf("ids: %+v", s.Columns)
+	}
+	// A null nested field id is 0 too, which here collides with column a's id, as in Java.
+	if _, err := ParseSchema([]byte(`{"columns":[{"name":"a","data_type":{"type":"INTEGER"},"id":0},` +
+		`{"name":"r","data_type":{"type":"ROW","fields":[{"name":"x","field_type":{"type":"INTEGER"},"field_id":null}]},"id":1}]}`)); err == nil {
+		t.Fatal("duplicate id 0 accepted")
+	}
+}

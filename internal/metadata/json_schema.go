@@ -153,9 +153,12 @@ func decodeColumn(obj jsonObject) (Column, error) {
 			return Column{}, fmt.Errorf("%q: %w", c.Name, err)
 		}
 	}
-	if v, ok := field(obj, "id"); ok {
-		if c.ID, err = asInt32("id", v); err != nil {
-			return Column{}, fmt.Errorf("%q: %w", c.Name, err)
+	if v, present := obj["id"]; present {
+		c.ID = 0 // a JSON null reads as 0, as Java's asInt() does
+		if v != nil {
+			if c.ID, err = asInt32("id", v); err != nil {
+				return Column{}, fmt.Errorf("%q: %w", c.Name, err)
+			}
 		}
 	}
 	return c, nil

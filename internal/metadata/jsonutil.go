@@ -70,9 +70,10 @@ func requiredField(m jsonObject, key string) (any, error) {
 	return v, nil
 }
 
-// collectionField returns m[key] for a key whose value Java's serdes iterate (elements() or
-// fieldNames()): the key must be present, and a JSON null reads as an empty collection, as
-// Jackson's NullNode iterates as empty. null is returned for a null value.
+// collectionField returns m[key] for a key Java's serdes read with node.get(key) and then
+// iterate (elements(), fieldNames()) or convert (asInt()): the key must be present (Java
+// fails on a missing node), and a JSON null is returned as nil for the caller to read as
+// Jackson reads a NullNode — an empty collection, or 0.
 func collectionField(m jsonObject, key string) (any, error) {
 	v, ok := m[key]
 	if !ok {
