@@ -22,7 +22,7 @@ const testJAAS = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule req
 
 // secureNode starts a server whose only listener (CLIENT, per role) is SASL, with the
 // authorizer on and admin as super user, and returns it with its data directory.
-func secureNode(t *testing.T, dir string) *server.Node {
+func secureNode(t *testing.T, dir string, extra ...string) *server.Node {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir
@@ -35,6 +35,11 @@ func secureNode(t *testing.T, dir string) *server.Node {
 		"super.users":                     "User:admin",
 	} {
 		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if err := cfg.Set(extra[i], extra[i+1]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,6 +256,8 @@ func TestACLDeniesEveryAPI(t *testing.T) {
 	if b := plr.BucketsResp[0]; ferr.Code(b.GetErrorCode()) != ferr.AuthorizationException {
 		t.Fatalf("PREFIX_LOOKUP: %v", b)
 	}
+	denied("ALTER_DATABASE", call(t, bob.coord, wire.AlterDatabase, &flusspb.AlterDatabaseRequest{DatabaseName: proto.String("fluss"),
+		IgnoreIfNotExists: proto.Bool(false), Comment: proto.String("bob was here")}, &flusspb.AlterDatabaseResponse{}))
 	denied("ALTER_TABLE", alterTable(t, bob.coord, "log", []*flusspb.PbAlterConfig{setOption("owner", "bob")}, nil))
 	denied("DESCRIBE_CLUSTER_CONFIGS", call(t, bob.coord, wire.DescribeClusterConfigs, &flusspb.DescribeClusterConfigsRequest{}, &flusspb.DescribeClusterConfigsResponse{}))
 	denied("ALTER_CLUSTER_CONFIGS", call(t, bob.coord, wire.AlterClusterConfigs, &flusspb.AlterClusterConfigsRequest{
@@ -285,5 +292,16 @@ func TestACLDeniesEveryAPI(t *testing.T) {
 	}
 	if err := call(t, bob.tablet, wire.InitWriter, &flusspb.InitWriterRequest{TablePath: []*flusspb.PbTablePath{tablePath("pk"), tablePath("log")}}, &flusspb.InitWriterResponse{}); err != nil {
 		t.Fatalf("INIT_WRITER with one writable table: %v", err)
+	}
+}
+
+// Requests on the internal listener (internal.listener.name) are never authorised, as in
+// Fluss.
+func TestACLInternalListenerIsExempt(t *testing.T) {
+	n := secureNode(t, t.TempDir(), "internal.listener.name", "CLIENT")
+	bob := login(t, n, "bob")
+	createLogTable(t, bob.coord, "mine", 1)
+	if got := listTables(t, bob.coord, "fluss"); !slices.Equal(got, []string{"mine"}) {
+		t.Fatalf("bob lists %v on the internal listener", got)
 	}
 }
