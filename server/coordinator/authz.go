@@ -12,14 +12,10 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// Session returns who sent req, for an authorizer serving internalListener. The client host
-// is unknown to handlers, so only ACL entries for every host ("*") apply.
-func Session(req *wire.Request, internalListener string) auth.Session {
-	return auth.Session{Principal: auth.PrincipalOf(req.Principal), Internal: req.Listener == internalListener}
-}
-
+// session returns who sent req. The client host is unknown to handlers, so only ACL entries
+// for every host ("*") apply.
 func (c *Coordinator) session(req *wire.Request) auth.Session {
-	return Session(req, c.opts.InternalListener)
+	return auth.Session{Principal: auth.PrincipalOf(req.Principal), Internal: req.Listener == c.opts.InternalListener}
 }
 
 // checksAccess reports whether requests on req's listener are authorised: the authorizer is
