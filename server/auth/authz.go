@@ -7,12 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/meta"
 )
 
@@ -535,4 +537,18 @@ func (a *Authorizer) write(ctx context.Context, r Resource, entries []Entry) err
 	}
 	a.mu.Unlock()
 	return nil
+}
+
+// SessionOf returns who sent req: the principal the network layer authenticated and, when the
+// request can tell it, the client's IP address. Requests on internalListener are internal.
+func SessionOf(req *wire.Request, internalListener string) Session {
+	s := Session{Principal: PrincipalOf(req.Principal), Internal: req.Listener == internalListener}
+	// The client address becomes known to handlers once wire.Request reports it; until then
+	// only ACL entries for every host ("*") grant access.
+	if ra, ok := any(req).(interface{ RemoteAddr() net.Addr }); ok {
+		if host, _, err := net.SplitHostPort(ra.RemoteAddr().String()); err == nil {
+			s.Host = host
+		}
+	}
+	return s
 }

@@ -12,10 +12,8 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// session returns who sent req. The client host is unknown to handlers, so only ACL entries
-// for every host ("*") apply.
 func (c *Coordinator) session(req *wire.Request) auth.Session {
-	return auth.Session{Principal: auth.PrincipalOf(req.Principal), Internal: req.Listener == c.opts.InternalListener}
+	return auth.SessionOf(req, c.opts.InternalListener)
 }
 
 // checksAccess reports whether requests on req's listener are authorised: the authorizer is

@@ -62,7 +62,7 @@ func (s *Server) guard(key wire.APIKey, h wire.Handler) wire.Handler {
 }
 
 func (s *Server) session(req *wire.Request) auth.Session {
-	return auth.Session{Principal: auth.PrincipalOf(req.Principal)}
+	return auth.SessionOf(req, s.opts.InternalListener)
 }
 
 // tableOf resolves a table id as Java's authorizeTable does.
