@@ -78,15 +78,25 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, err
 	}
 	topo := cluster.NewTopology()
+	authz, internalListener, err := openAuthorizer(ctx, cfg, n.store)
+	if err != nil {
+		return nil, err
+	}
+	producerTTL, err := durationOption(cfg, "coordinator.producer-offsets.ttl")
+	if err != nil {
+		return nil, err
+	}
 	n.coordinator, err = coordinator.Open(ctx, n.store, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
-	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval}, log.With("role", "coordinator"))
+	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
+		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
+		ProducerOffsetsTTL: producerTTL}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	n.tablet, err = tablet.New(tablet.Options{
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
-		Config: cfg,
+		Config: cfg, Authorizer: authz, InternalListener: internalListener,
 	}, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err

@@ -20,6 +20,12 @@ type Projection struct {
 	bufSpan    []span
 	totalNodes int
 	totalBufs  int
+
+	// Set by NewProjectionTo when some projected fields are missing from the stored schema:
+	// fill[i] is the Arrow type of the all-null column that stands in for fields[i] (nil for
+	// stored fields), and relabel the schema id the projected batches are written with.
+	fill    []arrow.DataType
+	relabel int16
 }
 
 // span is a [start, start+n) range of nodes or buffers belonging to one top-level field.
@@ -103,6 +109,7 @@ type projScratch struct {
 	fb      *flatbuffers.Builder
 	nodes   []fieldNode
 	buffers []bufferSpec
+	pieces  [][]byte // body bytes of each buffer, in order
 	meta    []byte
 }
 
@@ -141,17 +148,28 @@ func (p *Projection) AppendBatch(dst []byte, b record.Batch) ([]byte, error) {
 
 	s := projPool.Get().(*projScratch)
 	defer projPool.Put(s)
-	s.nodes, s.buffers = s.nodes[:0], s.buffers[:0]
+	s.nodes, s.buffers, s.pieces = s.nodes[:0], s.buffers[:0], s.pieces[:0]
 	var bodyLen int64
-	for _, f := range p.fields {
+	addBuffer := func(piece []byte) {
+		l := int64(len(piece))
+		s.buffers = append(s.buffers, bufferSpec{offset: bodyLen, length: l})
+		s.pieces = append(s.pieces, piece)
+		bodyLen += (l + 7) &^ 7
+	}
+	for i, f := range p.fields {
+		if p.fill != nil && p.fill[i] != nil {
+			if err := appendNullColumn(p.fill[i], m.rows, m.codec != fbNoCodec, &s.nodes, addBuffer); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		ns, bs := p.nodeSpan[f], p.bufSpan[f]
 		for i := ns.start; i < ns.start+ns.n; i++ {
 			s.nodes = append(s.nodes, m.node(i))
 		}
 		for i := bs.start; i < bs.start+bs.n; i++ {
-			l := m.buffer(i).length
-			s.buffers = append(s.buffers, bufferSpec{offset: bodyLen, length: l})
-			bodyLen += (l + 7) &^ 7
+			sp := m.buffer(i)
+			addBuffer(m.body[sp.offset : sp.offset+sp.length])
 		}
 	}
 	meta := buildRecordBatchMeta(s.fb, m.rows, s.nodes, s.buffers, m.codec, bodyLen)
@@ -163,19 +181,19 @@ func (p *Projection) AppendBatch(dst []byte, b record.Batch) ([]byte, error) {
 	}
 	dst = append(dst, recs[:ctLen]...)
 	dst = appendMessage(dst, meta, nil)
-	for _, f := range p.fields {
-		bs := p.bufSpan[f]
-		for i := bs.start; i < bs.start+bs.n; i++ {
-			sp := m.buffer(i)
-			dst = append(dst, m.body[sp.offset:sp.offset+sp.length]...)
-			dst = append(dst, zeroPad[:((sp.length+7)&^7)-sp.length]...)
-		}
+	for _, piece := range s.pieces {
+		dst = append(dst, piece...)
+		dst = append(dst, zeroPad[:((len(piece)+7)&^7)-len(piece)]...)
 	}
+	clear(s.pieces) // do not keep batch memory alive in the pool
 	out := dst[start:]
 	binary.LittleEndian.PutUint32(out[offLength:], uint32(len(out)-record.LogOverhead))
 	crcAt := crcOffsetV01
 	if out[offMagic] == record.MagicV2 {
 		crcAt = crcOffsetV2
+	}
+	if p.fill != nil {
+		binary.LittleEndian.PutUint16(out[crcAt+4:], uint16(p.relabel)) // the schema id follows the CRC
 	}
 	binary.LittleEndian.PutUint32(out[crcAt:], record.Checksum(out[crcAt+4:]))
 	return dst, nil

@@ -60,6 +60,34 @@ func TestPyarrowCrossCheck(t *testing.T) {
 			}
 		}
 	}
+	// Batches of an older schema (the first four columns) projected onto the full schema, with
+	// all-null stand-ins for the added columns.
+	oldCols := allCols[:4]
+	oldSchema, _ := ArrowSchema(oldCols)
+	oldRec, err := RowsToRecord(oldSchema, oldCols, genRows(5, oldCols, 21), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldRec.Release()
+	for _, c := range compressions {
+		batch, _ := AppendBatch(nil, record.V0Header{SchemaID: 1}, oldRec, nil, c, 0)
+		proj := []int{0, 3, 8, 9, 12, 21, 24, 25, 26, 27, 28}
+		p, err := NewProjectionTo(oldSchema, schema, 2, proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.AppendBatch(nil, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "go_proj_evolve_" + c.String()
+		for _, i := range proj {
+			name += fmt.Sprintf("-%d", i)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".bin"), record.Batch(out).Records(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out, err := exec.Command(py, "testdata/pyarrow_check.py", dir).CombinedOutput()
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatalf("pyarrow: %v\n%s", err, out)

@@ -46,7 +46,7 @@ func ParseDatabaseDescriptor(data []byte) (DatabaseDescriptor, error) {
 		}
 		d.HasComment = true
 	}
-	v, err := requiredField(obj, "custom_properties")
+	v, err := collectionField(obj, "custom_properties")
 	if err != nil {
 		return fail(err)
 	}

@@ -106,18 +106,24 @@ func decodeDataType(obj jsonObject, depth int) (DataType, error) {
 		return DataType{}, fmt.Errorf("unknown data type %q", name)
 	}
 	t := DataType{Root: root}
-	if v, ok := field(obj, "nullable"); ok {
-		b, err := asBool("nullable", v)
-		if err != nil {
-			return DataType{}, err
+	if v, present := obj["nullable"]; present {
+		// Java reads a JSON null with asBoolean(), which is false: NOT NULL.
+		b := false
+		if v != nil {
+			if b, err = asBool("nullable", v); err != nil {
+				return DataType{}, err
+			}
 		}
 		t.NotNull = !b
 	}
 
 	intParam := func(key string) (int, error) {
-		v, err := requiredField(obj, key)
+		v, err := collectionField(obj, key)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		if v == nil {
+			return 0, nil // Java reads a JSON null with asInt(): 0
 		}
 		n, err := asInt32(key, v)
 		if err != nil {
@@ -217,9 +223,12 @@ func decodeRowFields(obj jsonObject, depth int) ([]Field, error) {
 				return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
 			}
 		}
-		if v, ok := field(fo, "field_id"); ok {
-			if f.ID, err = asInt32("field_id", v); err != nil {
-				return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+		if v, present := fo["field_id"]; present {
+			f.ID = 0 // a JSON null reads as 0, as Java's asInt() does
+			if v != nil {
+				if f.ID, err = asInt32("field_id", v); err != nil {
+					return nil, fmt.Errorf("ROW field %q: %w", f.Name, err)
+				}
 			}
 		}
 		fields = append(fields, f)

@@ -76,13 +76,15 @@ func writeColumn(w *jsonWriter, c *Column) {
 
 func decodeSchema(obj jsonObject) (Schema, error) {
 	var s Schema
-	v, err := requiredField(obj, "columns")
+	v, err := collectionField(obj, "columns")
 	if err != nil {
 		return Schema{}, fmt.Errorf("schema: %w", err)
 	}
-	arr, err := asArray("columns", v)
-	if err != nil {
-		return Schema{}, fmt.Errorf("schema: %w", err)
+	var arr []any
+	if v != nil {
+		if arr, err = asArray("columns", v); err != nil {
+			return Schema{}, fmt.Errorf("schema: %w", err)
+		}
 	}
 	s.Columns = make([]Column, 0, len(arr))
 	for i, e := range arr {
@@ -151,9 +153,12 @@ func decodeColumn(obj jsonObject) (Column, error) {
 			return Column{}, fmt.Errorf("%q: %w", c.Name, err)
 		}
 	}
-	if v, ok := field(obj, "id"); ok {
-		if c.ID, err = asInt32("id", v); err != nil {
-			return Column{}, fmt.Errorf("%q: %w", c.Name, err)
+	if v, present := obj["id"]; present {
+		c.ID = 0 // a JSON null reads as 0, as Java's asInt() does
+		if v != nil {
+			if c.ID, err = asInt32("id", v); err != nil {
+				return Column{}, fmt.Errorf("%q: %w", c.Name, err)
+			}
 		}
 	}
 	return c, nil

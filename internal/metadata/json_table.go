@@ -79,7 +79,7 @@ func parseTableDescriptor(data []byte) (TableDescriptor, error) {
 		d.HasComment = true
 	}
 
-	if v, err = requiredField(obj, "partition_key"); err != nil {
+	if v, err = collectionField(obj, "partition_key"); err != nil {
 		return TableDescriptor{}, err
 	}
 	if d.PartitionKeys, err = stringList("partition_key", v); err != nil {
@@ -100,13 +100,13 @@ func parseTableDescriptor(data []byte) (TableDescriptor, error) {
 		}
 	}
 
-	if v, err = requiredField(obj, "properties"); err != nil {
+	if v, err = collectionField(obj, "properties"); err != nil {
 		return TableDescriptor{}, err
 	}
 	if d.Properties, err = stringMap("properties", v); err != nil {
 		return TableDescriptor{}, err
 	}
-	if v, err = requiredField(obj, "custom_properties"); err != nil {
+	if v, err = collectionField(obj, "custom_properties"); err != nil {
 		return TableDescriptor{}, err
 	}
 	if d.CustomProperties, err = stringMap("custom_properties", v); err != nil {

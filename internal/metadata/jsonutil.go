@@ -70,6 +70,18 @@ func requiredField(m jsonObject, key string) (any, error) {
 	return v, nil
 }
 
+// collectionField returns m[key] for a key Java's serdes read with node.get(key) and then
+// iterate (elements(), fieldNames()) or convert (asInt()): the key must be present (Java
+// fails on a missing node), and a JSON null is returned as nil for the caller to read as
+// Jackson reads a NullNode — an empty collection, or 0.
+func collectionField(m jsonObject, key string) (any, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, fmt.Errorf("missing required field %q", key)
+	}
+	return v, nil
+}
+
 func asObject(key string, v any) (jsonObject, error) {
 	o, ok := v.(jsonObject)
 	if !ok {
@@ -115,8 +127,11 @@ func asInt32(key string, v any) (int32, error) {
 	return int32(i), nil
 }
 
-// stringList decodes an array of strings.
+// stringList decodes an array of strings; a JSON null (v == nil) is an empty list.
 func stringList(key string, v any) ([]string, error) {
+	if v == nil {
+		return []string{}, nil
+	}
 	arr, err := asArray(key, v)
 	if err != nil {
 		return nil, err
@@ -133,8 +148,12 @@ func stringList(key string, v any) ([]string, error) {
 }
 
 // stringMap decodes an object of scalar values into strings. Strings are taken as they are;
-// numbers and booleans are rendered as their JSON text, as Jackson's asText does.
+// numbers and booleans are rendered as their JSON text, as Jackson's asText does. A JSON null
+// (v == nil) is an empty map.
 func stringMap(key string, v any) (map[string]string, error) {
+	if v == nil {
+		return map[string]string{}, nil
+	}
 	obj, err := asObject(key, v)
 	if err != nil {
 		return nil, err

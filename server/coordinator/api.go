@@ -10,6 +10,7 @@ import (
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 )
 
@@ -21,6 +22,14 @@ func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
 	svc.Handle(wire.DropTable, c.handleDropTable)
 	svc.Handle(wire.CreatePartition, c.handleCreatePartition)
 	svc.Handle(wire.DropPartition, c.handleDropPartition)
+	svc.Handle(wire.AlterTable, c.handleAlterTable)
+	svc.Handle(wire.AlterDatabase, c.handleAlterDatabase)
+	svc.Handle(wire.CreateAcls, c.handleCreateAcls)
+	svc.Handle(wire.DropAcls, c.handleDropAcls)
+	svc.Handle(wire.AlterClusterConfigs, c.handleAlterClusterConfigs)
+	svc.Handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
+	svc.Handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
+	svc.Handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -37,6 +46,9 @@ func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
 	svc.Handle(wire.ListPartitionInfos, c.handleListPartitionInfos)
 	svc.Handle(wire.GetLakeSnapshot, c.handleGetLakeSnapshot)
 	svc.Handle(wire.GetFilesystemSecurityToken, c.handleGetFileSystemSecurityToken)
+	svc.Handle(wire.ListAcls, c.handleListAcls)
+	svc.Handle(wire.DescribeClusterConfigs, c.handleDescribeClusterConfigs)
+	svc.Handle(wire.GetClusterHealth, c.handleGetClusterHealth)
 }
 
 func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {
@@ -52,12 +64,18 @@ func (c *Coordinator) handleCreateDatabase(ctx context.Context, req *wire.Reques
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if err := c.authorize(req, auth.OpCreate, auth.ClusterResource()); err != nil {
+		return nil, err
+	}
 	return &flusspb.CreateDatabaseResponse{}, c.CreateDatabase(ctx, r.GetDatabaseName(), r.GetDatabaseJson(), r.GetIgnoreIfExists())
 }
 
 func (c *Coordinator) handleDropDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropDatabaseRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDrop, auth.DatabaseResource(r.GetDatabaseName())); err != nil {
 		return nil, err
 	}
 	return &flusspb.DropDatabaseResponse{}, c.DropDatabase(ctx, r.GetDatabaseName(), r.GetIgnoreIfNotExists(), r.GetCascade())
@@ -68,12 +86,18 @@ func (c *Coordinator) handleCreateTable(ctx context.Context, req *wire.Request) 
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if err := c.authorize(req, auth.OpCreate, auth.DatabaseResource(r.GetTablePath().GetDatabaseName())); err != nil {
+		return nil, err
+	}
 	return &flusspb.CreateTableResponse{}, c.CreateTable(ctx, tablePathOf(r.GetTablePath()), r.GetTableJson(), r.GetIgnoreIfExists())
 }
 
 func (c *Coordinator) handleDropTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropTableRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDrop, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
 		return nil, err
 	}
 	return &flusspb.DropTableResponse{}, c.DropTable(ctx, tablePathOf(r.GetTablePath()), r.GetIgnoreIfNotExists())
@@ -84,7 +108,9 @@ func (c *Coordinator) handleListDatabases(ctx context.Context, req *wire.Request
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
-	names := c.DatabaseNames()
+	names := slices.DeleteFunc(c.DatabaseNames(), func(n string) bool {
+		return !c.allowed(req, auth.OpDescribe, auth.DatabaseResource(n))
+	})
 	slices.Sort(names)
 	resp := &flusspb.ListDatabasesResponse{}
 	if !r.GetIncludeSummary() {
@@ -109,6 +135,10 @@ func (c *Coordinator) handleDatabaseExists(ctx context.Context, req *wire.Reques
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	// As in Fluss, the default database is exempt: Flink's catalog checks it when it opens.
+	if r.GetDatabaseName() != DefaultDatabase && !c.allowed(req, auth.OpDescribe, auth.DatabaseResource(r.GetDatabaseName())) {
+		return &flusspb.DatabaseExistsResponse{Exists: proto.Bool(false)}, nil
+	}
 	_, ok := c.Database(r.GetDatabaseName())
 	return &flusspb.DatabaseExistsResponse{Exists: proto.Bool(ok)}, nil
 }
@@ -116,6 +146,9 @@ func (c *Coordinator) handleDatabaseExists(ctx context.Context, req *wire.Reques
 func (c *Coordinator) handleGetDatabaseInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetDatabaseInfoRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDescribe, auth.DatabaseResource(r.GetDatabaseName())); err != nil {
 		return nil, err
 	}
 	d, ok := c.Database(r.GetDatabaseName())
@@ -134,6 +167,9 @@ func (c *Coordinator) handleListTables(ctx context.Context, req *wire.Request) (
 	if err != nil {
 		return nil, err
 	}
+	names = slices.DeleteFunc(names, func(n string) bool {
+		return !c.allowed(req, auth.OpDescribe, auth.TableResource(r.GetDatabaseName(), n))
+	})
 	slices.Sort(names)
 	return &flusspb.ListTablesResponse{TableName: names}, nil
 }
@@ -143,7 +179,11 @@ func (c *Coordinator) handleTableExists(ctx context.Context, req *wire.Request) 
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
-	_, ok := c.TableByPath(tablePathOf(r.GetTablePath()))
+	path := tablePathOf(r.GetTablePath())
+	if !c.allowed(req, auth.OpDescribe, tableResource(path)) {
+		return &flusspb.TableExistsResponse{Exists: proto.Bool(false)}, nil
+	}
+	_, ok := c.TableByPath(path)
 	return &flusspb.TableExistsResponse{Exists: proto.Bool(ok)}, nil
 }
 
@@ -161,6 +201,9 @@ func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request)
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
+		return nil, err
+	}
 	t, err := c.table(r.GetTablePath())
 	if err != nil {
 		return nil, err
@@ -174,6 +217,9 @@ func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request)
 func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableSchemaRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
 		return nil, err
 	}
 	t, err := c.table(r.GetTablePath())
@@ -195,6 +241,9 @@ func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Reques
 func (c *Coordinator) handleGetLakeSnapshot(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetLakeSnapshotRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
 		return nil, err
 	}
 	t, err := c.table(r.GetTablePath())
@@ -234,6 +283,9 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		leader = ids[0]
 	}
 	for _, p := range r.GetTablePath() {
+		if !c.allowed(req, auth.OpDescribe, tableResource(tablePathOf(p))) {
+			continue // as Fluss: tables the session may not describe are left out
+		}
 		t, err := c.table(p)
 		if err != nil {
 			return nil, err
@@ -252,6 +304,9 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		if !ok {
 			return nil, ferr.New(ferr.TableNotExist, "Table %s.%s does not exist.", pp.GetDatabaseName(), pp.GetTableName())
 		}
+		if !c.allowed(req, auth.OpDescribe, tableResource(t.Path)) {
+			continue
+		}
 		p, ok := c.PartitionByName(t.ID, pp.GetPartitionName())
 		if !ok {
 			return nil, ferr.New(ferr.PartitionNotExists, "Table partition '%s' does not exist.", t.Path.String()+"(p="+pp.GetPartitionName()+")")
@@ -264,8 +319,8 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 			return nil, ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
 		}
 		t, ok := c.TableByID(p.TableID)
-		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
+		if !ok || !c.allowed(req, auth.OpDescribe, tableResource(t.Path)) {
+			return nil, ferr.New(ferr.PartitionNotExists, "The partition id '%d' does not exist or you don't have permission to access it.", id)
 		}
 		resp.PartitionMetadata = append(resp.PartitionMetadata, partitionMetadata(t, p, leader))
 	}

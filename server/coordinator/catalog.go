@@ -19,6 +19,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -35,6 +36,15 @@ type Options struct {
 	AutoPartitionInterval time.Duration
 	// Now returns the current time; tests inject a clock.
 	Now func() time.Time
+	// Authorizer, when set (authorizer.enabled), authorises every request that does not
+	// arrive on InternalListener (internal.listener.name), as a Fluss server does.
+	Authorizer       *auth.Authorizer
+	InternalListener string
+	// StaticConfigs are the options the server started with, as DESCRIBE_CLUSTER_CONFIGS
+	// reports them (INITIAL_SERVER_CONFIG).
+	StaticConfigs map[string]string
+	// ProducerOffsetsTTL is coordinator.producer-offsets.ttl (0: DefaultProducerOffsetsTTL).
+	ProducerOffsetsTTL time.Duration
 }
 
 // Database is a registered database.
@@ -67,6 +77,10 @@ type Coordinator struct {
 	schemas    map[int64]map[int32]schemaVersion
 	partitions map[int64]map[string]*cluster.PartitionInfo // by table id, then name
 	partByID   map[int64]*cluster.PartitionInfo
+	// dynamicConfigs are the persisted ALTER_CLUSTER_CONFIGS values.
+	dynamicConfigs map[string]string
+
+	producerMu sync.Mutex // serialises producer-offsets check-and-set
 }
 
 type schemaVersion struct {
@@ -120,6 +134,9 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 	}
 	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.loadClusterConfigs(ctx); err != nil {
 		return nil, err
 	}
 	if len(c.databases) == 0 {

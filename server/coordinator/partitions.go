@@ -13,6 +13,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -153,6 +154,9 @@ func (c *Coordinator) handleCreatePartition(ctx context.Context, req *wire.Reque
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if err := c.authorize(req, auth.OpWrite, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
+		return nil, err
+	}
 	// Field 3 is named ignore_if_not_exists but means "ignore if the partition exists".
 	return &flusspb.CreatePartitionResponse{}, c.CreatePartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
@@ -162,12 +166,18 @@ func (c *Coordinator) handleDropPartition(ctx context.Context, req *wire.Request
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	if err := c.authorize(req, auth.OpWrite, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
+		return nil, err
+	}
 	return &flusspb.DropPartitionResponse{}, c.DropPartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
 
 func (c *Coordinator) handleListPartitionInfos(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListPartitionInfosRequest
 	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
 		return nil, err
 	}
 	t, err := c.partitionedTable(tablePathOf(r.GetTablePath()))

@@ -224,3 +224,39 @@ func (t *Tablet) LimitScan(dst []byte, limit int) ([]byte, error) {
 	binary.LittleEndian.PutUint32(b[5:], uint32(n))
 	return dst, nil
 }
+
+// SetTable applies an altered table (a new schema version or new options) to the tablet:
+// later writes merge and emit changelog rows under t's latest schema; values stored under
+// older schemas are padded to it when read. Writes in progress finish under the old table.
+func (t *Tablet) SetTable(tbl Table) error {
+	c, err := compile(tbl)
+	if err != nil {
+		return err
+	}
+	cl, err := newChangelog(c)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tbl = c
+	t.w.cl = cl
+	return nil
+}
+
+// RowCount returns the number of live keys of the bucket. It counts the committed state, so
+// it costs a scan of the bucket's key range.
+func (t *Tablet) RowCount() (int64, error) {
+	it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.hi})
+	if err != nil {
+		return 0, ferr.New(ferr.KvStorageException, "row count of %s: %v", t.bucket, err)
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return 0, ferr.New(ferr.KvStorageException, "row count of %s: %v", t.bucket, err)
+	}
+	return n, nil
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/kvstore"
@@ -36,6 +37,10 @@ type Options struct {
 	IDs      IDAllocator
 	Config   config.Config
 	Now      func() time.Time
+	// Authorizer, when set, authorises every request that does not arrive on
+	// InternalListener (see guard).
+	Authorizer       *auth.Authorizer
+	InternalListener string
 }
 
 // Server is a tablet server.
@@ -85,14 +90,16 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 
 // Register installs the tablet server's APIs on svc.
 func (s *Server) Register(svc *wire.Service) {
-	svc.Handle(wire.InitWriter, s.handleInitWriter)
-	svc.Handle(wire.ProduceLog, s.handleProduceLog)
-	svc.Handle(wire.FetchLog, s.handleFetchLog)
-	svc.Handle(wire.ListOffsets, s.handleListOffsets)
-	svc.Handle(wire.PutKv, s.handlePutKv)
-	svc.Handle(wire.Lookup, s.handleLookup)
-	svc.Handle(wire.PrefixLookup, s.handlePrefixLookup)
-	svc.Handle(wire.LimitScan, s.handleLimitScan)
+	handle := func(k wire.APIKey, h wire.Handler) { svc.Handle(k, s.guard(k, h)) }
+	handle(wire.InitWriter, s.handleInitWriter)
+	handle(wire.ProduceLog, s.handleProduceLog)
+	handle(wire.FetchLog, s.handleFetchLog)
+	handle(wire.ListOffsets, s.handleListOffsets)
+	handle(wire.PutKv, s.handlePutKv)
+	handle(wire.Lookup, s.handleLookup)
+	handle(wire.PrefixLookup, s.handlePrefixLookup)
+	handle(wire.LimitScan, s.handleLimitScan)
+	handle(wire.GetTableStats, s.handleGetTableStats)
 }
 
 func bucketDir(root string, b cluster.Bucket) string {

@@ -1,0 +1,77 @@
+package coordinator
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/auth"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// BucketLeader is implemented by replica managers that can say whether they serve a bucket.
+type BucketLeader interface {
+	Leads(b cluster.Bucket) bool
+}
+
+// Cluster health status codes (GetClusterHealthResponse.status).
+const (
+	healthGreen  int32 = 0
+	healthYellow int32 = 1
+	healthRed    int32 = 2
+)
+
+// ClusterHealth counts replicas as Fluss's coordinator does. A Strom node holds one replica
+// per bucket, always in sync with itself; a bucket's leader is active when the tablet server
+// serves it. RED: some leader inactive; YELLOW: some replica out of sync; GREEN otherwise.
+func (c *Coordinator) ClusterHealth() *flusspb.GetClusterHealthResponse {
+	c.mu.RLock()
+	var buckets []cluster.Bucket
+	for _, t := range c.tablesByID {
+		pids := []int64{cluster.NoPartition}
+		if t.Partitioned() {
+			pids = pids[:0]
+			for _, p := range c.partitions[t.ID] {
+				pids = append(pids, p.ID)
+			}
+		}
+		for _, pid := range pids {
+			for b := int32(0); b < t.NumBuckets(); b++ {
+				buckets = append(buckets, cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b})
+			}
+		}
+	}
+	c.mu.RUnlock()
+	leader, _ := c.replicas.(BucketLeader)
+	var replicas, inSync, leaders, active int32
+	for _, b := range buckets {
+		replicas++
+		inSync++
+		leaders++
+		if leader == nil || leader.Leads(b) {
+			active++
+		}
+	}
+	status := healthGreen
+	switch {
+	case active < leaders:
+		status = healthRed
+	case inSync < replicas:
+		status = healthYellow
+	}
+	return &flusspb.GetClusterHealthResponse{NumReplicas: proto.Int32(replicas), InSyncReplicas: proto.Int32(inSync),
+		NumLeaderReplicas: proto.Int32(leaders), ActiveLeaderReplicas: proto.Int32(active), Status: proto.Int32(status)}
+}
+
+func (c *Coordinator) handleGetClusterHealth(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.GetClusterHealthRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := c.authorize(req, auth.OpDescribe, auth.ClusterResource()); err != nil {
+		return nil, err
+	}
+	return c.ClusterHealth(), nil
+}
