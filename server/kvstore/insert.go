@@ -18,13 +18,13 @@ import (
 // Only tables whose keys are the compacted encoding of the whole primary key can be served:
 // the row is rebuilt from the key, and a partitioned table's key lacks the partition columns.
 func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() error, error) {
-	c := t.tbl
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.tbl // SetTable replaces it under mu
 	if len(c.PartitionKeys) > 0 || !c.compactedKeys {
 		return false, nil, ferr.New(ferr.InvalidTableException,
 			"lookup with insert_if_not_exists is not supported for partitioned tables or lake key encodings by this server")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	var recs []record.KvRecord
 	var keyD []row.Datum
 	r := make([]row.Datum, len(c.types))
