@@ -9,7 +9,7 @@ import (
 	"github.com/stromdb/strom/internal/row"
 )
 
-// The client's bucket for INT primary keys must match the Java client (formats.md §5.4,
+// The client's bucket for INT primary keys must match the Java client (docs/formats.md §10.3,
 // including keys whose last byte is >= 0x80, where the Rust client differs).
 func TestBucketMatchesJava(t *testing.T) {
 	info := &TableInfo{Path: TablePath{"d", "t"}, TableID: 1, Descriptor: TableDescriptor{

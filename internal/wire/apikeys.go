@@ -5,7 +5,7 @@ import "fmt"
 // APIKey identifies a Fluss RPC. Keys 0-999 are reserved; client-facing keys start at 1000.
 type APIKey int16
 
-// The Fluss API keys a client can send (rpc.md §5.1).
+// The Fluss API keys a client can send (docs/protocol.md; upstream fluss-rpc ApiKeys.java).
 const (
 	APIVersions                APIKey = 1000
 	CreateDatabase             APIKey = 1001
