@@ -40,6 +40,10 @@ type Log struct {
 
 	ttlMs atomic.Int64
 
+	// offline is set (once) when a stored batch is found corrupt; every request then gets
+	// it. See goOffline.
+	offline atomic.Pointer[error]
+
 	v atomic.Pointer[view] // what readers see
 
 	stopFlusher chan struct{}
@@ -183,6 +187,9 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	if l.failed != nil {
 		return AppendResult{}, l.failed
 	}
+	if err := l.Offline(); err != nil {
+		return AppendResult{}, err
+	}
 	ts := max(l.maxTs, nowMs)
 	off := l.leo
 	for _, b := range batches {
@@ -227,6 +234,7 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 		seg.sinceIndex += n
 		pos += n
 	}
+	seg.verified.add(seg.size, pos) // validated in memory before the write
 	seg.size = pos
 	seg.next = off
 	seg.maxTs = ts
@@ -335,6 +343,10 @@ func (l *Log) syncActive() error {
 	if l.closed {
 		l.mu.Unlock()
 		return ErrClosed
+	}
+	if err := l.Offline(); err != nil {
+		l.mu.Unlock()
+		return err
 	}
 	seg, leo, dirty := l.active(), l.leo, l.dirty
 	seg.mu.RLock()
