@@ -53,8 +53,10 @@ type Options struct {
 // changelog is its write-ahead log, and Tablet recovery replays it from the applied offset.
 // What Pebble loses in a crash (unflushed memtables) is therefore always re-derivable.
 type Store struct {
-	db  *pebble.DB
-	log *slog.Logger
+	db       *pebble.DB
+	dir      string
+	log      *slog.Logger
+	repairMu sync.Mutex // one corruption repair at a time (pebblerepair.go)
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -71,7 +73,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref()
-	s := &Store{log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}
+	s := &Store{dir: dir, log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}
 	po := pebbleOptions(cache, opts)
 	po.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) { s.syncLogs() }}
 	db, err := pebble.Open(dir, po)
@@ -109,6 +111,8 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		Logger:       pebbleLogger{opts.Logger},
 		MemTableSize: memTableBytes,
 		Levels:       levels,
+		// Virtual tables let a corrupt table file be excised (pebblerepair.go).
+		FormatMajorVersion: pebble.FormatVirtualSSTables,
 	}
 }
 
