@@ -57,6 +57,7 @@ type Store struct {
 	dir      string
 	log      *slog.Logger
 	repairMu sync.Mutex // one corruption repair at a time (pebblerepair.go)
+	bg       *backgroundErrors
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -73,9 +74,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref()
-	s := &Store{dir: dir, log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}
+	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{}}
 	po := pebbleOptions(cache, opts)
-	po.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) { s.syncLogs() }}
+	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
+	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
@@ -138,7 +140,7 @@ func (s *Store) syncLogs() {
 		}
 		if err := l.Flush(); err != nil && !errors.Is(err, logstore.ErrClosed) {
 			// The flush cannot be stopped from here. If the machine then loses power, recovery
-			// finds the state ahead of the log and rebuilds the bucket from the changelog.
+			// finds the state ahead of the log and takes the bucket's state offline (repair.go).
 			s.log.Error("kvstore: changelog sync before a Pebble flush failed", "dir", l.Dir(), "err", err)
 		}
 	}
@@ -158,7 +160,7 @@ func (s *Store) Checkpoint() error {
 	for i, t := range ts {
 		applied[i] = t.AppliedOffset()
 	}
-	if err := s.db.Flush(); err != nil {
+	if err := s.flushWithin(checkpointFlushWait); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
 	for i, t := range ts {
@@ -177,7 +179,8 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.tablets = map[cluster.Bucket]*Tablet{}
 	s.mu.Unlock()
-	return errors.Join(s.db.Flush(), s.db.Close())
+	// A flush that cannot finish (full disk) is given up: the changelogs restore its data.
+	return errors.Join(s.flushWithin(closeFlushWait), s.db.Close())
 }
 
 // DropBucket deletes every key of bucket b (its data and applied offset). The bucket's tablet,
