@@ -44,6 +44,9 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 	if err != nil {
 		return 0, err
 	}
+	if err := rep.Log.Offline(); err != nil {
+		return 0, err // a corrupt log's offsets are not to be trusted
+	}
 	switch typ {
 	case offsetTypeEarliest:
 		return rep.Log.LogStartOffset(), nil
