@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -120,12 +122,12 @@ func readCorruptMarker(dir string) (*CorruptionError, bool, error) {
 // findBatchAfter looks for a valid batch starting anywhere in (from, size) of f whose base
 // offset is at least next. Recovery uses it to tell a torn tail (nothing valid after the
 // first bad byte: safe to cut) from corruption in the middle (acknowledged batches after it:
-// never cut). It scans byte by byte, but only positions whose length, magic and base offset
-// are plausible are CRC-checked, so a zero-filled or garbage tail costs one sequential read.
+// never cut). It scans byte by byte, but only positions whose length, magic, record count and
+// base offset are plausible are CRC-checked (streamed, so a garbage length cannot make it
+// allocate), so a zero-filled or garbage tail costs about one sequential read.
 func findBatchAfter(f *os.File, from, size, next int64) (int64, error) {
 	const window = 1 << 20
 	buf := make([]byte, window+record.HeaderSizeV2)
-	var batch []byte
 	for start := from + 1; start < size; start += window {
 		n := min(int64(len(buf)), size-start)
 		if _, err := f.ReadAt(buf[:n], start); err != nil {
@@ -133,7 +135,7 @@ func findBatchAfter(f *os.File, from, size, next int64) (int64, error) {
 		}
 		for i := int64(0); i < min(window, n); i++ {
 			h := buf[i:n]
-			if len(h) < record.LogOverhead+1 {
+			if len(h) < record.HeaderSizeV0 {
 				break
 			}
 			q := start + i
@@ -142,19 +144,44 @@ func findBatchAfter(f *os.File, from, size, next int64) (int64, error) {
 				int64(binary.LittleEndian.Uint64(h)) < next {
 				continue
 			}
-			if int64(cap(batch)) < sz {
-				batch = make([]byte, sz)
+			b := record.Batch(h[:min(int64(len(h)), sz)])
+			if len(b) < b.HeaderSize() {
+				continue
 			}
-			batch = batch[:sz]
-			if _, err := f.ReadAt(batch, q); err != nil {
+			count, delta := b.RecordCount(), b.LastOffsetDelta()
+			if count < 0 || delta != max(count-1, 0) {
+				continue
+			}
+			ok, err := crcMatches(f, q, sz, b)
+			if err != nil {
 				return -1, err
 			}
-			if record.Batch(batch).Validate() == nil {
+			if ok {
 				return q, nil
 			}
 		}
 	}
 	return -1, nil
+}
+
+// crcMatches checks the CRC of the sz-byte batch at q of f, whose header is hdr, reading the
+// covered bytes in chunks.
+func crcMatches(f *os.File, q, sz int64, hdr record.Batch) (bool, error) {
+	from := int64(hdr.CRCCoveredFrom())
+	r := io.NewSectionReader(f, q+from, sz-from)
+	var chunk [64 << 10]byte
+	var crc uint32
+	for {
+		n, err := r.Read(chunk[:])
+		crc = crc32.Update(crc, record.ChecksumTable, chunk[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return crc == hdr.CRC(), nil
 }
 
 // verifiedSet is the set of byte ranges of a segment whose batches passed their checks since
