@@ -3,6 +3,7 @@ package kvstore
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // Pebble retries a failed flush at once, forever, and its Flush waits for success: on a full
 // disk that spins a core and makes every Checkpoint and Close hang until space frees. Here
 // its background errors are logged as one ERROR line per errorLogInterval (with the count
-// suppressed meanwhile), the retry is slowed down with exponential backoff (the listener runs
-// on Pebble's flush goroutine, so sleeping there delays the next attempt), and Checkpoint and
+// suppressed meanwhile), a failed flush marks the store unable to write (WriteError) until a
+// flush succeeds, its retry is slowed down with exponential backoff (the FlushEnd hook runs on
+// Pebble's flush goroutine, so sleeping there delays the next attempt), and Checkpoint and
 // Close wait for a flush only a bounded time. Nothing is lost by giving up a flush: Pebble's
 // state is re-derived from the changelogs on the next start.
 
@@ -51,29 +53,36 @@ func newBackgroundErrors(log *slog.Logger) *backgroundErrors {
 	return &backgroundErrors{log: log, failing: make(chan struct{})}
 }
 
-// listener returns Pebble's event hooks.
+// listener returns Pebble's event hooks. A failed flush (FlushEnd with an error) marks the
+// store as unable to write and backs off; other background errors (compactions) are only
+// logged, rate-limited, since Pebble retries them at its own pace and writes still succeed.
 func (b *backgroundErrors) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: b.onError,
 		FlushEnd: func(info pebble.FlushInfo) {
-			if info.Err == nil {
+			switch {
+			case info.Err == nil:
 				b.onSuccess()
-			}
-		},
-		CompactionEnd: func(info pebble.CompactionInfo) {
-			if info.Err == nil {
-				b.onSuccess()
+			case strings.Contains(info.Err.Error(), "empty table"):
+				// Pebble's errEmptyTable: nothing to write, not a failure.
+			default:
+				b.onFlushError(info.Err)
 			}
 		},
 	}
 }
 
+// onError logs a background error, rate-limited. Cancelled compactions are routine.
 func (b *backgroundErrors) onError(err error) {
+	if strings.Contains(err.Error(), "compaction cancelled") {
+		return
+	}
 	b.mu.Lock()
-	b.last = err
-	b.count++
-	close(b.failing)
-	b.failing = make(chan struct{})
+	defer b.mu.Unlock()
+	b.logLocked(err)
+}
+
+func (b *backgroundErrors) logLocked(err error) {
 	now := time.Now()
 	if now.Sub(b.lastLogged) >= errorLogInterval {
 		b.log.Error("kvstore: Pebble background write failed; retrying with backoff (is the disk full?)",
@@ -82,18 +91,29 @@ func (b *backgroundErrors) onError(err error) {
 	} else {
 		b.suppressed++
 	}
+}
+
+// onFlushError records a failed flush and sleeps before Pebble's immediate retry (Pebble
+// calls this on its flush goroutine).
+func (b *backgroundErrors) onFlushError(err error) {
+	b.mu.Lock()
+	b.last = err
+	b.count++
+	close(b.failing)
+	b.failing = make(chan struct{})
 	b.backoff = min(max(2*b.backoff, minRetryBackoff), maxRetryBackoff)
 	d := b.backoff
 	b.mu.Unlock()
-	time.Sleep(d) // Pebble retries right after this returns
+	time.Sleep(d)
 }
 
 func (b *backgroundErrors) onSuccess() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.last != nil {
-		b.log.Info("kvstore: Pebble background writes succeed again", "after", b.last)
+	if b.last == nil {
+		return
 	}
+	b.log.Info("kvstore: Pebble flushes succeed again", "after", b.last)
 	b.last, b.backoff, b.lastLogged = nil, 0, time.Time{}
 }
 

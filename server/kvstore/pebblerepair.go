@@ -49,20 +49,25 @@ func (s *Store) removeCorruptTables() (affected []cutBuckets, err error) {
 			}
 		}
 	}
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	// First make the loss of the applied offsets durable, then excise: a crash in between
+	// leaves buckets that replay their whole changelog over intact data (slow but right),
+	// never a bucket whose keys are gone while its applied offset remains.
+	for _, sp := range spans {
+		br := bucketsOf(sp)
+		affected = append(affected, br)
+		if err := s.db.DeleteRange(br.metaLo, br.metaHi, pebble.NoSync); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.flushWithin(checkpointFlushWait); err != nil {
+		return nil, err
+	}
 	for _, sp := range spans {
 		if err := s.exciseSpan(sp); err != nil {
 			return affected, fmt.Errorf("kvstore: remove corrupt table: %w", err)
-		}
-		br := bucketsOf(sp)
-		affected = append(affected, br)
-		// Forget the applied offsets of the buckets whose data was cut.
-		if err := s.db.DeleteRange(br.metaLo, br.metaHi, pebble.NoSync); err != nil {
-			return affected, err
-		}
-	}
-	if len(spans) > 0 {
-		if err := s.db.Flush(); err != nil {
-			return affected, err
 		}
 	}
 	return affected, nil

@@ -92,6 +92,7 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 	if start := t.log.LogStartOffset(); start > 0 {
 		return fmt.Errorf("the changelog starts at offset %d: the batches below it are gone, so the state cannot be rebuilt", start)
 	}
+	t.log.SetMinRetainOffset(0) // keep the changelog while the state exists only in memtables
 	if err := dropBucket(t.store.db, t.bucket); err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 	if err := t.checkReadable(); err != nil {
 		return fmt.Errorf("state still unreadable after the rebuild: %w", err)
 	}
-	if err := t.store.db.Flush(); err != nil {
+	if err := t.store.flushWithin(checkpointFlushWait); err != nil {
 		return fmt.Errorf("flush the rebuilt state: %w", err)
 	}
 	t.store.log.Info("kvstore: bucket state rebuilt from its changelog", "bucket", t.bucket, "applied", t.applied.Load())
