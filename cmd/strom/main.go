@@ -2,6 +2,7 @@
 //
 //	strom serve [flags]    start a single-node server
 //	strom bench [flags]    measure a running server
+//	strom repair-log ...   accept the truncation of a bucket log that went offline
 package main
 
 import (
@@ -30,6 +31,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "bench":
 		err = bench(os.Args[2:])
+	case "repair-log":
+		err = repairLog(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -50,6 +53,8 @@ func usage() {
 Usage:
   strom serve [flags]   start a single-node server (coordinator and tablet server)
   strom bench [flags]   benchmark a running server
+  strom repair-log --bucket-dir DIR --accept-truncation
+                        cut a corrupt bucket log (server stopped; see docs/durability.md)
 
 Run 'strom serve -h' or 'strom bench -h' for flags.
 `)

@@ -98,3 +98,28 @@ func FuzzProject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidateBatch: PRODUCE_LOG's check of a batch body never panics, refuses with
+// CORRUPT_RECORD_EXCEPTION, and whatever it accepts decodes with exactly the header's
+// record count.
+func FuzzValidateBatch(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, which uint8, appendOnly bool, count uint16, data []byte) {
+		schema, _ := fuzzSchema(which)
+		b := record.Batch(record.AppendV0Batch(nil, record.V0Header{SchemaID: 1, AppendOnly: appendOnly, WriterID: -1, BatchSequence: -1, RecordCount: int32(count)}, data))
+		if err := ValidateBatch(schema, b); err != nil {
+			if ferr.CodeOf(err) != ferr.CorruptRecordException {
+				t.Fatalf("error without CORRUPT_RECORD_EXCEPTION: %v", err)
+			}
+			return
+		}
+		_, rec, err := Decode(schema, appendOnly, int(count), data, nil)
+		if err != nil {
+			t.Fatalf("validated body does not decode: %v", err)
+		}
+		if rec.NumRows() != int64(count) {
+			t.Fatalf("validated body has %d rows, header %d", rec.NumRows(), count)
+		}
+		rec.Release()
+	})
+}

@@ -54,6 +54,9 @@ func ParseTableDescriptor(data []byte) (TableDescriptor, error) {
 }
 
 func parseTableDescriptor(data []byte) (TableDescriptor, error) {
+	if err := checkJSONText(data); err != nil {
+		return TableDescriptor{}, err
+	}
 	obj, err := decodeJSONObject(data)
 	if err != nil {
 		return TableDescriptor{}, fmt.Errorf("Failed to parse table descriptor: %w", err)

@@ -1,10 +1,14 @@
 package metadata
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stromdb/strom/internal/ferr"
 )
@@ -36,8 +40,17 @@ const keyUnsupportedTypes = "[ARRAY, MAP, ROW]"
 //   - no reserved system column names (15);
 //   - statistics columns exist and have supported types, log tables only (39);
 //   - a datalake-enabled table's format equals the cluster's (39).
+//
+// Before those, checks Java does not make but without which clients cannot load the table
+// (Strom's own limits, docs/protocol.md): at least one column; column and ROW field names
+// non-empty, valid UTF-8 without control characters and at most MaxColumnNameBytes; field ids
+// in [0, MaxFieldID] (15); property keys and values of bounded size and valid UTF-8 (39);
+// the whole descriptor at most MaxDescriptorBytes as JSON (15).
 func (d *TableDescriptor) Validate(c ClusterDefaults) error {
 	steps := []func() error{
+		d.checkColumns,
+		d.checkPropertySizes,
+		d.checkDescriptorSize,
 		d.checkPropertyKeys,
 		func() error { return d.checkDistribution(c.maxBucketNum()) },
 		d.checkPrimaryKeyTypes,
@@ -57,6 +70,118 @@ func (d *TableDescriptor) Validate(c ClusterDefaults) error {
 		if err := step(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Limits on table descriptors that Java leaves open (see Validate).
+const (
+	// MaxColumnNameBytes bounds a column or ROW field name.
+	MaxColumnNameBytes = 1024
+	// MaxFieldID is the largest column or field id: ids are int32 on the wire and a new
+	// column gets the highest id + 1, which must not overflow.
+	MaxFieldID = math.MaxInt32 - 1
+	// MaxPropertyKeyBytes and MaxPropertyValueBytes bound each table or custom property.
+	MaxPropertyKeyBytes   = 1024
+	MaxPropertyValueBytes = 64 << 10
+	// MaxDescriptorBytes bounds a table descriptor as stored (its table_json).
+	MaxDescriptorBytes = 1 << 20
+)
+
+// checkJSONText refuses a descriptor that is not valid UTF-8 (Java's JSON parser refuses it
+// too); Go's decoder would silently turn the bad bytes into U+FFFD, storing names the client
+// never sent.
+func checkJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("Failed to parse table descriptor: the JSON is not valid UTF-8")
+	}
+	return nil
+}
+
+// checkName returns why name cannot be a column or field name, or "".
+func checkName(name string) string {
+	switch {
+	case name == "":
+		return "must not be empty"
+	case len(name) > MaxColumnNameBytes:
+		return fmt.Sprintf("is %d bytes long; the limit is %d", len(name), MaxColumnNameBytes)
+	case !utf8.ValidString(name):
+		return "is not valid UTF-8"
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("contains the control character %U", r)
+		}
+	}
+	return ""
+}
+
+func (d *TableDescriptor) checkColumns() error {
+	if len(d.Schema.Columns) == 0 {
+		return invalidTable("A table must have at least one column.")
+	}
+	if d.Schema.HighestFieldID < -1 || d.Schema.HighestFieldID > MaxFieldID {
+		return invalidTable("Highest field ID %d is out of range [0, %d].", d.Schema.HighestFieldID, MaxFieldID)
+	}
+	for i := range d.Schema.Columns {
+		col := &d.Schema.Columns[i]
+		if why := checkName(col.Name); why != "" {
+			return invalidTable("Column name %q (column %d) %s.", col.Name, i, why)
+		}
+		if col.ID != UnknownID && (col.ID < 0 || col.ID > MaxFieldID) {
+			return invalidTable("Column %q has field ID %d, out of range [0, %d].", col.Name, col.ID, MaxFieldID)
+		}
+		if err := checkFieldNames(col.Name, &col.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFieldNames applies the column name and id rules to the ROW fields nested in t.
+func checkFieldNames(path string, t *DataType) error {
+	if t.Elem != nil {
+		if err := checkFieldNames(path, t.Elem); err != nil {
+			return err
+		}
+	}
+	if t.Value != nil {
+		if err := checkFieldNames(path, t.Value); err != nil {
+			return err
+		}
+	}
+	for i := range t.Fields {
+		f := &t.Fields[i]
+		if why := checkName(f.Name); why != "" {
+			return invalidTable("Field name %q in column %q %s.", f.Name, path, why)
+		}
+		if f.ID != UnknownID && (f.ID < 0 || f.ID > MaxFieldID) {
+			return invalidTable("Field %q in column %q has field ID %d, out of range [0, %d].", f.Name, path, f.ID, MaxFieldID)
+		}
+		if err := checkFieldNames(path+"."+f.Name, &f.Type); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *TableDescriptor) checkPropertySizes() error {
+	for _, props := range []map[string]string{d.Properties, d.CustomProperties} {
+		for k, v := range props {
+			switch {
+			case k == "" || len(k) > MaxPropertyKeyBytes || !utf8.ValidString(k):
+				return invalidConfig("Property key %.64q is empty, longer than %d bytes or not valid UTF-8.", k, MaxPropertyKeyBytes)
+			case len(v) > MaxPropertyValueBytes || !utf8.ValidString(v):
+				return invalidConfig("The value of property '%.64s' has %d bytes or is not valid UTF-8; the limit is %d bytes.", k, len(v), MaxPropertyValueBytes)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *TableDescriptor) checkDescriptorSize() error {
+	if n := len(d.JSON()); n > MaxDescriptorBytes {
+		return invalidTable("The table descriptor is %d bytes as JSON; the limit is %d.", n, MaxDescriptorBytes)
 	}
 	return nil
 }

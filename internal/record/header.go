@@ -146,6 +146,14 @@ func (b Batch) Validate() error {
 	return nil
 }
 
+// CRCCoveredFrom returns the offset of the first byte the CRC covers (the schema id; the CRC
+// runs from there to the end of the batch). b must hold at least the magic byte.
+func (b Batch) CRCCoveredFrom() int { return b.layout().schemaID }
+
+// ChecksumTable is the CRC-32C table batch checksums use, for callers that checksum a batch
+// in pieces (hash/crc32.Update).
+var ChecksumTable = crcTable
+
 // Magic returns the batch's magic byte.
 func (b Batch) Magic() byte { return b[offMagic] }
 

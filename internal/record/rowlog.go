@@ -105,3 +105,10 @@ func ValidateRowLogRecords(records []byte, count int32) error {
 		}
 	}
 }
+
+// ValidateRowBatch checks the records section of a complete INDEXED or COMPACTED log batch
+// (header already validated): it must hold exactly RecordCount well-formed row records and
+// nothing after them, so that the offsets the header claims are backed by rows.
+func ValidateRowBatch(b Batch) error {
+	return ValidateRowLogRecords(b.Records(), b.RecordCount())
+}

@@ -13,16 +13,17 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
-// createLogTable creates fluss.<name> (id INT) with the given buckets and returns its id.
+// createLogTable creates fluss.<name> (id INT) with the given buckets and returns its id. Its
+// log format is INDEXED, so that rowBatch writes it (PRODUCE_LOG checks bodies against it).
 func createLogTable(t *testing.T, coord *wire.ClientConn, name string, buckets int32) int64 {
 	t.Helper()
 	return createTable(t, coord, name, metadata.TableDescriptor{
 		Schema:      metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: intType}}},
-		BucketCount: buckets, Properties: map[string]string{}, CustomProperties: map[string]string{},
+		BucketCount: buckets, Properties: map[string]string{metadata.PropLogFormat: "INDEXED"}, CustomProperties: map[string]string{},
 	})
 }
 
-// rowBatch is a row-format log batch of n records (PRODUCE_LOG stores batches undecoded).
+// rowBatch is an INDEXED row-format log batch of n records.
 func rowBatch(n int32) []byte {
 	var recs []byte
 	for i := int32(0); i < n; i++ {

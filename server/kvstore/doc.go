@@ -14,6 +14,16 @@
 // restores exactly the state the log describes. Store.Checkpoint flushes Pebble and lets the
 // log's retention drop changelog segments below the flushed applied offsets.
 //
+// # Damage (repair.go, pebblerepair.go, diskfull.go)
+//
+// A state the changelog cannot back (the log is offline, ends before the applied offset or
+// starts after it) is never rebuilt from it: the tablet opens offline (KV_STORAGE_EXCEPTION)
+// until an operator cuts the log (strom repair-log), after which it is rebuilt from what
+// remains. A corrupt Pebble table is taken out of Pebble whole (ingest-and-excise of its key
+// span) and the buckets it held are rebuilt from their complete changelogs. Failed Pebble
+// flushes (a full disk) are retried with backoff, refuse new writes (Store.WriteError) and
+// never make Checkpoint or Close wait unboundedly.
+//
 // # Reads
 //
 // Lookups and scans read Pebble directly. Because Put commits to Pebble only after the log

@@ -25,26 +25,65 @@ const replayReadBytes = 8 << 20
 // under the batch's schema id), -D rows deleted, -U rows skipped. Offsets move forward batch
 // by batch in the same Pebble batches as the data, so an interrupted recovery resumes.
 //
-// If the stored offset is beyond the log end (the log lost its tail, or the bucket directory
-// was recreated), or below the log start (the changelog needed is gone), the bucket's state is
-// wiped and rebuilt from the log start.
+// The state is never rebuilt from a changelog that cannot back it (see repair.go): if the log
+// is offline, ends before the applied offset (Pebble ahead of a log that lost its tail) or
+// starts after it (the changelog needed is gone), the tablet opens offline and says why. Only
+// after an operator cut the log (logstore.AcceptTruncation) is a state ahead of the log
+// rebuilt from the log. A corrupt Pebble read of the applied offset rebuilds the state from
+// the whole changelog.
 func (t *Tablet) recover(ctx context.Context) error {
+	if err := t.log.Offline(); err != nil {
+		_ = t.goOffline("its changelog is offline: %v", err)
+		return nil
+	}
 	applied, err := t.readApplied()
+	if pebble.IsCorruptionError(err) {
+		t.store.log.Error("kvstore: corrupt state table; rebuilding the bucket's state from its changelog",
+			"bucket", t.bucket, "err", err)
+		if err := t.rebuildAfterCorruption(ctx); err != nil {
+			_ = t.goOffline("rebuild after corruption failed: %v", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	start, end := t.log.LogStartOffset(), t.log.LogEndOffset()
-	if applied > end || applied < start {
-		t.store.log.Warn("kv state does not match its changelog; rebuilding from the log start",
-			"bucket", t.bucket, "applied", applied, "log_start", start, "log_end", end)
-		if err := dropBucket(t.store.db, t.bucket); err != nil {
+	cut, operatorCut := t.log.OperatorTruncation()
+	switch {
+	case applied > end && operatorCut:
+		t.store.log.Warn("kvstore: the changelog was cut by an operator below the state; rebuilding the state from it",
+			"bucket", t.bucket, "applied", applied, "log_end", end, "cut_at", cut)
+		if err := t.rebuild(ctx); err != nil {
+			_ = t.goOffline("rebuild after the operator's truncation failed: %v", err)
+			return nil
+		}
+		return t.log.ClearOperatorTruncation()
+	case applied > end:
+		_ = t.goOffline("the state reflects the changelog up to offset %d but the changelog ends at %d: "+
+			"acknowledged changelog batches are missing, and rebuilding from it would drop their rows", applied, end)
+		return nil
+	case applied < start:
+		_ = t.goOffline("the state reflects the changelog up to offset %d but the changelog starts at %d: "+
+			"the batches needed to catch up are gone", applied, start)
+		return nil
+	}
+	if operatorCut {
+		// The cut left everything the state reflects: nothing to rebuild.
+		if err := t.log.ClearOperatorTruncation(); err != nil {
 			return err
 		}
-		applied = start
 	}
 	// What was read from disk is durable (Pebble opens without a WAL, so from flushed
 	// tables only); the changelog below it is no longer needed for recovery.
 	t.log.SetMinRetainOffset(applied)
+	return t.replay(ctx, applied)
+}
+
+// replay applies the changelog from offset applied to the log end on top of the state, which
+// must reflect exactly the batches below applied, and stores the offset reached.
+func (t *Tablet) replay(ctx context.Context, applied int64) error {
+	end := t.log.LogEndOffset()
 	from := applied
 	b := t.store.db.NewBatch()
 	defer func() { b.Close() }()

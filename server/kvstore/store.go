@@ -53,8 +53,11 @@ type Options struct {
 // changelog is its write-ahead log, and Tablet recovery replays it from the applied offset.
 // What Pebble loses in a crash (unflushed memtables) is therefore always re-derivable.
 type Store struct {
-	db  *pebble.DB
-	log *slog.Logger
+	db       *pebble.DB
+	dir      string
+	log      *slog.Logger
+	repairMu sync.Mutex // one corruption repair at a time (pebblerepair.go)
+	bg       *backgroundErrors
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -71,9 +74,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
 	defer cache.Unref()
-	s := &Store{log: opts.Logger, tablets: map[cluster.Bucket]*Tablet{}}
+	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{}}
 	po := pebbleOptions(cache, opts)
-	po.EventListener = &pebble.EventListener{FlushBegin: func(pebble.FlushInfo) { s.syncLogs() }}
+	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
+	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
@@ -109,6 +113,8 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		Logger:       pebbleLogger{opts.Logger},
 		MemTableSize: memTableBytes,
 		Levels:       levels,
+		// Virtual tables let a corrupt table file be excised (pebblerepair.go).
+		FormatMajorVersion: pebble.FormatVirtualSSTables,
 	}
 }
 
@@ -134,7 +140,7 @@ func (s *Store) syncLogs() {
 		}
 		if err := l.Flush(); err != nil && !errors.Is(err, logstore.ErrClosed) {
 			// The flush cannot be stopped from here. If the machine then loses power, recovery
-			// finds the state ahead of the log and rebuilds the bucket from the changelog.
+			// finds the state ahead of the log and takes the bucket's state offline (repair.go).
 			s.log.Error("kvstore: changelog sync before a Pebble flush failed", "dir", l.Dir(), "err", err)
 		}
 	}
@@ -154,7 +160,7 @@ func (s *Store) Checkpoint() error {
 	for i, t := range ts {
 		applied[i] = t.AppliedOffset()
 	}
-	if err := s.db.Flush(); err != nil {
+	if err := s.flushWithin(checkpointFlushWait); err != nil {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
 	for i, t := range ts {
@@ -173,7 +179,8 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.tablets = map[cluster.Bucket]*Tablet{}
 	s.mu.Unlock()
-	return errors.Join(s.db.Flush(), s.db.Close())
+	// A flush that cannot finish (full disk) is given up: the changelogs restore its data.
+	return errors.Join(s.flushWithin(closeFlushWait), s.db.Close())
 }
 
 // DropBucket deletes every key of bucket b (its data and applied offset). The bucket's tablet,

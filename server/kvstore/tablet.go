@@ -41,6 +41,11 @@ type Tablet struct {
 
 	applied atomic.Int64
 
+	// offline, when set, is the error every request gets (see repair.go); rebuilding is
+	// true while a rebuild after Pebble corruption is pending or running.
+	offline    atomic.Pointer[error]
+	rebuilding atomic.Bool
+
 	mu     sync.Mutex
 	failed error // set when a staged changelog could not be made durable or applied
 	w      writeScratch
@@ -140,6 +145,9 @@ func appendOffset(dst []byte, off int64) []byte {
 // Lookup reads the stored value ([int16 schema id][row]) of each key, in order, into out
 // (nil for a missing key). The values share one freshly allocated buffer.
 func (t *Tablet) Lookup(keys [][]byte, out [][]byte) ([][]byte, error) {
+	if err := t.offlineError(); err != nil {
+		return nil, err
+	}
 	out = out[:0]
 	var kbuf []byte
 	var slab []byte
@@ -152,7 +160,7 @@ func (t *Tablet) Lookup(keys [][]byte, out [][]byte) ([][]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, ferr.New(ferr.KvStorageException, "lookup in %s: %v", t.bucket, err)
+			return nil, t.storageError("lookup", err)
 		}
 		offs = append(offs, len(slab), len(slab)+len(v))
 		slab = append(slab, v...)
@@ -171,6 +179,9 @@ func (t *Tablet) Lookup(keys [][]byte, out [][]byte) ([][]byte, error) {
 // PrefixLookup returns, for each prefix in order, the values of all keys starting with it,
 // in key order.
 func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
+	if err := t.offlineError(); err != nil {
+		return nil, err
+	}
 	out := make([][][]byte, len(prefixes))
 	var lo, hi []byte
 	for i, p := range prefixes {
@@ -181,7 +192,7 @@ func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
 		}
 		it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 		if err != nil {
-			return nil, ferr.New(ferr.KvStorageException, "prefix lookup in %s: %v", t.bucket, err)
+			return nil, t.storageError("prefix lookup", err)
 		}
 		var vals [][]byte
 		for ok := it.First(); ok; ok = it.Next() {
@@ -189,7 +200,7 @@ func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
 		}
 		err = errors.Join(it.Error(), it.Close())
 		if err != nil {
-			return nil, ferr.New(ferr.KvStorageException, "prefix lookup in %s: %v", t.bucket, err)
+			return nil, t.storageError("prefix lookup", err)
 		}
 		out[i] = vals
 	}
@@ -202,11 +213,14 @@ func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
 //	int32 Length (= total - 4) | int8 magic 0 | int32 RecordCount | records
 //	record: int32 Length (= len(value)) | value ([int16 schema id][row])
 func (t *Tablet) LimitScan(dst []byte, limit int) ([]byte, error) {
+	if err := t.offlineError(); err != nil {
+		return dst, err
+	}
 	start := len(dst)
 	dst = append(dst, make([]byte, 9)...)
 	it, err := t.store.db.NewIter(&pebble.IterOptions{LowerBound: t.prefix, UpperBound: t.hi})
 	if err != nil {
-		return dst[:start], ferr.New(ferr.KvStorageException, "limit scan of %s: %v", t.bucket, err)
+		return dst[:start], t.storageError("limit scan", err)
 	}
 	n := 0
 	for ok := it.First(); ok && n < limit; ok = it.Next() {
@@ -216,7 +230,7 @@ func (t *Tablet) LimitScan(dst []byte, limit int) ([]byte, error) {
 		n++
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		return dst[:start], ferr.New(ferr.KvStorageException, "limit scan of %s: %v", t.bucket, err)
+		return dst[:start], t.storageError("limit scan", err)
 	}
 	b := dst[start:]
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))

@@ -75,15 +75,30 @@
 // The active segment is re-read in full unless the previous shutdown was clean (the
 // clean_shutdown marker, removed and fsync'ed away before anything else happens): every batch
 // must have a plausible length within the file, pass record.Batch.Validate (shape and CRC-32C)
-// and carry the base offset that follows its predecessor. The file is truncated after the
-// last batch that passes, which removes a torn write, a zero-filled or garbage tail and any
-// batch whose bytes were corrupted; the indexes are rebuilt in memory. (If a sealed segment
-// turns out torn, which these writes never produce, the log ends there and later segments are
-// deleted, as Kafka does.) The recovered data is fdatasync'ed and the high watermark is set
-// to the new LEO. Writer state comes from the newest readable snapshot at or below the LEO,
-// then the batch headers after it are replayed (normally only part of the active segment;
-// without any snapshot the whole log's headers are walked), and writers idle for longer than
-// Options.WriterExpiration are dropped.
+// and carry the base offset that follows its predecessor. At the first batch that fails, the
+// rest of the file is scanned for a valid batch (plausible length and magic, base offset at
+// least the expected one, valid CRC). If there is none, the bad bytes are a torn tail — the
+// incomplete last write — and the file is truncated there; the indexes are rebuilt in
+// memory. If there is one, or the bad batch is in a sealed segment (synced before the roll, so
+// never torn by our writes), it is corruption: nothing is truncated or deleted, loading stops
+// at that segment and the log opens offline (see below). The recovered data is fdatasync'ed and
+// the high watermark is set to the new LEO. Writer state comes from the newest readable
+// snapshot at or below the LEO, then the batch headers after it are replayed (normally only
+// part of the active segment; without any snapshot the whole log's headers are walked), and
+// writers idle for longer than Options.WriterExpiration are dropped.
+//
+// # Corruption and offline logs
+//
+// Read verifies every byte range it returns once per opening of the segment (length, CRC,
+// contiguous offsets; segment.verify), remembering verified ranges per segment; appended and
+// recovered bytes count as verified. A bad batch, found by recovery or by a read, takes the log
+// offline (Offline): appends, reads, timestamp lookups and waits get LOG_STORAGE_EXCEPTION
+// naming the segment file and position, one ERROR line names the full path and the repair, a
+// "corrupt" marker file (segment file name and position) keeps the log offline across
+// restarts, Close writes no clean marker and retention deletes nothing. Only the operator's
+// AcceptTruncation (strom repair-log) cuts the log at the bad batch; it leaves an
+// "operator_truncated" marker (OperatorTruncation) so that state derived from the log is
+// rebuilt.
 //
 // # Durability
 //

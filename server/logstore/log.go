@@ -40,6 +40,10 @@ type Log struct {
 
 	ttlMs atomic.Int64
 
+	// offline is set (once) when a stored batch is found corrupt; every request then gets
+	// it. See goOffline.
+	offline atomic.Pointer[error]
+
 	v atomic.Pointer[view] // what readers see
 
 	stopFlusher chan struct{}
@@ -183,6 +187,9 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	if l.failed != nil {
 		return AppendResult{}, l.failed
 	}
+	if err := l.Offline(); err != nil {
+		return AppendResult{}, err
+	}
 	ts := max(l.maxTs, nowMs)
 	off := l.leo
 	for _, b := range batches {
@@ -227,6 +234,7 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 		seg.sinceIndex += n
 		pos += n
 	}
+	seg.verified.add(seg.size, pos) // validated in memory before the write
 	seg.size = pos
 	seg.next = off
 	seg.maxTs = ts
@@ -261,6 +269,7 @@ func (l *Log) write(seg *segment, batches []record.Batch, total int64) error {
 		}
 	}
 	if _, err := seg.file.WriteAt(data, seg.size); err != nil {
+		logIOError(l.opts.Logger, l.dir, "append", err)
 		err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "append to segment %d", seg.base), err)
 		if terr := seg.file.Truncate(seg.size); terr != nil {
 			l.failed = err
@@ -290,14 +299,17 @@ func (l *Log) shouldRoll(seg *segment, size, lastOffset int64) bool {
 func (l *Log) roll() error {
 	old := l.active()
 	if err := fdatasync(old.file); err != nil {
+		logIOError(l.opts.Logger, l.dir, "sync before roll", err)
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
 		return l.failed
 	}
 	if err := old.seal(); err != nil {
+		logIOError(l.opts.Logger, l.dir, "seal segment", err)
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "seal segment %d", old.base), err)
 	}
 	seg, err := createSegment(l.dir, l.leo)
 	if err != nil {
+		logIOError(l.opts.Logger, l.dir, "create segment", err)
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "roll"), err)
 	}
 	if err := writeSnapshot(l.dir, l.leo, l.writers, snapshotsKept); err != nil {
@@ -336,6 +348,10 @@ func (l *Log) syncActive() error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	if err := l.Offline(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
 	seg, leo, dirty := l.active(), l.leo, l.dirty
 	seg.mu.RLock()
 	pos := seg.size
@@ -346,6 +362,7 @@ func (l *Log) syncActive() error {
 	if dirty {
 		// Segments before seg were synced when they were rolled.
 		if err := fdatasync(seg.file); err != nil {
+			logIOError(l.opts.Logger, l.dir, "sync", err)
 			err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", seg.base), err)
 			l.mu.Lock()
 			l.failed = err

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -67,12 +68,20 @@ func (r *ReadResult) WriteTo(w io.Writer) (int64, error) {
 // minOneBatch the first batch is returned even if larger. The result never crosses a segment
 // boundary (the caller reads again from the next offset). offset < log start or > LEO gives
 // LOG_OFFSET_OUT_OF_RANGE_EXCEPTION; offset in [HW, LEO] gives an empty result.
+//
+// Every batch of the returned range has passed its length, CRC-32C and offset checks since
+// the segment was opened (see segment.verify): a range is verified once, the first time it
+// is read, so sendfile never serves bytes that changed on disk before that. A bad batch takes
+// the log offline (LOG_STORAGE_EXCEPTION, see Offline) instead of being served.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
 	maxBytes = max(maxBytes, 0)
 	for {
 		v := l.v.Load()
 		if v.closed {
 			return ReadResult{}, ErrClosed
+		}
+		if err := l.Offline(); err != nil {
+			return ReadResult{HighWatermark: v.hw}, err
 		}
 		empty := ReadResult{HighWatermark: v.hw}
 		if offset < v.logStart || offset > v.leo {
@@ -81,7 +90,7 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 		if offset >= v.hw || (maxBytes == 0 && !minOneBatch) {
 			return empty, nil
 		}
-		res, stale, err := readView(v, offset, maxBytes, minOneBatch)
+		res, stale, err := l.readView(v, offset, maxBytes, minOneBatch)
 		if !stale {
 			return res, err
 		}
@@ -90,7 +99,7 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 }
 
 // readView reads from the segments of v. stale reports that a segment could not be acquired.
-func readView(v *view, offset int64, maxBytes int, minOne bool) (ReadResult, bool, error) {
+func (l *Log) readView(v *view, offset int64, maxBytes int, minOne bool) (ReadResult, bool, error) {
 	res := ReadResult{HighWatermark: v.hw}
 	i := sort.Search(len(v.segs), func(i int) bool { return v.segs[i].base > offset }) - 1
 	for i = max(i, 0); i < len(v.segs); i++ {
@@ -116,6 +125,14 @@ func readView(v *view, offset int64, maxBytes int, minOne bool) (ReadResult, boo
 		stop, err := s.extent(pos, end, maxBytes, minOne)
 		if err != nil || stop == pos {
 			s.release()
+			return res, false, err
+		}
+		if err := s.verify(pos, stop); err != nil {
+			s.release()
+			var c *CorruptionError
+			if errors.As(err, &c) {
+				err = l.goOffline(c)
+			}
 			return res, false, err
 		}
 		res.File, res.Position, res.Size, res.seg = s.file, pos, stop-pos, s
@@ -174,6 +191,9 @@ func (l *Log) OffsetForTimestamp(ts, nowMs int64) (int64, error) {
 		if v.closed {
 			return 0, ErrClosed
 		}
+		if err := l.Offline(); err != nil {
+			return 0, err
+		}
 		if ts > nowMs {
 			return 0, ferr.New(ferr.InvalidTimestampException,
 				"the fetch timestamp %d is larger than the current timestamp %d", ts, nowMs)
@@ -228,6 +248,9 @@ func (l *Log) Wait(ctx context.Context, offset int64) error {
 		v := l.v.Load()
 		if v.closed {
 			return ErrClosed
+		}
+		if err := l.Offline(); err != nil {
+			return err
 		}
 		if v.hw > offset {
 			return nil

@@ -41,11 +41,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
-	if err := l.loadSegments(ctx, bases, clean); err != nil {
+	marked, isMarked, err := readCorruptMarker(dir)
+	if err != nil {
+		return nil, err
+	}
+	corrupt, err := l.loadSegments(ctx, bases, clean)
+	if err != nil {
 		for _, s := range l.segs {
 			s.release()
 		}
 		return nil, err
+	}
+	if corrupt == nil && isMarked {
+		corrupt = marked // found earlier (by a reader) and not repaired yet
 	}
 	if len(l.segs) == 0 {
 		s, err := createSegment(dir, 0)
@@ -72,6 +80,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	l.writers.expire(opts.Now().UnixMilli(), opts.WriterExpiration.Milliseconds())
 	// Single node: everything that survived recovery is committed.
 	l.publish(l.leo, act, act.size)
+	if corrupt != nil {
+		_ = l.goOffline(corrupt)
+		return l, nil // offline: no flusher, nothing will be written
+	}
 
 	if p := opts.FlushPolicy; p.kind == flushInterval && p.interval > 0 {
 		l.stopFlusher = make(chan struct{})
@@ -117,17 +129,19 @@ func scanDir(dir string) ([]int64, error) {
 
 // loadSegments opens every segment. Sealed segments were synced before they were sealed, so
 // their indexes are trusted after a cheap check; the active segment is validated batch by
-// batch unless the previous shutdown was clean. A torn sealed segment (which our own writes
-// never produce) ends the log there: later segments are deleted, as in Kafka.
-func (l *Log) loadSegments(ctx context.Context, bases []int64, clean bool) error {
+// batch unless the previous shutdown was clean. Only the active segment can have a torn tail,
+// which is cut; a bad batch anywhere else, or one followed by valid batches, is corruption:
+// loading stops there (later segments stay on disk untouched) and it is returned, so that the
+// log opens offline.
+func (l *Log) loadSegments(ctx context.Context, bases []int64, clean bool) (*CorruptionError, error) {
 	for i := 0; i < len(bases); i++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		active := i == len(bases)-1
-		s, torn, err := loadSegment(l.dir, bases[i], active, clean || !active, l.opts)
+		s, corrupt, err := loadSegment(l.dir, bases[i], active, clean || !active, l.opts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(l.segs) > 0 {
 			prev := l.segs[len(l.segs)-1]
@@ -137,30 +151,25 @@ func (l *Log) loadSegments(ctx context.Context, bases []int64, clean bool) error
 			}
 		}
 		l.segs = append(l.segs, s)
-		if torn && !active {
-			for _, b := range bases[i+1:] {
-				l.opts.Logger.Warn("logstore: deleting segment after a torn one", "dir", l.dir, "base", b)
-				(&segment{dir: l.dir, base: b}).removeFiles()
-			}
-			_ = os.Remove(fileName(l.dir, bases[i], indexSuffix))
-			_ = os.Remove(fileName(l.dir, bases[i], timeIndexSuffix))
-			return nil
+		if corrupt != nil {
+			return corrupt, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// loadSegment opens one segment. torn reports that its tail was cut off; the returned segment
-// then has an active (in-memory) index even when active is false.
-func loadSegment(dir string, base int64, active, trusted bool, opts Options) (*segment, bool, error) {
+// loadSegment opens one segment. A non-nil *CorruptionError means the segment holds a bad
+// batch that recovery must not cut away; the segment is then returned with its valid prefix
+// only (the file is left as it is) and an in-memory index.
+func loadSegment(dir string, base int64, active, trusted bool, opts Options) (*segment, *CorruptionError, error) {
 	f, err := os.OpenFile(fileName(dir, base, logSuffix), os.O_RDWR, 0)
 	if err != nil {
-		return nil, false, fmt.Errorf("logstore: open segment: %w", err)
+		return nil, nil, fmt.Errorf("logstore: open segment: %w", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, false, fmt.Errorf("logstore: open segment: %w", err)
+		return nil, nil, fmt.Errorf("logstore: open segment: %w", err)
 	}
 	size := st.Size()
 	s := &segment{base: base, dir: dir, file: f, next: base, maxTs: -1}
@@ -170,24 +179,27 @@ func loadSegment(dir string, base int64, active, trusted bool, opts Options) (*s
 		size = maxSegmentBytes * 2
 	}
 	if trusted && s.loadIndexes(size, active, opts) {
-		return s, false, nil
+		return s, nil, nil
 	}
-	torn, err := s.recoverData(size, opts)
+	torn, corrupt, err := s.recoverData(size, active, opts)
 	if err != nil {
 		s.release()
-		return nil, false, err
+		return nil, nil, err
+	}
+	if corrupt != nil {
+		return s, corrupt, nil
 	}
 	if torn {
-		opts.Logger.Warn("logstore: truncated torn or corrupt segment tail",
+		opts.Logger.Warn("logstore: truncated the torn tail of the active segment (an incomplete last write; nothing valid followed it)",
 			"dir", dir, "base", base, "valid_bytes", s.size, "file_bytes", st.Size())
 	}
-	if !active && !torn {
+	if !active {
 		if err := s.seal(); err != nil {
 			s.release()
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
-	return s, torn, nil
+	return s, nil, nil
 }
 
 // loadIndexes trusts the index files after checking them and walks the batches after the last
@@ -245,8 +257,11 @@ func (s *segment) loadIndexes(size int64, active bool, opts Options) bool {
 }
 
 // recoverData reads the segment from the start, validating every batch (length, CRC, offset
-// continuity), rebuilds the index in memory and truncates the file after the last valid batch.
-func (s *segment) recoverData(size int64, opts Options) (bool, error) {
+// continuity), and rebuilds the index in memory. At the first bad batch it looks for valid
+// batches after it: if there are none and the segment is the active one, the bad bytes are a
+// torn tail (an incomplete last write) and the file is truncated there (torn = true);
+// otherwise they are corruption, reported without touching the file.
+func (s *segment) recoverData(size int64, active bool, opts Options) (bool, *CorruptionError, error) {
 	r := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, size), 1<<20)
 	var (
 		hdr   [record.LogOverhead]byte
@@ -256,16 +271,16 @@ func (s *segment) recoverData(size int64, opts Options) (bool, error) {
 		maxTs = int64(-1)
 		since int64
 		idx   segIndex
-		torn  bool
+		cause error
 	)
 	for pos < size {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			torn = true
+			cause = fmt.Errorf("%d bytes after the last whole batch", size-pos)
 			break
 		}
 		n := int64(record.NextBatchSize(hdr[:]))
 		if n < record.LogOverhead+1 || n > size-pos {
-			torn = true
+			cause = fmt.Errorf("batch length %d with %d bytes left", n, size-pos)
 			break
 		}
 		if int64(cap(buf)) < n {
@@ -274,12 +289,16 @@ func (s *segment) recoverData(size int64, opts Options) (bool, error) {
 		buf = buf[:n]
 		copy(buf, hdr[:])
 		if _, err := io.ReadFull(r, buf[record.LogOverhead:]); err != nil {
-			torn = true
+			cause = err
 			break
 		}
 		b := record.Batch(buf)
-		if b.Validate() != nil || b.BaseOffset() != next || b.LastOffsetDelta() < 0 {
-			torn = true
+		if err := b.Validate(); err != nil {
+			cause = err
+			break
+		}
+		if b.BaseOffset() != next || b.LastOffsetDelta() < 0 {
+			cause = fmt.Errorf("base offset %d, expected %d", b.BaseOffset(), next)
 			break
 		}
 		if since >= int64(opts.IndexIntervalBytes) &&
@@ -292,21 +311,35 @@ func (s *segment) recoverData(size int64, opts Options) (bool, error) {
 		next, maxTs = b.NextOffset(), max(maxTs, b.CommitTimestamp())
 		pos += n
 	}
-	if pos < size || torn {
-		torn = true
+	setState := func() {
+		s.mu.Lock()
+		s.idx, s.size, s.next, s.maxTs, s.sinceIndex = idx, pos, next, maxTs, since
+		s.mu.Unlock()
+		s.verified.truncate(0)
+		s.verified.add(0, pos)
+	}
+	torn := pos < size
+	if torn {
+		after, err := findBatchAfter(s.file, pos, size, next)
+		if err != nil {
+			return false, nil, fmt.Errorf("logstore: scan segment %d after a bad batch: %w", s.base, err)
+		}
+		if after >= 0 || !active {
+			setState()
+			return false, &CorruptionError{File: fileName(s.dir, s.base, logSuffix), Position: pos,
+				Offset: next, ValidAfter: after, Cause: cause}, nil
+		}
 		if err := s.file.Truncate(pos); err != nil {
-			return false, fmt.Errorf("logstore: truncate torn segment %d: %w", s.base, err)
+			return false, nil, fmt.Errorf("logstore: truncate torn segment %d: %w", s.base, err)
 		}
 	}
 	// Sync even a whole segment: after a crash its bytes may sit only in the page cache, and
 	// recovery is about to declare them committed.
 	if err := fdatasync(s.file); err != nil {
-		return false, fmt.Errorf("logstore: sync recovered segment %d: %w", s.base, err)
+		return false, nil, fmt.Errorf("logstore: sync recovered segment %d: %w", s.base, err)
 	}
-	s.mu.Lock()
-	s.idx, s.size, s.next, s.maxTs, s.sinceIndex = idx, pos, next, maxTs, since
-	s.mu.Unlock()
-	return torn, nil
+	setState()
+	return torn, nil, nil
 }
 
 // rebuildWriters restores writer state from the newest usable snapshot and replays the batch

@@ -3,15 +3,18 @@ package logstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"testing"
 
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/record"
 )
 
 func TestTornTailRecovery(t *testing.T) {
-	// Five batches of 2 records; each case damages the active segment file after a crash.
-	// keep is how many batches must survive.
+	// Five batches of 2 records; each case damages the tail of the active segment file after
+	// a crash (nothing valid follows the damage, so it is a torn last write). keep is how
+	// many batches must survive. Damage followed by valid batches is TestMidSegmentCorruption.
 	const n = 5
 	cases := []struct {
 		name   string
@@ -35,19 +38,11 @@ func TestTornTailRecovery(t *testing.T) {
 			d[len(d)-1] ^= 0x80
 			return d
 		}, 4},
-		{"middle batch corrupt", func(d []byte, s []int) []byte {
-			d[s[0]+s[1]+60] ^= 0xff
-			return d
-		}, 2},
 		{"length field huge", func(d []byte, s []int) []byte {
 			p := s[0] + s[1] + s[2] + s[3] + 8
 			d[p+3] = 0x7f
 			return d
 		}, 4},
-		{"base offset wrong", func(d []byte, s []int) []byte {
-			d[s[0]] ^= 0x04 // second batch's base offset, outside the CRC
-			return d
-		}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,7 +124,10 @@ func TestCleanShutdownTrustsIndexes(t *testing.T) {
 	}
 }
 
-func TestTornSealedSegmentEndsLog(t *testing.T) {
+// TestTornSealedSegmentTakesLogOffline: sealed segments were synced before the roll, so a bad
+// batch in one is corruption, never a torn tail: the later segments (acknowledged data) are
+// kept and the log goes offline until an operator accepts the cut.
+func TestTornSealedSegmentTakesLogOffline(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{SegmentBytes: 400}
 	l := open(t, dir, opts)
@@ -146,12 +144,26 @@ func TestTornSealedSegmentEndsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = open(t, dir, opts)
-	defer l.Close()
-	if l.LogEndOffset() != 3 || len(l.v.Load().segs) != 2 {
-		t.Fatalf("LEO %d segments %d", l.LogEndOffset(), len(l.v.Load().segs))
+	wantCode(t, l.Offline(), ferr.LogStorageException)
+	if left, _ := scanDir(dir); len(left) != 6 {
+		t.Fatalf("segments after the torn one were deleted: %v", left)
 	}
-	if left, _ := scanDir(dir); len(left) != 2 {
-		t.Fatalf("later segments not deleted: %v", left)
+	_, err := l.Append([]record.Batch{plain(1, 10)}, 50)
+	wantCode(t, err, ferr.LogStorageException)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := AcceptTruncation(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.LogEnd != 3 || len(rep.RemovedSegments) != 4 {
+		t.Fatalf("repair report %+v", rep)
+	}
+	l = open(t, dir, opts)
+	defer l.Close()
+	if l.Offline() != nil || l.LogEndOffset() != 3 {
+		t.Fatalf("after repair: offline %v, LEO %d", l.Offline(), l.LogEndOffset())
 	}
 	mustAppend(t, l, 50, plain(1, 10))
 	if got := readAll(t, l, 0); len(got) != 4 {
@@ -191,6 +203,18 @@ func FuzzRecover(f *testing.F) {
 		}
 		l = open(t, dir, Options{IndexIntervalBytes: 16})
 		defer l.Close()
+		if l.Offline() != nil {
+			// Only a valid batch somewhere in the tail (acknowledged data after damage, as
+			// far as recovery can tell) may take the log offline, and nothing is cut then.
+			var c *CorruptionError
+			if !errors.As(l.Offline(), &c) || c.ValidAfter < c.Position || c.Position < int64(len(data)) {
+				t.Fatalf("offline without a valid batch after the damage: %v", l.Offline())
+			}
+			if st, _ := os.Stat(path); st.Size() != int64(len(data)+len(tail)) {
+				t.Fatalf("offline log was truncated to %d bytes", st.Size())
+			}
+			return
+		}
 		if l.LogEndOffset() < 3 {
 			t.Fatalf("lost valid data: LEO %d", l.LogEndOffset())
 		}

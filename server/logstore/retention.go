@@ -44,6 +44,9 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 	if l.closed {
 		return 0, ErrClosed
 	}
+	if err := l.Offline(); err != nil {
+		return 0, nil // an offline log keeps every file for the operator
+	}
 	l.writers.expire(nowMs, l.opts.WriterExpiration.Milliseconds())
 	ttl := l.ttlMs.Load()
 	if ttl <= 0 {
@@ -104,6 +107,9 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	if l.failed != nil {
 		return l.failed
+	}
+	if err := l.Offline(); err != nil {
+		return err
 	}
 	if offset >= l.leo {
 		return nil
@@ -179,7 +185,11 @@ func (l *Log) truncateSegment(s *segment, pos int64) error {
 	if err := s.file.Truncate(pos); err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate segment %d", s.base), err)
 	}
-	if _, err := s.recoverData(pos, l.opts); err != nil {
+	_, corrupt, err := s.recoverData(pos, true, l.opts)
+	if err == nil && corrupt != nil {
+		err = l.goOffline(corrupt)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate segment %d", s.base), err)
 	}
 	return nil
@@ -205,7 +215,8 @@ func (l *Log) Close() error {
 		return nil
 	}
 	var err error
-	if l.failed == nil {
+	offline := l.Offline() != nil // keep the marker off: the next Open must re-check everything
+	if l.failed == nil && !offline {
 		act := l.active()
 		err = fdatasync(act.file)
 		if err == nil {
@@ -224,7 +235,7 @@ func (l *Log) Close() error {
 	l.closed = true
 	v := l.v.Load()
 	hw, hwSeg, hwPos := v.hw, v.hwSeg, v.hwPos
-	if l.failed == nil && err == nil {
+	if l.failed == nil && !offline && err == nil {
 		hw, hwSeg, hwPos = l.leo, l.active(), l.active().size
 	}
 	l.publish(hw, hwSeg, hwPos)

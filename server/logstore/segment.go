@@ -46,6 +46,10 @@ type segment struct {
 	maxTs      int64 // commit timestamp of the last batch; -1 when empty
 	idx        segIndex
 	sinceIndex int64 // bytes appended since the last index entry (writer only)
+
+	// verified holds the byte ranges whose batches passed their checks since the segment
+	// was opened; reads verify the rest before handing out a range (see verify).
+	verified verifiedSet
 }
 
 // acquire takes a reader reference; it fails once the segment has been released by the Log.

@@ -44,6 +44,9 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 	if err != nil {
 		return 0, err
 	}
+	if err := rep.Log.Offline(); err != nil {
+		return 0, err // a corrupt log's offsets are not to be trusted
+	}
 	switch typ {
 	case offsetTypeEarliest:
 		return rep.Log.LogStartOffset(), nil
@@ -60,6 +63,8 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 		}
 		return rep.Log.OffsetForTimestamp(*ts, nowMs)
 	default:
-		return 0, ferr.New(ferr.UnknownServerError, "Unknown offset type %d.", typ)
+		// Java's Replica.getOffset throws IllegalArgumentException here, which its
+		// ApiError.fromThrowable answers as UNKNOWN_SERVER_ERROR with this message.
+		return 0, ferr.New(ferr.UnknownServerError, "Invalid list offset type: %d (want 0 earliest, 1 latest, 2 timestamp or 3 leader end offset).", typ)
 	}
 }

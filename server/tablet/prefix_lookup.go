@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 )
@@ -22,6 +23,9 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 		resp.BucketsResp = append(resp.BucketsResp, out)
 		rep, err := s.kvReplica(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()))
+		if err == nil {
+			err = checkPrefixes(br.Keys)
+		}
 		var lists [][][]byte
 		if err == nil {
 			lists, err = rep.KV.PrefixLookup(br.Keys)
@@ -36,4 +40,17 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 		}
 	}
 	return resp, nil
+}
+
+// checkPrefixes refuses an empty prefix key. A prefix key is the encoded bucket key of the
+// rows wanted, never empty for any schema; an empty one would match (and copy into one
+// response) the whole bucket. Java's client never sends one; its server maps the
+// IllegalArgumentException of a malformed request to UNKNOWN_SERVER_ERROR, as done here.
+func checkPrefixes(keys [][]byte) error {
+	for i, k := range keys {
+		if len(k) == 0 {
+			return ferr.New(ferr.UnknownServerError, "Prefix lookup key %d is empty: a prefix key must be the encoded bucket key of the rows to look up.", i)
+		}
+	}
+	return nil
 }

@@ -3,10 +3,15 @@ package tablet
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -67,8 +72,9 @@ func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64) (in
 	if rep.Table.HasPrimaryKey() {
 		return 0, nil, ferr.New(ferr.UnknownServerError, "Table %s is a primary key table: write to it with PUT_KV, not PRODUCE_LOG.", rep.Table.Path)
 	}
-	// Split the payload into whole batches; the log checks each batch's CRC before it
-	// writes anything, so the payload is only walked here, not checksummed twice.
+	// Split the payload into whole batches and validate every one (header, CRC, schema id,
+	// records section) before anything is stored, so no later scan meets a batch it cannot
+	// read. (The log checks the header and CRC again; CRC-32C is cheap next to the body.)
 	var batches []record.Batch
 	r := record.NewBatchReader(records)
 	for b, ok := r.Next(); ok; b, ok = r.Next() {
@@ -80,9 +86,75 @@ func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64) (in
 	if rest := r.Rest(); len(rest) > 0 {
 		return 0, nil, fmt.Errorf("%w: %d bytes of an incomplete batch after batch %d", record.ErrTrailingBytes, len(rest), len(batches))
 	}
+	for i, b := range batches {
+		if err := s.validateBody(rep.Table, b); err != nil {
+			return 0, nil, fmt.Errorf("batch %d: %w", i, err)
+		}
+	}
 	res, durable, err := rep.Log.AppendStaged(batches, nowMs)
 	if err != nil {
 		return 0, nil, err
 	}
 	return res.FirstOffset, durable, nil
+}
+
+// validateBody checks what the log does not: the batch's schema id names a schema of the
+// table (SCHEMA_NOT_EXIST otherwise, as PUT_KV answers), and its records section holds
+// exactly RecordCount records that a reader of the table's log format can decode
+// (CORRUPT_RECORD_EXCEPTION otherwise). Without it a header claiming 2^31-1 records would
+// move the high watermark by that much, and a garbage body with a valid CRC would break
+// every later scan. The header itself (shape, CRC) is checked by the log before it writes.
+func (s *Server) validateBody(t *cluster.TableInfo, b record.Batch) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.CorruptRecordException, "record is corrupt"), err)
+	}
+	sid := b.SchemaID()
+	schema, err := s.arrowSchemas.get(s.opts.Catalog, t, sid)
+	if err != nil {
+		return err
+	}
+	if t.Descriptor.LogFormat() == metadata.LogFormatArrow {
+		return arrowlog.ValidateBatch(schema, b)
+	}
+	return record.ValidateRowBatch(b)
+}
+
+// arrowSchemaKey identifies a table schema version.
+type arrowSchemaKey struct {
+	tableID  int64
+	schemaID int16
+}
+
+// arrowSchemaCache holds the Arrow schema of each (table, schema id) that PRODUCE_LOG
+// validated batches against. Entries are small; their number is bounded by the schema
+// versions of the tables written to.
+type arrowSchemaCache struct {
+	mu sync.Mutex
+	m  map[arrowSchemaKey]*arrow.Schema
+}
+
+// get returns the Arrow schema of schema id sid of t, or SCHEMA_NOT_EXIST.
+func (c *arrowSchemaCache) get(cat cluster.Catalog, t *cluster.TableInfo, sid int16) (*arrow.Schema, error) {
+	key := arrowSchemaKey{t.ID, sid}
+	c.mu.Lock()
+	as, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return as, nil
+	}
+	schema, ok := cat.Schema(t.ID, int32(sid))
+	if !ok {
+		return nil, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, t.SchemaID)
+	}
+	as, err := arrowlog.ArrowSchema(schema.Columns)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[arrowSchemaKey]*arrow.Schema{}
+	}
+	c.m[key] = as
+	c.mu.Unlock()
+	return as, nil
 }

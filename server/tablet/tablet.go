@@ -54,8 +54,9 @@ type Server struct {
 	mu       sync.RWMutex // guards replicas
 	replicas map[cluster.Bucket]*Replica
 
-	proj projections
-	kv   *kvstore.Store
+	proj         projections
+	arrowSchemas arrowSchemaCache // PRODUCE_LOG body validation
+	kv           *kvstore.Store
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}

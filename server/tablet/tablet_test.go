@@ -40,14 +40,20 @@ func node(t *testing.T) (coord, tablet *wire.ClientConn) {
 	return coord, tablet
 }
 
-// createLogTable creates fluss.<name> with one INT column and returns its id.
+// createLogTable creates fluss.<name> with one INT column in the INDEXED log format (so that
+// rowBatch writes it) and returns its id.
 func createLogTable(t *testing.T, coord *wire.ClientConn, name string) int64 {
+	return createLogTableFormat(t, coord, name, "INDEXED")
+}
+
+// createLogTableFormat creates fluss.<name> with one INT column in the given log format.
+func createLogTableFormat(t *testing.T, coord *wire.ClientConn, name, format string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	d := metadata.TableDescriptor{
 		Schema:           metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: metadata.DataType{Root: metadata.Int}}}},
 		BucketCount:      1,
-		Properties:       map[string]string{},
+		Properties:       map[string]string{metadata.PropLogFormat: format},
 		CustomProperties: map[string]string{},
 	}
 	d.Schema.AssignFieldIDs()
@@ -87,7 +93,7 @@ func latest(t *testing.T, tablet *wire.ClientConn, tableID int64) int64 {
 }
 
 func rowBatch(n int32) []byte {
-	// A row-format batch is enough here: PRODUCE_LOG stores batches without decoding them.
+	// An INDEXED row-format batch: PRODUCE_LOG checks its framing and record count.
 	var recs []byte
 	for i := int32(0); i < n; i++ {
 		recs = record.AppendRowLogRecord(recs, record.AppendOnly, []byte{0, byte(i)})
