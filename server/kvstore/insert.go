@@ -36,7 +36,7 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() e
 		var found bool
 		var err error
 		if scratch, found, err = b.get(scratch[:0], dk); err != nil {
-			return false, nil, ferr.New(ferr.KvStorageException, "read %s: %v", t.bucket, err)
+			return false, nil, t.storageError("read", err)
 		} else if found {
 			continue
 		}

@@ -68,8 +68,11 @@ func (t *Tablet) PutStagedWith(kv record.KvBatch, o WriteOptions, nowMs int64) (
 func (t *Tablet) applyDurable(end int64) error {
 	t.applyMu.Lock()
 	defer t.applyMu.Unlock()
+	t.mu.Lock()
+	t.dropApplied()
+	t.mu.Unlock()
 	if t.applied.Load() >= end {
-		return nil // another waiter applied it
+		return nil // another waiter applied it, or a rebuild replayed it from the log
 	}
 	hw := t.log.HighWatermark()
 	t.mu.Lock()
@@ -118,6 +121,27 @@ func (t *Tablet) applyDurable(end int64) error {
 	clear(ready)
 	t.readyScratch = ready[:0]
 	return nil
+}
+
+// dropApplied removes from the queue and the pre-write buffer the batches the state already
+// reflects: a rebuild from the changelog (repair.go) replays every appended batch, including
+// staged ones. Caller holds applyMu and mu.
+func (t *Tablet) dropApplied() {
+	applied := t.applied.Load()
+	n := 0
+	for n < len(t.queue) && t.queue[n].end <= applied {
+		sb := t.queue[n]
+		for k := range sb.writes {
+			if e, ok := t.pre[k]; ok && e.end == sb.end {
+				delete(t.pre, k)
+			}
+		}
+		t.recycle(sb)
+		n++
+	}
+	if n > 0 {
+		t.queue = t.queue[n:]
+	}
 }
 
 // commitToPebble writes the batches, in offset order, and the applied offset last in one

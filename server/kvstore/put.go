@@ -142,6 +142,11 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if t.failed != nil {
 		return 0, nil, t.failed
 	}
+	// Refuse before the changelog append: while Pebble cannot flush (full disk) the apply
+	// would stall inside Pebble once its memtables fill up; an offline bucket takes no writes.
+	if err := t.WriteError(); err != nil {
+		return 0, nil, err
+	}
 	c := t.tbl
 	sid := kv.SchemaID()
 	if sid < 0 || sid > c.SchemaID {
@@ -212,7 +217,7 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 func (t *Tablet) current(b *stateBatch, w *writeScratch) (found bool, err error) {
 	w.old, found, err = b.get(w.old[:0], w.key)
 	if err != nil {
-		return false, ferr.New(ferr.KvStorageException, "read %s: %v", t.bucket, err)
+		return false, t.storageError("read", err)
 	}
 	return found, nil
 }

@@ -103,11 +103,6 @@ func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.Writ
 	if err != nil {
 		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
-	// Refuse before the changelog append: while Pebble cannot flush (full disk) a commit
-	// would stall inside Pebble once its memtables fill up.
-	if err := rep.KV.WriteError(); err != nil {
-		return 0, nil, err
-	}
 	return rep.KV.PutStagedWith(kv, opts, nowMs)
 }
 
