@@ -62,6 +62,8 @@ func serve(args []string) error {
 	tabletListen := fs.String("tablet-listen", "", "tablet server HOST:PORT (default: coordinator port + 1; port 0 picks a free port)")
 	configFile := fs.String("config", "", "YAML file with Fluss server options (bind.listeners, data.dir, default.bucket.number, ...)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	httpListen := fs.String("http-listen", "", "HOST:PORT of the HTTP listener for /metrics, /healthz, /readyz (config http.listen; enables it)")
+	pprofOn := fs.Bool("pprof", false, "serve /debug/pprof/ on the HTTP listener (config debug.pprof.enabled)")
 	var sets multiFlag
 	fs.Var(&sets, "set", "set a config option KEY=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +92,14 @@ func serve(args []string) error {
 	}
 	if *dataDir != "" {
 		cfg.DataDir = *dataDir
+	}
+	if *httpListen != "" {
+		if err := cfg.Set("http.listen", *httpListen); err != nil {
+			return fmt.Errorf("--http-listen: %w", err)
+		}
+	}
+	if *pprofOn {
+		cfg.PprofEnabled = true
 	}
 	if *coordListen != "" {
 		l, err := config.ParseHostPort(*coordListen)

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/stromdb/strom/fluss"
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
@@ -118,7 +120,8 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels 
 
 // traffic creates a log table and a primary-key table, writes rows, reads them back and
 // looks a key up: every request type the dashboard shows.
-func traffic(t *testing.T, bootstrap string, rows int) {
+func traffic(t *testing.T, n node, rows int) {
+	bootstrap := n.Addr("coordinator")
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -191,9 +194,21 @@ func traffic(t *testing.T, bootstrap string, rows int) {
 	if row, err := lk.Lookup(ctx, fluss.Row{int32(1)}); err != nil || row == nil {
 		t.Fatalf("lookup: %v %v", row, err)
 	}
-	// A request that fails: a table that does not exist.
+	// Requests that fail: a table that does not exist, and a LOOKUP whose body is not protobuf.
 	if _, err := admin.GetTableInfo(ctx, fluss.NewTablePath("ops", "missing")); fluss.CodeOf(err) != fluss.ErrTableNotExist {
 		t.Fatalf("GetTableInfo(missing) = %v", err)
+	}
+	wc, err := wire.Dial(ctx, n.Addr("tablet-server"), wire.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	v, err := wc.Version(wire.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wc.CallRaw(ctx, wire.Lookup, v, []byte{0xff, 0xff}); ferr.CodeOf(err) != ferr.CorruptMessage {
+		t.Fatalf("LOOKUP with a garbage body: %v, want CORRUPT_MESSAGE", err)
 	}
 }
 
@@ -204,7 +219,7 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 		t.Fatalf("produceLog counted before any produce: %v", m)
 	}
 	const rows = 25
-	traffic(t, n.Addr("coordinator"), rows)
+	traffic(t, n, rows)
 	after := scrape(t, n)
 
 	ts := func(request string) map[string]string { return map[string]string{"request": request, "server_id": "0"} }
@@ -226,6 +241,9 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	}
 	if v := value(t, after, "fluss_coordinator_request_errors_total", map[string]string{"request": "getTableInfo", "error": "TABLE_NOT_EXIST"}); v != 1 {
 		t.Errorf("errors_total{getTableInfo,TABLE_NOT_EXIST} = %v, want 1", v)
+	}
+	if v := value(t, after, "fluss_tabletserver_request_errors_total", map[string]string{"request": "lookup", "error": "CORRUPT_MESSAGE"}); v != 1 {
+		t.Errorf("errors_total{lookup,CORRUPT_MESSAGE} = %v, want 1", v)
 	}
 	if find(after, "fluss_tabletserver_request_errors_total", map[string]string{"request": "produceLog"}) != nil {
 		t.Error("produceLog errors counted although every produce succeeded")
