@@ -2,6 +2,7 @@
 //
 //	strom serve [flags]    start a single-node server
 //	strom bench [flags]    measure a running server
+//	strom COMMAND ...      work with databases, tables and data (strom --help)
 package main
 
 import (
@@ -15,44 +16,30 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stromdb/strom/internal/cli"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
-	}
 	var err error
-	switch os.Args[1] {
-	case "serve":
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "serve":
 		err = serve(os.Args[2:])
-	case "bench":
+	case len(os.Args) > 1 && os.Args[1] == "bench":
 		err = bench(os.Args[2:])
-	case "help", "-h", "--help":
-		usage()
-		return
 	default:
-		fmt.Fprintf(os.Stderr, "strom: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		// Everything else is the command line for people (internal/cli): help, completion,
+		// db, table, produce, tail, lookup, offsets, cluster.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		code := cli.Run(ctx, os.Args[1:], cli.StdStreams())
+		stop()
+		os.Exit(code)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "strom:", err)
 		os.Exit(1)
 	}
-}
-
-func usage() {
-	fmt.Fprint(os.Stderr, `Strom: streaming storage that speaks the Apache Fluss protocol.
-
-Usage:
-  strom serve [flags]   start a single-node server (coordinator and tablet server)
-  strom bench [flags]   benchmark a running server
-
-Run 'strom serve -h' or 'strom bench -h' for flags.
-`)
 }
 
 func serve(args []string) error {
