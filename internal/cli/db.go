@@ -15,7 +15,7 @@ func (a *app) dbCommand() *cobra.Command {
   strom db drop shop --cascade`,
 	}
 	cmd.AddCommand(a.dbLs(), a.dbCreate(), a.dbDrop())
-	return cmd
+	return group(cmd)
 }
 
 func (a *app) dbLs() *cobra.Command {

@@ -91,7 +91,7 @@ func (a *app) tableCommand() *cobra.Command {
   strom table drop shop.events`,
 	}
 	cmd.AddCommand(a.tableLs(), a.tableDescribe(), a.tableCreate(), a.tableDrop())
-	return cmd
+	return group(cmd)
 }
 
 func (a *app) tableLs() *cobra.Command {

@@ -20,3 +20,16 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// group makes cmd a command group: it prints its help when called alone and refuses an
+// unknown subcommand as a usage error (cobra would print the help and succeed).
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		return cmd.Help()
+	}
+	return cmd
+}
