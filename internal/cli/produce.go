@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -329,6 +330,7 @@ type rowWriter struct {
 	append  *fluss.AppendWriter
 	upsert  *fluss.UpsertWriter
 	pending []*fluss.WriteResult
+	reapAt  int // reap when pending reaches this length
 }
 
 func newRowWriter(t *fluss.Table) (*rowWriter, error) {
@@ -357,27 +359,31 @@ func (w *rowWriter) write(ctx context.Context, op changeOp, row fluss.Row) error
 		return err
 	}
 	w.pending = append(w.pending, res)
-	if len(w.pending) >= 4096 {
-		return w.reap()
+	if len(w.pending) >= w.reapAt {
+		err = w.reap()
+		w.reapAt = len(w.pending) + 4096
 	}
-	return nil
+	return err
 }
 
-// reap checks the writes acknowledged so far and forgets them.
+// reap checks the oldest writes, in order, up to the first one still unacknowledged, and
+// forgets them. Batches complete roughly in write order, so this keeps pending near the
+// writes in flight at an amortised constant cost per row.
 func (w *rowWriter) reap() error {
-	keep := w.pending[:0]
+	n := 0
 	for _, r := range w.pending {
 		select {
 		case <-r.Done():
 			if err := r.Wait(context.Background()); err != nil {
 				return err
 			}
+			n++
+			continue
 		default:
-			keep = append(keep, r)
 		}
+		break
 	}
-	clear(w.pending[len(keep):])
-	w.pending = keep
+	w.pending = slices.Delete(w.pending, 0, n)
 	return nil
 }
 
