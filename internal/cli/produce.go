@@ -127,7 +127,7 @@ when stderr is a terminal.`,
 			if a.json {
 				return printJSON(a.io.Out, map[string]any{"table": path.String(), "rows": n, "seconds": elapsed.Seconds()})
 			}
-			fmt.Fprintf(a.io.Err, "produced %s rows to %s in %s (%s rows/s)\n", progress.Count(n), path,
+			fmt.Fprintf(a.io.Err, "produced %s %s to %s in %s (%s rows/s)\n", progress.Count(n), plural(n, "row", "rows"), path,
 				elapsed.Round(time.Millisecond), progress.Count(int64(float64(n)/max(elapsed.Seconds(), 1e-9))))
 			return nil
 		},

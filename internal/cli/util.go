@@ -33,3 +33,10 @@ func group(cmd *cobra.Command) *cobra.Command {
 	}
 	return cmd
 }
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
