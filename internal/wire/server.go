@@ -59,8 +59,14 @@ func (r *Request) Defer(f func() (proto.Message, error)) (proto.Message, error) 
 	r.Body = nil
 	c := r.conn
 	c.inflight.Add(1)
+	if o := c.cfg.Observer; o != nil {
+		o.Deferred(r.Header.APIKey, 1)
+	}
 	go func() {
 		defer c.inflight.Done()
+		if o := c.cfg.Observer; o != nil {
+			defer o.Deferred(r.Header.APIKey, -1)
+		}
 		msg, err := func() (msg proto.Message, err error) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -132,6 +138,9 @@ type Observer interface {
 	// RequestDone is called once per answered request: frame sizes in and out (bytes), time
 	// from reading the request to writing the response, and the error code sent (0 = none).
 	RequestDone(api APIKey, bytesIn, bytesOut int, elapsed time.Duration, code ferr.Code)
+	// Deferred is called with +1 when a handler hands its request to Request.Defer (a long
+	// poll, a write waiting for its fsync) and with -1 when that deferred work has finished.
+	Deferred(api APIKey, delta int)
 }
 
 // Serve accepts connections on ln and serves svc on each until ctx is cancelled or ln fails.

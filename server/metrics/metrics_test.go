@@ -357,3 +357,71 @@ func TestHTTPListenerOffByDefault(t *testing.T) {
 		t.Errorf("HTTP listener on %s although metrics.reporters is unset", a)
 	}
 }
+
+// A FETCH_LOG parked in a long poll shows in delayedFetchCount while it waits, and leaves it
+// when it is answered.
+func TestLongPollCountedWhileParked(t *testing.T) {
+	n := start(t, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: n.Addr("coordinator"), ScannerFetchMaxWait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	path := fluss.NewTablePath("fluss", "idle")
+	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{fluss.NewColumn("id", fluss.Int())}), BucketCount: 1}
+	if err := conn.Admin().CreateTable(ctx, path, desc, false); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := conn.Table(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := value(t, scrape(t, n), "fluss_tabletserver_delayedFetchCount", nil); v != 0 {
+		t.Fatalf("delayedFetchCount before any fetch = %v", v)
+	}
+	sc, err := tbl.NewScan().CreateLogScanner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	if err := sc.Subscribe(ctx, 0, fluss.EarliestOffset); err != nil {
+		t.Fatal(err)
+	}
+	polled := make(chan []fluss.ScanRecord, 1)
+	go func() {
+		recs, _ := sc.Poll(ctx, 25*time.Second)
+		polled <- recs
+	}()
+	// The empty table parks the fetch; wait until the scrape sees it.
+	for v := 0.0; v != 1; v = value(t, scrape(t, n), "fluss_tabletserver_delayedFetchCount", nil) {
+		if ctx.Err() != nil {
+			t.Fatalf("delayedFetchCount never reached 1 (last %v)", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A write answers the parked fetch.
+	w, err := tbl.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, fluss.Row{int32(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if recs := <-polled; len(recs) != 1 {
+		t.Fatalf("poll returned %d records", len(recs))
+	}
+	// The scanner may have parked its next fetch already; closing the connection ends it.
+	sc.Close()
+	conn.Close()
+	for v := -1.0; v != 0; v = value(t, scrape(t, n), "fluss_tabletserver_delayedFetchCount", nil) {
+		if ctx.Err() != nil {
+			t.Fatalf("delayedFetchCount stayed at %v after the client left", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

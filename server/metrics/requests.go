@@ -32,6 +32,8 @@ type requestMetrics struct {
 	connections   prometheus.Gauge
 	accepted      prometheus.Counter
 	authFailures  prometheus.Counter
+	// delayedFetch and delayedWrite count deferred requests in flight (tablet server only).
+	delayedFetch, delayedWrite prometheus.Gauge
 
 	mu    sync.RWMutex
 	byKey map[wire.APIKey]*apiMetrics // resolved label children, one per API
@@ -77,6 +79,15 @@ func newRequestMetrics(reg prometheus.Registerer, scope string) *requestMetrics 
 		byKey: map[wire.APIKey]*apiMetrics{},
 	}
 	reg.MustRegister(m.requests, m.errors, m.requestBytes, m.responseBytes, m.totalTime, m.connections, m.accepted, m.authFailures)
+	if scope == ScopeTabletServer {
+		m.delayedFetch = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fluss_tabletserver_delayedFetchCount", Help: "FETCH_LOG requests parked in a long poll, waiting for data (Fluss delayedFetchCount).",
+		})
+		m.delayedWrite = prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fluss_tabletserver_delayedWriteCount", Help: "PRODUCE_LOG and PUT_KV requests waiting for their data to be durable before the answer (Fluss delayedWriteCount).",
+		})
+		reg.MustRegister(m.delayedFetch, m.delayedWrite)
+	}
 	return m
 }
 
@@ -116,5 +127,19 @@ func (m *requestMetrics) RequestDone(k wire.APIKey, bytesIn, bytesOut int, elaps
 		if k == wire.Authenticate && code == ferr.AuthenticateException {
 			m.authFailures.Inc()
 		}
+	}
+}
+
+// Deferred implements wire.Observer.
+func (m *requestMetrics) Deferred(k wire.APIKey, delta int) {
+	var g prometheus.Gauge
+	switch k {
+	case wire.FetchLog:
+		g = m.delayedFetch
+	case wire.ProduceLog, wire.PutKv:
+		g = m.delayedWrite
+	}
+	if g != nil {
+		g.Add(float64(delta))
 	}
 }
