@@ -319,3 +319,26 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 }
+
+func TestPartitionedTable(t *testing.T) {
+	c := newCLI(t)
+	c.ok("", "table", "create", "clicks", "-c", "dt:STRING", "-c", "url:STRING", "--partition-key", "dt", "--buckets", "1")
+	in := `{"dt": "2026-01-01", "url": "/a"}` + "\n" + `{"dt": "2026-01-02", "url": "/b"}` + "\n"
+	if r := c.run(in, "produce", "clicks"); r.code != ExitNotFound || !strings.Contains(r.err, "--create-partitions") {
+		t.Errorf("produce into a missing partition: exit %d, %s", r.code, r.err)
+	}
+	c.ok(in, "produce", "clicks", "--create-partitions")
+	var offsets []bucketOffsets
+	if err := json.Unmarshal([]byte(c.ok("", "offsets", "clicks", "--json")), &offsets); err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) != 2 || offsets[0].Partition != "2026-01-01" || offsets[0].Records != 1 || offsets[1].Partition != "2026-01-02" || offsets[1].Records != 1 {
+		t.Errorf("offsets = %+v", offsets)
+	}
+	tail := c.ok("", "tail", "clicks", "--from", "earliest", "--limit", "2", "--json")
+	for _, want := range []string{`"partition":"2026-01-01","bucket":0,"offset":0`, `"partition":"2026-01-02","bucket":0,"offset":0`} {
+		if !strings.Contains(tail, want) {
+			t.Errorf("tail lacks %s:\n%s", want, tail)
+		}
+	}
+}

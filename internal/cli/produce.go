@@ -25,7 +25,7 @@ import (
 func (a *app) produceCommand() *cobra.Command {
 	var (
 		file, format, null, progressMode, delimiter string
-		noHeader                                    bool
+		noHeader, createPartitions                  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "produce DATABASE.TABLE",
@@ -93,6 +93,9 @@ when stderr is a terminal.`,
 			if err != nil {
 				return err
 			}
+			if createPartitions && table.Info().IsPartitioned() {
+				w.createPartition = partitionCreator(ctx, conn.Admin(), table)
+			}
 			counter := &countingReader{r: in}
 			var bar *progress.Bar
 			if showBar {
@@ -138,6 +141,7 @@ when stderr is a terminal.`,
 	f.StringVar(&null, "null", "", "CSV: the cell text that means NULL")
 	f.StringVar(&delimiter, "delimiter", ",", "CSV: field delimiter")
 	f.BoolVar(&noHeader, "no-header", false, "CSV: there is no header line; cells are in the table's column order")
+	f.BoolVar(&createPartitions, "create-partitions", false, "create the partitions rows go to when they do not exist yet")
 	f.StringVar(&progressMode, "progress", "auto", "progress bar on stderr: auto (when a terminal), always, never")
 	return cmd
 }
@@ -331,6 +335,26 @@ type rowWriter struct {
 	upsert  *fluss.UpsertWriter
 	pending []*fluss.WriteResult
 	reapAt  int // reap when pending reaches this length
+	// createPartition, when set, creates the partition of row (--create-partitions).
+	createPartition func(row fluss.Row) error
+}
+
+// partitionCreator returns a function that creates the partition a row belongs to.
+func partitionCreator(ctx context.Context, admin *fluss.Admin, t *fluss.Table) func(fluss.Row) error {
+	info := t.Info()
+	schema := info.Schema()
+	keys := info.PartitionKeys()
+	return func(row fluss.Row) error {
+		spec := make(map[string]string, len(keys))
+		for _, k := range keys {
+			i := schema.ColumnIndex(k)
+			if row[i] == nil {
+				return fmt.Errorf("partition column %s is NULL", k)
+			}
+			spec[k] = textOf(toJSON(schema.Columns[i].Type, row[i]))
+		}
+		return admin.CreatePartition(ctx, t.Path(), spec, true)
+	}
 }
 
 func newRowWriter(t *fluss.Table) (*rowWriter, error) {
@@ -354,6 +378,12 @@ func (w *rowWriter) write(ctx context.Context, op changeOp, row fluss.Row) error
 		res, err = w.upsert.Delete(ctx, row)
 	default:
 		res, err = w.upsert.Upsert(ctx, row)
+	}
+	if fluss.CodeOf(err) == fluss.ErrPartitionNotExists && w.createPartition != nil {
+		if err := w.createPartition(row); err != nil {
+			return fmt.Errorf("create partition: %w", err)
+		}
+		return w.write(ctx, op, row)
 	}
 	if err != nil {
 		return err

@@ -179,7 +179,7 @@ func explain(err error, bootstrap string) (int, string) {
 	case fluss.ErrTableNotExist:
 		return ExitNotFound, msg + " (list tables with 'strom table ls')"
 	case fluss.ErrPartitionNotExists:
-		return ExitNotFound, msg + " (see the partitions with 'strom offsets TABLE')"
+		return ExitNotFound, msg + " (create it, or pass --create-partitions to 'strom produce'; 'strom offsets TABLE' lists the partitions)"
 	case fluss.ErrDatabaseAlreadyExist, fluss.ErrTableAlreadyExist:
 		return ExitFailure, msg + " (pass --if-not-exists to accept an existing one)"
 	case fluss.ErrDatabaseNotEmpty:
