@@ -390,10 +390,12 @@ func (w *rowWriter) write(ctx context.Context, op changeOp, row fluss.Row) error
 	}
 	w.pending = append(w.pending, res)
 	if len(w.pending) >= w.reapAt {
-		err = w.reap()
+		if err := w.reap(); err != nil {
+			return fmt.Errorf("a write before this line failed: %w", err)
+		}
 		w.reapAt = len(w.pending) + 4096
 	}
-	return err
+	return nil
 }
 
 // reap checks the oldest writes, in order, up to the first one still unacknowledged, and
