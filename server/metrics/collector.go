@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/tablet"
@@ -21,6 +22,9 @@ type Catalog interface {
 	TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool)
 	PartitionByID(id int64) (*cluster.PartitionInfo, bool)
 	Partitions(tableID int64) []*cluster.PartitionInfo
+	// ClusterHealth is the coordinator's answer to GET_CLUSTER_HEALTH; /readyz and the bucket
+	// gauges derive from it so that they always agree with what clients are told.
+	ClusterHealth() *flusspb.GetClusterHealthResponse
 }
 
 // Tablet is what the collectors read from the tablet server.
@@ -170,8 +174,8 @@ type coordinatorCollector struct {
 	tablet  Tablet
 	meta    MetaStore
 
-	activeCoordinators, tabletServers, tables, buckets, partitions, offline *prometheus.Desc
-	etcdUp, etcdProbe                                                       *prometheus.Desc
+	activeCoordinators, tabletServers, tables, buckets, partitions, offline, health *prometheus.Desc
+	etcdUp, etcdProbe                                                               *prometheus.Desc
 }
 
 func newCoordinatorCollector(c Catalog, t Tablet, m MetaStore) *coordinatorCollector {
@@ -183,14 +187,15 @@ func newCoordinatorCollector(c Catalog, t Tablet, m MetaStore) *coordinatorColle
 		tables:             desc(s+"tableCount", "Tables in the cluster."),
 		buckets:            desc(s+"bucketCount", "Buckets in the cluster, over all tables and partitions."),
 		partitions:         desc(s+"partitionCount", "Partitions in the cluster."),
-		offline:            desc(s+"offlineBucketCount", "Buckets of existing tables that no tablet server has open."),
+		offline:            desc(s+"offlineBucketCount", "Buckets of existing tables that no tablet server has open (leader replicas minus active ones in GET_CLUSTER_HEALTH)."),
+		health:             desc(s+"clusterHealthStatus", "GET_CLUSTER_HEALTH status: 0 green, 1 yellow, 2 red."),
 		etcdUp:             desc(s+"etcd_up", "1 if the metadata store (etcd) answered a read within 1s at scrape time, else 0."),
 		etcdProbe:          desc(s+"etcd_probeTime_seconds", "Time the metadata store took to answer the scrape-time read."),
 	}
 }
 
 func (c *coordinatorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.activeCoordinators, c.tabletServers, c.tables, c.buckets, c.partitions, c.offline, c.etcdUp, c.etcdProbe} {
+	for _, d := range []*prometheus.Desc{c.activeCoordinators, c.tabletServers, c.tables, c.buckets, c.partitions, c.offline, c.health, c.etcdUp, c.etcdProbe} {
 		ch <- d
 	}
 }
@@ -199,13 +204,15 @@ func (c *coordinatorCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	inv := takeInventory(c.catalog, c.tablet)
+	inv := takeInventory(c.catalog)
+	h := c.catalog.ClusterHealth()
 	gauge(c.activeCoordinators, 1)
 	gauge(c.tabletServers, 1)
 	gauge(c.tables, float64(inv.tables))
-	gauge(c.buckets, float64(inv.buckets))
+	gauge(c.buckets, float64(h.GetNumLeaderReplicas()))
 	gauge(c.partitions, float64(inv.partitions))
-	gauge(c.offline, float64(len(inv.offline)))
+	gauge(c.offline, float64(h.GetNumLeaderReplicas()-h.GetActiveLeaderReplicas()))
+	gauge(c.health, float64(h.GetStatus()))
 	d, err := probeMeta(context.Background(), c.meta)
 	up := 0.0
 	if err == nil {
@@ -227,27 +234,13 @@ func probeMeta(ctx context.Context, m MetaStore) (time.Duration, error) {
 	return time.Since(start), err
 }
 
-// inventory compares the buckets the catalog says exist with those the tablet server has open.
+// inventory counts the catalog's tables and partitions.
 type inventory struct {
-	tables, partitions, buckets int
-	offline                     []cluster.Bucket
+	tables, partitions int
 }
 
-func takeInventory(c Catalog, t Tablet) inventory {
-	open := map[cluster.Bucket]bool{}
-	for _, r := range t.Replicas() {
-		open[r.Bucket] = true
-	}
+func takeInventory(c Catalog) inventory {
 	var inv inventory
-	check := func(tableID, partitionID int64, n int32) {
-		for b := int32(0); b < n; b++ {
-			inv.buckets++
-			key := cluster.Bucket{TableID: tableID, PartitionID: partitionID, Bucket: b}
-			if !open[key] {
-				inv.offline = append(inv.offline, key)
-			}
-		}
-	}
 	for _, db := range c.DatabaseNames() {
 		names, err := c.TableNames(db)
 		if err != nil {
@@ -259,13 +252,8 @@ func takeInventory(c Catalog, t Tablet) inventory {
 				continue
 			}
 			inv.tables++
-			if !ti.Partitioned() {
-				check(ti.ID, cluster.NoPartition, ti.NumBuckets())
-				continue
-			}
-			for _, p := range c.Partitions(ti.ID) {
-				inv.partitions++
-				check(ti.ID, p.ID, ti.NumBuckets())
+			if ti.Partitioned() {
+				inv.partitions += len(c.Partitions(ti.ID))
 			}
 		}
 	}

@@ -53,13 +53,15 @@ func New(src Sources) *Metrics {
 }
 
 // Ready reports why the node cannot serve yet, or nil: the metadata store must answer and
-// every bucket of every table must be open.
+// GET_CLUSTER_HEALTH must be GREEN (every bucket of every table open and in sync).
 func (m *Metrics) Ready(ctx context.Context) error {
 	if _, err := probeMeta(ctx, m.src.Meta); err != nil {
 		return fmt.Errorf("metadata store (etcd) unreachable: %w", err)
 	}
-	if inv := takeInventory(m.src.Catalog, m.src.Tablet); len(inv.offline) > 0 {
-		return fmt.Errorf("%d of %d buckets not open, first %v", len(inv.offline), inv.buckets, inv.offline[0])
+	if h := m.src.Catalog.ClusterHealth(); h.GetStatus() != 0 {
+		return fmt.Errorf("cluster health is %s: %d of %d bucket leaders active, %d of %d replicas in sync",
+			map[int32]string{1: "YELLOW", 2: "RED"}[h.GetStatus()], h.GetActiveLeaderReplicas(), h.GetNumLeaderReplicas(),
+			h.GetInSyncReplicas(), h.GetNumReplicas())
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
@@ -423,5 +424,33 @@ func TestLongPollCountedWhileParked(t *testing.T) {
 			t.Fatalf("delayedFetchCount stayed at %v after the client left", v)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// /readyz, offlineBucketCount and clusterHealthStatus say what GET_CLUSTER_HEALTH says.
+func TestReadinessAgreesWithClusterHealth(t *testing.T) {
+	n := start(t, nil)
+	traffic(t, n, 3)
+	wc, err := wire.Dial(t.Context(), n.Addr("coordinator"), wire.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	var h flusspb.GetClusterHealthResponse
+	if err := wc.Call(t.Context(), wire.GetClusterHealth, &flusspb.GetClusterHealthRequest{}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.GetStatus() != 0 || h.GetNumLeaderReplicas() != 2 {
+		t.Fatalf("GET_CLUSTER_HEALTH = %v, want GREEN with 2 leaders", &h)
+	}
+	if code, body := get(t, n.http+"/readyz"); code != 200 {
+		t.Errorf("/readyz = %d %s although the cluster is GREEN", code, body)
+	}
+	fams := scrape(t, n)
+	if v := value(t, fams, "fluss_coordinator_clusterHealthStatus", nil); v != float64(h.GetStatus()) {
+		t.Errorf("clusterHealthStatus = %v, GET_CLUSTER_HEALTH says %d", v, h.GetStatus())
+	}
+	if v := value(t, fams, "fluss_coordinator_offlineBucketCount", nil); v != float64(h.GetNumLeaderReplicas()-h.GetActiveLeaderReplicas()) {
+		t.Errorf("offlineBucketCount = %v, GET_CLUSTER_HEALTH says %d of %d active", v, h.GetActiveLeaderReplicas(), h.GetNumLeaderReplicas())
 	}
 }
