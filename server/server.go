@@ -20,6 +20,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/coordinator"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -34,6 +35,8 @@ type Node struct {
 	tablet      *tablet.Server
 
 	listeners []boundListener
+	metrics   *metrics.Metrics // nil unless the HTTP listener is enabled
+	http      *metrics.Server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -105,6 +108,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, err
 	}
 
+	if cfg.HTTPEnabled() {
+		n.metrics = metrics.New(metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store})
+	}
+
 	coordSvc := wire.NewService(1)
 	n.coordinator.RegisterReadOnly(coordSvc)
 	n.coordinator.RegisterAdmin(coordSvc)
@@ -125,6 +132,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 			return nil, err
 		}
 		topo.SetTabletServer(cfg.TabletServerID, ep)
+	}
+	if n.metrics != nil {
+		if err := n.serveHTTP(); err != nil {
+			return nil, err
+		}
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
@@ -160,6 +172,12 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 		}
 		lc.Auth = a
 	}
+	if n.metrics != nil {
+		lc.Observer = n.metrics.TabletServer
+		if role == "coordinator" {
+			lc.Observer = n.metrics.Coordinator
+		}
+	}
 	n.listeners = append(n.listeners, boundListener{role: role, cfg: lc, ln: ln, svc: svc})
 	ep := cluster.EndpointFromAddr(l.Name, ln.Addr())
 	if l.Host != "" && l.Host != "0.0.0.0" && l.Host != "::" {
@@ -167,6 +185,34 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	}
 	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil)
 	return ep, nil
+}
+
+// serveHTTP starts the HTTP listener (metrics, health, pprof): on http.listen if set, else
+// on the coordinator's host and metrics.reporter.prometheus.port.
+func (n *Node) serveHTTP() error {
+	host, lo, hi := n.cfg.CoordinatorListeners[0].Host, 0, 0
+	var err error
+	if n.cfg.HTTPListen != "" {
+		l, _ := config.ParseHostPort(n.cfg.HTTPListen) // validated by config.Set
+		host, lo, hi = l.Host, l.Port, l.Port
+	} else if lo, hi, err = config.ParsePortRange(n.cfg.PrometheusPort); err != nil {
+		return fmt.Errorf("metrics.reporter.prometheus.port: %w", err)
+	}
+	ln, err := metrics.Listen(host, lo, hi)
+	if err != nil {
+		return err
+	}
+	n.http = metrics.Serve(ln, n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}), n.log.With("role", "http"))
+	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled)
+	return nil
+}
+
+// HTTPAddr returns the bound address of the HTTP listener, or "" when it is disabled.
+func (n *Node) HTTPAddr() string {
+	if n.http == nil {
+		return ""
+	}
+	return n.http.Addr()
 }
 
 // Addr returns the bound address of the first listener of a role ("coordinator" or
@@ -202,6 +248,9 @@ func (n *Node) Close() error {
 func (n *Node) close() error {
 	if n.cancel != nil {
 		n.cancel()
+	}
+	if n.http != nil {
+		n.http.Close()
 	}
 	for _, bl := range n.listeners {
 		bl.ln.Close()

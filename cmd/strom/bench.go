@@ -13,6 +13,8 @@ import (
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	benchpkg "github.com/stromdb/strom/internal/bench"
+	"github.com/stromdb/strom/internal/cli"
+	"github.com/stromdb/strom/internal/progress"
 )
 
 // bench runs `strom bench [flags] MODE...` against a running server.
@@ -56,6 +58,7 @@ Flags:
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode instead of the summary line")
+	progressMode := fs.String("progress", "auto", "progress bar on stderr while each mode runs: auto (when stderr is a terminal), always, never")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,6 +91,18 @@ Flags:
 			return err
 		}
 		modes = append(modes, m)
+	}
+	streams := cli.StdStreams()
+	switch *progressMode {
+	case "always", "auto":
+		if *progressMode == "always" || streams.ErrIsTerminal {
+			cfg.Progress = func(label string, total int64) *progress.Bar {
+				return progress.Start(os.Stderr, progress.Options{Label: label, TotalRows: total, Terminal: streams.ErrIsTerminal})
+			}
+		}
+	case "never":
+	default:
+		return fmt.Errorf("-progress %q: want auto, always or never", *progressMode)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

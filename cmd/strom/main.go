@@ -3,6 +3,7 @@
 //	strom serve [flags]    start a single-node server
 //	strom bench [flags]    measure a running server
 //	strom repair-log ...   accept the truncation of a bucket log that went offline
+//	strom COMMAND ...      work with databases, tables and data (strom --help)
 package main
 
 import (
@@ -16,48 +17,32 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stromdb/strom/internal/cli"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
-	}
 	var err error
-	switch os.Args[1] {
-	case "serve":
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "serve":
 		err = serve(os.Args[2:])
-	case "bench":
+	case len(os.Args) > 1 && os.Args[1] == "bench":
 		err = bench(os.Args[2:])
-	case "repair-log":
+	case len(os.Args) > 1 && os.Args[1] == "repair-log":
 		err = repairLog(os.Args[2:])
-	case "help", "-h", "--help":
-		usage()
-		return
 	default:
-		fmt.Fprintf(os.Stderr, "strom: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		// Everything else is the command line for people (internal/cli): help, completion,
+		// db, table, produce, tail, lookup, offsets, cluster.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		code := cli.Run(ctx, os.Args[1:], cli.StdStreams())
+		stop()
+		os.Exit(code)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "strom:", err)
 		os.Exit(1)
 	}
-}
-
-func usage() {
-	fmt.Fprint(os.Stderr, `Strom: streaming storage that speaks the Apache Fluss protocol.
-
-Usage:
-  strom serve [flags]   start a single-node server (coordinator and tablet server)
-  strom bench [flags]   benchmark a running server
-  strom repair-log --bucket-dir DIR --accept-truncation
-                        cut a corrupt bucket log (server stopped; see docs/durability.md)
-
-Run 'strom serve -h' or 'strom bench -h' for flags.
-`)
 }
 
 func serve(args []string) error {
@@ -67,6 +52,8 @@ func serve(args []string) error {
 	tabletListen := fs.String("tablet-listen", "", "tablet server HOST:PORT (default: coordinator port + 1; port 0 picks a free port)")
 	configFile := fs.String("config", "", "YAML file with Fluss server options (bind.listeners, data.dir, default.bucket.number, ...)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	httpListen := fs.String("http-listen", "", "HOST:PORT of the HTTP listener for /metrics, /healthz, /readyz (config http.listen; enables it)")
+	pprofOn := fs.Bool("pprof", false, "serve /debug/pprof/ on the HTTP listener (config debug.pprof.enabled)")
 	var sets multiFlag
 	fs.Var(&sets, "set", "set a config option KEY=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -95,6 +82,14 @@ func serve(args []string) error {
 	}
 	if *dataDir != "" {
 		cfg.DataDir = *dataDir
+	}
+	if *httpListen != "" {
+		if err := cfg.Set("http.listen", *httpListen); err != nil {
+			return fmt.Errorf("--http-listen: %w", err)
+		}
+	}
+	if *pprofOn {
+		cfg.PprofEnabled = true
 	}
 	if *coordListen != "" {
 		l, err := config.ParseHostPort(*coordListen)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/progress"
 )
 
 // Mode names a measurement.
@@ -64,6 +65,10 @@ type Config struct {
 	Acks        int32
 	MaxDuration time.Duration // upper bound of each timed section
 	Seed        uint64
+
+	// Progress, when set, starts a progress bar for each timed section, given its label and
+	// the rows it will process; Run advances it as requests complete and finishes it.
+	Progress func(label string, totalRows int64) *progress.Bar `json:"-"`
 }
 
 // DefaultConfig returns the defaults of `strom bench`.

@@ -53,6 +53,12 @@ func drive(ctx context.Context, cfg *Config, servers []string, key wire.APIKey, 
 	for w := range workers {
 		tallies[w].lat = make([]time.Duration, 0, len(reqs)/workers+1)
 	}
+	var total int64
+	for i := range reqs {
+		total += reqs[i].rows
+	}
+	bar := cfg.startProgress(key.String(), total)
+	defer finish(bar)
 	var deadline time.Time
 	for w := range workers {
 		wg.Add(1)
@@ -86,6 +92,7 @@ func drive(ctx context.Context, cfg *Config, servers []string, key wire.APIKey, 
 				tl.bytes += r.bytes
 				tl.raw += r.raw
 				tl.requests++
+				advance(bar, r.rows, r.bytes)
 			}
 		}()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/progress"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -67,13 +68,15 @@ func runScan(ctx context.Context, s *session) (Result, error) {
 	truncated := make([]bool, workers)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
+	bar := cfg.startProgress(wire.FetchLog.String(), int64(t.loaded))
+	defer finish(bar)
 	var deadline time.Time
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			truncated[w], errs[w] = scanWorker(ctx, t, p.conns[w], owned[w], cfg.FetchBytes, projected, deadline, &tallies[w])
+			truncated[w], errs[w] = scanWorker(ctx, t, p.conns[w], owned[w], cfg.FetchBytes, projected, deadline, &tallies[w], bar)
 		}()
 	}
 	t0 := time.Now()
@@ -105,7 +108,7 @@ func runScan(ctx context.Context, s *session) (Result, error) {
 
 // scanWorker fetches its buckets to their high watermarks. It reports whether the deadline
 // stopped it first.
-func scanWorker(ctx context.Context, t *tableInfo, conns map[string]*wire.ClientConn, owned map[string][]*scanBucket, fetchBytes int, projected []int32, deadline time.Time, tl *tally) (bool, error) {
+func scanWorker(ctx context.Context, t *tableInfo, conns map[string]*wire.ClientConn, owned map[string][]*scanBucket, fetchBytes int, projected []int32, deadline time.Time, tl *tally, bar *progress.Bar) (bool, error) {
 	for addr, buckets := range owned {
 		c := conns[addr]
 		for {
@@ -137,9 +140,11 @@ func scanWorker(ctx context.Context, t *tableInfo, conns map[string]*wire.Client
 			}
 			tl.lat = append(tl.lat, time.Since(t0))
 			tl.requests++
+			rows, bytes := tl.rows, tl.bytes
 			if err := absorbFetch(&resp, buckets, tl); err != nil {
 				return false, err
 			}
+			advance(bar, tl.rows-rows, tl.bytes-bytes)
 		}
 	}
 	return false, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -35,6 +36,8 @@ type Request struct {
 
 	conn     *serverConn
 	deferred bool
+	received time.Time // when the frame was read, for Observer
+	size     int       // frame size in bytes, for Observer
 }
 
 // Decode unmarshals the request body into msg. Required fields are checked, so a request the
@@ -56,8 +59,14 @@ func (r *Request) Defer(f func() (proto.Message, error)) (proto.Message, error) 
 	r.Body = nil
 	c := r.conn
 	c.inflight.Add(1)
+	if o := c.cfg.Observer; o != nil {
+		o.Deferred(r.Header.APIKey, 1)
+	}
 	go func() {
 		defer c.inflight.Done()
+		if o := c.cfg.Observer; o != nil {
+			defer o.Deferred(r.Header.APIKey, -1)
+		}
 		msg, err := func() (msg proto.Message, err error) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -117,6 +126,21 @@ type ListenerConfig struct {
 	// AUTHENTICATE is served before authentication completes.
 	Auth         Authenticator
 	MaxFrameSize int // 0 means DefaultMaxFrameSize
+	// Observer, when non-nil, is told about every connection and answered request (metrics).
+	Observer Observer
+}
+
+// Observer watches a listener's traffic. Its methods are called from connection goroutines
+// and must be cheap and safe for concurrent use.
+type Observer interface {
+	ConnectionOpened()
+	ConnectionClosed()
+	// RequestDone is called once per answered request: frame sizes in and out (bytes), time
+	// from reading the request to writing the response, and the error code sent (0 = none).
+	RequestDone(api APIKey, bytesIn, bytesOut int, elapsed time.Duration, code ferr.Code)
+	// Deferred is called with +1 when a handler hands its request to Request.Defer (a long
+	// poll, a write waiting for its fsync) and with -1 when that deferred work has finished.
+	Deferred(api APIKey, delta int)
 }
 
 // Serve accepts connections on ln and serves svc on each until ctx is cancelled or ln fails.
@@ -200,6 +224,10 @@ func newServerConn(ctx context.Context, nc net.Conn, svc *Service, cfg ListenerC
 // serve reads requests until the connection fails. A malformed frame closes this connection
 // only; the peer gets no SERVER_FAILURE frame because the Rust client mis-parses those.
 func (c *serverConn) serve() {
+	if o := c.cfg.Observer; o != nil {
+		o.ConnectionOpened()
+		defer o.ConnectionClosed()
+	}
 	defer func() {
 		c.cancel()
 		c.inflight.Wait()
@@ -219,7 +247,7 @@ func (c *serverConn) serve() {
 			return
 		}
 		hdr, body, _ := ParseRequestHeader(payload)
-		req := &Request{Header: hdr, Body: body, Listener: c.cfg.Name, conn: c}
+		req := &Request{Header: hdr, Body: body, Listener: c.cfg.Name, conn: c, received: time.Now(), size: len(payload)}
 		c.dispatch(req)
 		if req.deferred {
 			buf = nil // the deferred handler may still hold the old buffer
@@ -379,6 +407,9 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 		c.wbuf, _ = proto.MarshalOptions{}.MarshalAppend(c.wbuf, em)
 	}
 	FinishFrame(c.wbuf[start:])
+	if o := c.cfg.Observer; o != nil {
+		o.RequestDone(req.Header.APIKey, req.size, len(c.wbuf)-start, time.Since(req.received), ferr.CodeOf(err))
+	}
 	_, werr := c.w.Write(c.wbuf)
 	if werr == nil {
 		werr = c.w.Flush()

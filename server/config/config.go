@@ -51,6 +51,18 @@ type Config struct {
 	WriterIDExpiration    time.Duration // server.writer-id.expiration-time
 	AutoPartitionInterval time.Duration // auto-partition.check.interval
 
+	// MetricsReporters lists the enabled metric reporters (metrics.reporters). Like Fluss, none
+	// by default; "prometheus" starts the HTTP listener serving /metrics, /healthz and /readyz.
+	MetricsReporters []string
+	// PrometheusPort is the port, or a range "9250-9260" of which the first free port is used,
+	// of the Prometheus reporter (metrics.reporter.prometheus.port, Fluss default 9249).
+	PrometheusPort string
+	// HTTPListen is HOST:PORT of the HTTP listener (http.listen, Strom). Setting it enables the
+	// listener even without the prometheus reporter and overrides PrometheusPort.
+	HTTPListen string
+	// PprofEnabled serves /debug/pprof/ on the HTTP listener (debug.pprof.enabled, Strom).
+	PprofEnabled bool
+
 	// Raw holds every option as given, for options read elsewhere.
 	Raw map[string]string
 }
@@ -72,6 +84,7 @@ func Default() Config {
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
+		PrometheusPort:           "9249",
 		Raw:                      map[string]string{},
 	}
 }
@@ -144,6 +157,22 @@ func (c *Config) Set(key, value string) error {
 		c.WriterIDExpiration, err = ParseDuration(value)
 	case "auto-partition.check.interval":
 		c.AutoPartitionInterval, err = ParseDuration(value)
+	case "metrics.reporters":
+		c.MetricsReporters = nil
+		for _, r := range strings.Split(value, ",") {
+			if r = strings.ToLower(strings.TrimSpace(r)); r != "" {
+				c.MetricsReporters = append(c.MetricsReporters, r)
+			}
+		}
+	case "metrics.reporter.prometheus.port":
+		_, _, err = ParsePortRange(value)
+		c.PrometheusPort = value
+	case "http.listen":
+		if _, err = ParseHostPort(value); err == nil {
+			c.HTTPListen = value
+		}
+	case "debug.pprof.enabled":
+		c.PprofEnabled, err = strconv.ParseBool(value)
 	default:
 		const p, s = "security.sasl.listener.name.", ".plain.jaas.config"
 		if strings.HasPrefix(key, p) && strings.HasSuffix(key, s) {
@@ -179,6 +208,34 @@ func (c *Config) Finish() error {
 		return fmt.Errorf("default.bucket.number must be positive")
 	}
 	return nil
+}
+
+// PrometheusEnabled reports whether metrics.reporters names the prometheus reporter.
+func (c *Config) PrometheusEnabled() bool {
+	for _, r := range c.MetricsReporters {
+		if r == "prometheus" {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPEnabled reports whether the HTTP listener (metrics, health, pprof) is to be started.
+func (c *Config) HTTPEnabled() bool { return c.PrometheusEnabled() || c.HTTPListen != "" }
+
+// ParsePortRange parses a port "9249" or an inclusive range "9250-9260".
+func ParsePortRange(s string) (lo, hi int, err error) {
+	a, b, isRange := strings.Cut(strings.TrimSpace(s), "-")
+	if lo, err = strconv.Atoi(strings.TrimSpace(a)); err != nil || lo < 0 || lo > 65535 {
+		return 0, 0, fmt.Errorf("bad port %q", s)
+	}
+	hi = lo
+	if isRange {
+		if hi, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || hi < lo || hi > 65535 {
+			return 0, 0, fmt.Errorf("bad port range %q", s)
+		}
+	}
+	return lo, hi, nil
 }
 
 // IsSASL reports whether listener name uses SASL authentication.

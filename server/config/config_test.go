@@ -46,3 +46,37 @@ func TestListenersAndDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsOptions(t *testing.T) {
+	c := Default()
+	if c.HTTPEnabled() || c.PrometheusPort != "9249" {
+		t.Fatalf("default: enabled %v, port %q; want off and Fluss's 9249", c.HTTPEnabled(), c.PrometheusPort)
+	}
+	if err := c.Set("metrics.reporters", "jmx, Prometheus"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.PrometheusEnabled() || !c.HTTPEnabled() {
+		t.Error("metrics.reporters naming prometheus does not enable the listener")
+	}
+	if err := c.Set("metrics.reporter.prometheus.port", "9250-9260"); err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi, err := ParsePortRange(c.PrometheusPort); lo != 9250 || hi != 9260 || err != nil {
+		t.Errorf("range = %d-%d, %v", lo, hi, err)
+	}
+	for _, bad := range []string{"x", "9260-9250", "70000", "1-"} {
+		if err := c.Set("metrics.reporter.prometheus.port", bad); err == nil {
+			t.Errorf("port %q accepted", bad)
+		}
+	}
+	d := Default()
+	if err := d.Set("http.listen", "127.0.0.1:0"); err != nil || !d.HTTPEnabled() {
+		t.Errorf("http.listen: %v, enabled %v", err, d.HTTPEnabled())
+	}
+	if err := d.Set("http.listen", "nonsense"); err == nil {
+		t.Error("http.listen without a port accepted")
+	}
+	if err := d.Set("debug.pprof.enabled", "true"); err != nil || !d.PprofEnabled {
+		t.Errorf("debug.pprof.enabled: %v %v", err, d.PprofEnabled)
+	}
+}

@@ -1,0 +1,285 @@
+// Package cli implements the `strom` command line for people: databases, tables, loading
+// files, tailing logs and changelogs, lookups, offsets and the cluster's shape. It is built on
+// package fluss only, so it works against Apache Fluss as well as Strom. Each command group
+// lives in its own file; cmd/strom dispatches to Run.
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stromdb/strom/fluss"
+)
+
+// Exit codes of the strom command line.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // the operation failed (the message says why)
+	ExitUsage       = 2 // bad command line: unknown command or flag, missing argument
+	ExitNotFound    = 3 // the database, table, partition or key does not exist
+	ExitUnreachable = 4 // no server answered at --bootstrap
+	ExitAuth        = 5 // authentication failed
+)
+
+// Streams are the standard streams a command uses; tests pass buffers.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+	// InSize is the size in bytes of In when known (a regular file), else 0; produce uses it
+	// for its progress bar's ETA.
+	InSize int64
+	// ErrIsTerminal reports whether Err is a terminal, where progress bars are drawn.
+	ErrIsTerminal bool
+}
+
+// StdStreams returns the process's standard streams.
+func StdStreams() Streams {
+	s := Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode().IsRegular() {
+		s.InSize = fi.Size()
+	}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		s.ErrIsTerminal = true
+	}
+	return s
+}
+
+// app holds the global flags and the lazily opened connection.
+type app struct {
+	io        Streams
+	bootstrap string
+	user      string
+	password  string
+	json      bool
+	timeout   time.Duration
+	conn      *fluss.Connection
+}
+
+// Run executes the command line args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, streams Streams) int {
+	a := &app{io: streams}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	err := root.ExecuteContext(ctx)
+	if a.conn != nil {
+		a.conn.Close()
+	}
+	if err == nil {
+		return ExitOK
+	}
+	code, msg := explain(err, a.bootstrap)
+	fmt.Fprintln(streams.Err, "strom: "+msg)
+	return code
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strom",
+		Short: "Strom: streaming storage that speaks the Apache Fluss protocol",
+		Long: `strom runs a Strom server and works with the data of any Fluss cluster (Strom or Apache
+Fluss): databases, tables, loading files, tailing logs and changelogs, lookups, offsets.
+
+Server commands (run 'strom serve -h' and 'strom bench -h' for their flags):
+  strom serve    start a single-node server
+  strom bench    benchmark a running server
+
+Every command below connects to --bootstrap (default $STROM_BOOTSTRAP or 127.0.0.1:9123).
+Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok, 1 failed,
+2 bad usage, 3 not found, 4 server unreachable, 5 authentication failed.`,
+		Example: `  strom db create shop
+  strom table create shop.orders -c id:BIGINT -c item:STRING -c price:DECIMAL(10,2) --primary-key id --buckets 4
+  strom produce shop.orders --file orders.csv
+  strom tail shop.orders --from earliest
+  strom lookup shop.orders id=42`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	def := os.Getenv("STROM_BOOTSTRAP")
+	if def == "" {
+		def = "127.0.0.1:9123"
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.bootstrap, "bootstrap", "b", def, "coordinator HOST:PORT[,HOST:PORT...] (bootstrap.servers; env STROM_BOOTSTRAP)")
+	pf.StringVar(&a.user, "user", os.Getenv("STROM_USER"), "SASL/PLAIN user (env STROM_USER); empty: no authentication")
+	pf.StringVar(&a.password, "password", os.Getenv("STROM_PASSWORD"), "SASL/PLAIN password (env STROM_PASSWORD)")
+	pf.BoolVar(&a.json, "json", false, "print JSON for scripts instead of aligned tables")
+	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "bound on connecting and on each request")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+
+	root.AddCommand(a.dbCommand(), a.tableCommand(), a.produceCommand(), a.tailCommand(),
+		a.lookupCommand(), a.offsetsCommand(), a.clusterCommand())
+	root.CompletionOptions.HiddenDefaultCmd = false
+	return root
+}
+
+// connection opens the connection on first use.
+func (a *app) connection(ctx context.Context) (*fluss.Connection, error) {
+	if a.conn != nil {
+		return a.conn, nil
+	}
+	cfg := fluss.Config{BootstrapServers: a.bootstrap, RequestTimeout: a.timeout, ConnectTimeout: a.timeout}
+	if a.user != "" {
+		cfg.SecurityProtocol, cfg.SASLMechanism = "sasl", "PLAIN"
+		cfg.SASLUsername, cfg.SASLPassword = a.user, a.password
+	}
+	conn, err := fluss.Connect(ctx, cfg)
+	if err != nil {
+		return nil, unreachableError{err}
+	}
+	a.conn = conn
+	return conn, nil
+}
+
+// usageError marks a bad command line (exit 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// unreachableError marks a failure to connect.
+type unreachableError struct{ error }
+
+func (e unreachableError) Unwrap() error { return e.error }
+
+// notFoundError marks a missing key or object found by the CLI itself (exit 3).
+type notFoundError struct{ error }
+
+func (e notFoundError) Unwrap() error { return e.error }
+
+// explain maps an error to an exit code and a message that says what to do next.
+func explain(err error, bootstrap string) (int, string) {
+	msg := err.Error()
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return ExitUsage, msg + " (see 'strom --help' or 'strom COMMAND --help')"
+	}
+	var nf notFoundError
+	if errors.As(err, &nf) {
+		return ExitNotFound, msg
+	}
+	switch fluss.CodeOf(err) {
+	case fluss.ErrAuthenticate:
+		return ExitAuth, msg + " (check --user and --password, or STROM_USER and STROM_PASSWORD)"
+	case fluss.ErrDatabaseNotExist:
+		return ExitNotFound, msg + " (list databases with 'strom db ls'; create one with 'strom db create NAME')"
+	case fluss.ErrTableNotExist:
+		return ExitNotFound, msg + " (list tables with 'strom table ls')"
+	case fluss.ErrPartitionNotExists:
+		return ExitNotFound, msg + " (create it, or pass --create-partitions to 'strom produce'; 'strom offsets TABLE' lists the partitions)"
+	case fluss.ErrDatabaseAlreadyExist, fluss.ErrTableAlreadyExist:
+		return ExitFailure, msg + " (pass --if-not-exists to accept an existing one)"
+	case fluss.ErrDatabaseNotEmpty:
+		return ExitFailure, msg + " (drop its tables first, or pass --cascade)"
+	}
+	var ce unreachableError
+	if errors.As(err, &ce) {
+		return ExitUnreachable, fmt.Sprintf("cannot reach a Fluss server at %s: %v (start one with 'strom serve', or pass --bootstrap HOST:PORT)", bootstrap, ce.error)
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitFailure, "interrupted"
+	}
+	return ExitFailure, msg
+}
+
+// isCobraUsage recognises cobra's own argument errors, which are plain errors.
+func isCobraUsage(err error) bool {
+	m := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "flag needs an argument", "invalid argument"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tablePath parses DATABASE.TABLE, or TABLE in database "fluss" (Fluss's default database).
+func tablePath(arg string) (fluss.TablePath, error) {
+	db, table, ok := strings.Cut(arg, ".")
+	if !ok {
+		db, table = "fluss", arg
+	}
+	if db == "" || table == "" {
+		return fluss.TablePath{}, usagef("table %q: want DATABASE.TABLE", arg)
+	}
+	return fluss.NewTablePath(db, table), nil
+}
+
+// printTable writes rows under headers, aligned in columns.
+func printTable(w io.Writer, headers []string, rows [][]string) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	for line := range strings.Lines(buf.String()) {
+		out.WriteString(strings.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	_, err := w.Write(out.Bytes())
+	return err
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// completeTables offers DATABASE.TABLE names for shell completion.
+func (a *app) completeTables(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	defer cancel()
+	conn, err := a.connection(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	admin := conn.Admin()
+	dbs, err := admin.ListDatabases(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, db := range dbs {
+		tables, err := admin.ListTables(ctx, db)
+		if err != nil {
+			continue
+		}
+		for _, t := range tables {
+			if name := db + "." + t; strings.HasPrefix(name, toComplete) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+func formatMillis(ms int64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339)
+}
