@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
@@ -34,6 +35,7 @@ type Node struct {
 	tablet      *tablet.Server
 
 	listeners []boundListener
+	limits    *wire.Limits // shared by every listener
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -147,7 +149,7 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	if err != nil {
 		return cluster.Endpoint{}, fmt.Errorf("%s listener %s on %s: %w", role, l.Name, l.Addr(), err)
 	}
-	lc := wire.ListenerConfig{Name: l.Name, MaxFrameSize: n.cfg.MaxRequestSize}
+	lc := n.listenerConfig(l.Name)
 	if n.cfg.IsSASL(l.Name) {
 		jaas := n.cfg.ListenerJAASConfig[l.Name]
 		if jaas == "" {
@@ -167,6 +169,31 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	}
 	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil)
 	return ep, nil
+}
+
+// listenerConfig maps the client limits of the configuration onto a listener's. In the
+// configuration 0 disables the idle timeout and the failure delay (as Fluss's 0 idle time
+// does); in wire 0 means the default, so they become negative.
+func (n *Node) listenerConfig(name string) wire.ListenerConfig {
+	c := &n.cfg
+	if n.limits == nil {
+		n.limits = wire.NewLimits(wire.LimitsConfig{
+			MaxConnections: c.MaxConnections, MaxConnInflightRequests: c.MaxConnInflightRequests,
+			MaxConnInflightBytes: c.MaxConnInflightBytes, MaxInflightRequests: c.MaxInflightRequests,
+			MaxInflightBytes: c.MaxInflightBytes, MaxRequestEntries: c.MaxRequestEntries,
+		})
+	}
+	disabledIfZero := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return wire.ListenerConfig{
+		Name: name, MaxFrameSize: c.MaxRequestSize, PreAuthMaxFrameSize: c.PreAuthMaxRequestSize,
+		AuthTimeout: c.AuthTimeout, AuthFailureDelay: disabledIfZero(c.AuthFailureDelay), MaxAuthFailures: c.AuthMaxFailures,
+		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.limits,
+	}
 }
 
 // Addr returns the bound address of the first listener of a role ("coordinator" or
