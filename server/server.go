@@ -36,11 +36,13 @@ type Node struct {
 
 	listeners []boundListener
 	limits    *wire.Limits // shared by every listener
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
-	cancel    context.CancelFunc
-	serveErr  chan error
+
+	storeFailed <-chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
+	cancel      context.CancelFunc
+	serveErr    chan error
 }
 
 type boundListener struct {
@@ -140,6 +142,18 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}()
 	}
 	context.AfterFunc(ctx, func() { n.Close() })
+	store := n.store
+	n.storeFailed = store.Failed()
+	go func() {
+		// The metadata store cannot continue (its disk is full, say): stop serving rather than
+		// answer from a catalog that can no longer change.
+		select {
+		case <-store.Failed():
+			log.Error("shutting down: the metadata store failed", "err", store.Err())
+			n.Close()
+		case <-sctx.Done():
+		}
+	}()
 	ok = true
 	return n, nil
 }
@@ -206,6 +220,10 @@ func (n *Node) Addr(role string) string {
 	}
 	return ""
 }
+
+// Failed is closed when the node stopped on its own because the metadata store failed; Close
+// then returns why.
+func (n *Node) Failed() <-chan struct{} { return n.storeFailed }
 
 // Wait blocks until the node stops serving and returns the first serving error.
 func (n *Node) Wait() error {
