@@ -93,9 +93,9 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return resp, nil
 	}
 	cctx := req.Context()
-	// The parked request will build a response of up to this size; charge it now, so that a
-	// client pipelining long polls is stopped by the connection's byte budget.
-	req.Reserve(int64(s.maxResponseBytes(&r)))
+	// A parked request holds little (its decoded request and a goroutine) and is counted by
+	// the wire layer's in-flight request limits. Once woken, the response it built is charged
+	// to the connection below, so a client that does not read its answers stops being read.
 	return req.Defer(func() (proto.Message, error) {
 		deadline := time.Now().Add(wait)
 		for {
@@ -104,6 +104,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 			changed := s.changeChannels(&r)
 			resp, got, _ := s.fetchOnce(&r)
 			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
+				req.Reserve(int64(resp.heapBytes))
 				return resp, nil
 			}
 			resp.Release()
@@ -229,6 +230,7 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 		return 0, err
 	}
 	bo.Records = data
+	resp.heapBytes += len(data)
 	return len(data), nil
 }
 
