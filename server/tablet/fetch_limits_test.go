@@ -5,8 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"runtime"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -113,5 +115,59 @@ func TestFetchResponseIsCappedByTheServer(t *testing.T) {
 	resp, _ = fetchRepeated(t, tablet, id, 1)
 	if got := len(resp.TablesResp[0].BucketsResp[0].Records); got != len(batch) {
 		t.Fatalf("fetched %d bytes, want exactly the first batch (%d)", got, len(batch))
+	}
+}
+
+// The probe's scenario: a client pipelines long-poll FETCH_LOGs on an idle table and never
+// reads an answer. The server parks at most the connection's in-flight limit of them and stops
+// reading; its heap stays small.
+func TestPipelinedLongPollsAreBounded(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	n, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	addr := n.Addr("tablet-server")
+	c, err := wire.Dial(context.Background(), n.Addr("coordinator"), wire.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id := createLogTable(t, c, "idle")
+
+	body, _ := proto.Marshal(&flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(16 << 20),
+		MinBytes: proto.Int32(1), MaxWaitMs: proto.Int32(60000),
+		TablesReq: []*flusspb.PbFetchLogReqForTable{{TableId: proto.Int64(id), ProjectionPushdownEnabled: proto.Bool(false),
+			BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(0), MaxFetchBytes: proto.Int32(1 << 20)}}}}})
+	var frames []byte
+	for i := range 20000 {
+		f := wire.AppendRequestHeader(nil, wire.RequestHeader{APIKey: wire.FetchLog, RequestID: int32(i)})
+		f = append(f, body...)
+		wire.FinishFrame(f)
+		frames = append(frames, f...)
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go nc.Write(frames)
+	time.Sleep(time.Second)
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	// Heap and goroutine stacks: a parked long poll is mostly its goroutine.
+	if grown := int64(after.HeapAlloc+after.StackInuse) - int64(before.HeapAlloc+before.StackInuse); grown > 32<<20 {
+		t.Fatalf("20,000 pipelined long polls grew heap and stacks by %d MiB", grown>>20)
+	}
+	if g := runtime.NumGoroutine(); g > 5000 {
+		t.Fatalf("%d goroutines: the long polls were not bounded", g)
 	}
 }
