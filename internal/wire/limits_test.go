@@ -518,12 +518,12 @@ func TestErrorMessagesCarryNoServerPaths(t *testing.T) {
 func TestScrubPaths(t *testing.T) {
 	for in, want := range map[string]string{
 		"open /data/strom/meta/x.db: permission denied": "open .../x.db: permission denied",
-		"read \"/a/b/c\" failed":                         "read \".../c\" failed",
-		"/root/seg.log":                                  ".../seg.log",
-		"Table fluss/users does not exist":               "Table fluss/users does not exist",
-		"see http://host/a/b":                            "see http://host/a/b",
-		"ratio 1/2/3":                                    "ratio 1/2/3",
-		"bucket /1 only":                                 "bucket /1 only",
+		"read \"/a/b/c\" failed":                        "read \".../c\" failed",
+		"/root/seg.log":                                 ".../seg.log",
+		"Table fluss/users does not exist":              "Table fluss/users does not exist",
+		"see http://host/a/b":                           "see http://host/a/b",
+		"ratio 1/2/3":                                   "ratio 1/2/3",
+		"bucket /1 only":                                "bucket /1 only",
 	} {
 		if got, _ := scrubPaths(in); got != want {
 			t.Errorf("scrubPaths(%q) = %q, want %q", in, got, want)
