@@ -42,6 +42,7 @@ type Request struct {
 	conn     *serverConn
 	deferred bool
 	charged  int64 // bytes this request holds against the connection's and node's budgets
+	counted  bool  // it holds a unit of the node's request budget
 	finished bool  // its holdings were released
 }
 
@@ -370,10 +371,6 @@ func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.
 	if err := c.requests.acquire(c.ctx, 1); err != nil {
 		return nil, nil, err
 	}
-	if err := c.cfg.Limits.requests.acquire(c.ctx, 1); err != nil {
-		c.requests.release(1)
-		return nil, nil, err
-	}
 	req := &Request{Listener: c.cfg.Name, conn: c}
 	ok := false
 	defer func() {
@@ -384,6 +381,11 @@ func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.
 	if err := c.awaitFrame(r, authDeadline); err != nil {
 		return nil, nil, err
 	}
+	// The node-wide unit is taken once a request is arriving, so idle connections hold none.
+	if err := c.cfg.Limits.requests.acquire(c.ctx, 1); err != nil {
+		return nil, nil, err
+	}
+	req.counted = true
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
 		return nil, nil, c.readErr(err, authDeadline)
@@ -488,7 +490,9 @@ func (c *serverConn) finish(req *Request) {
 	c.bytes.release(req.charged)
 	c.cfg.Limits.bytes.release(req.charged)
 	c.requests.release(1)
-	c.cfg.Limits.requests.release(1)
+	if req.counted {
+		c.cfg.Limits.requests.release(1)
+	}
 }
 
 // readBody reads an n-byte frame body into buf. Unless buf is already large enough, the
