@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -529,4 +530,49 @@ func TestScrubPaths(t *testing.T) {
 			t.Errorf("scrubPaths(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// reflectEntries counts what countEntries counts, on a decoded message.
+func reflectEntries(m protoreflect.Message) int {
+	n := 0
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			n += l.Len()
+			if fd.Message() != nil {
+				for i := range l.Len() {
+					n += reflectEntries(l.Get(i).Message())
+				}
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			n += 1 + reflectEntries(v.Message())
+		}
+		return true
+	})
+	return n
+}
+
+// FuzzCountEntries checks the entry count of request bodies against a decode: on any input it
+// must not panic, and for a body that decodes, it must count what the decoded message holds
+// (it may count more, for repeated occurrences of a singular message field, never less).
+func FuzzCountEntries(f *testing.F) {
+	seed := &flusspb.FetchLogRequest{MaxBytes: proto.Int32(1), FollowerServerId: proto.Int32(-1),
+		TablesReq: []*flusspb.PbFetchLogReqForTable{{TableId: proto.Int64(1), ProjectionPushdownEnabled: proto.Bool(true), ProjectedFields: []int32{0, 200, 3},
+			BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(1), FetchOffset: proto.Int64(0), MaxFetchBytes: proto.Int32(1)}}}}}
+	b, _ := proto.Marshal(seed)
+	f.Add(b)
+	b, _ = proto.MarshalOptions{}.Marshal(&flusspb.ProduceLogRequest{Acks: proto.Int32(1), TableId: proto.Int64(1), TimeoutMs: proto.Int32(1),
+		BucketsReq: []*flusspb.PbProduceLogReqForBucket{{BucketId: proto.Int32(0), Records: []byte{1, 2}}}})
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := &flusspb.FetchLogRequest{}
+		n := countEntries(data, m.ProtoReflect().Descriptor(), 0)
+		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(data, m); err != nil {
+			return
+		}
+		if want := reflectEntries(m.ProtoReflect()); n < want {
+			t.Fatalf("countEntries = %d, the decoded message holds %d", n, want)
+		}
+	})
 }
