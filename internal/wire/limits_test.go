@@ -179,7 +179,8 @@ func heapInUse() uint64 {
 
 func TestLengthPrefixAloneAllocatesNothing(t *testing.T) {
 	const conns, frame = 8, 16 << 20
-	addr := serveOn(t, loopback(t), echoService(), ListenerConfig{Name: "FLUSS", MaxFrameSize: frame + 1}, nil)
+	lim := NewLimits(LimitsConfig{MaxConnInflightBytes: -1, MaxInflightBytes: -1})
+	addr := serveOn(t, loopback(t), echoService(), ListenerConfig{Name: "FLUSS", MaxFrameSize: frame + 1, Limits: lim}, nil)
 	before := heapInUse()
 	for range conns {
 		nc, err := net.Dial("tcp", addr)
@@ -190,7 +191,14 @@ func TestLengthPrefixAloneAllocatesNothing(t *testing.T) {
 		// A frame announced at 16 MiB of which 1 KiB arrives.
 		nc.Write(append(binary.BigEndian.AppendUint32(nil, frame), make([]byte, 1<<10)...))
 	}
-	time.Sleep(100 * time.Millisecond) // let the server read what was sent
+	// Wait until the server has read every length prefix (it charges the frame then).
+	for start := time.Now(); lim.InflightBytes() < conns*frame; {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("server read %d bytes of prefixes", lim.InflightBytes())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // and the 1 KiB that followed
 	if grown := int64(heapInUse()) - int64(before); grown > 4<<20 {
 		t.Fatalf("%d partial frames grew the heap by %d MiB; want it to hold only the bytes received", conns, grown>>20)
 	}
@@ -223,7 +231,7 @@ func TestSASLListenerBoundsUnauthenticatedClients(t *testing.T) {
 		t.Fatalf("closed after %v, before the authentication timeout", time.Since(start))
 	}
 	chatty := dial(t, addr) // API_VERSIONS only
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(time.Second)
 	var resp flusspb.DatabaseExistsResponse
 	if err := chatty.Call(context.Background(), DatabaseExists, &flusspb.DatabaseExistsRequest{DatabaseName: proto.String("db")}, &resp); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("unauthenticated connection after the timeout: got %v, want it closed", err)
@@ -253,7 +261,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		t.Fatalf("request in flight longer than the idle timeout: %v", err)
 	}
 	idle := dial(t, addr)
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(time.Second)
 	var resp flusspb.DatabaseExistsResponse
 	if err := idle.Call(ctx, DatabaseExists, &flusspb.DatabaseExistsRequest{DatabaseName: proto.String("db")}, &resp); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("idle connection: got %v, want it closed", err)
@@ -360,7 +368,10 @@ func TestRequestBytesInFlightAreBounded(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	for start := time.Now(); parked.Load() < 15 && time.Since(start) < 10*time.Second; {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
 	if got := parked.Load(); got < 15 || got > 16 {
 		t.Fatalf("%d requests of 64 KiB read with 1 MiB allowed in flight", got)
 	}
