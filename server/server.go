@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
@@ -35,13 +36,16 @@ type Node struct {
 	tablet      *tablet.Server
 
 	listeners []boundListener
+	limits    *wire.Limits     // shared by every listener
 	metrics   *metrics.Metrics // nil unless the HTTP listener is enabled
 	http      *metrics.Server
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
-	cancel    context.CancelFunc
-	serveErr  chan error
+
+	storeFailed <-chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
+	cancel      context.CancelFunc
+	serveErr    chan error
 }
 
 type boundListener struct {
@@ -150,6 +154,18 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}()
 	}
 	context.AfterFunc(ctx, func() { n.Close() })
+	store := n.store
+	n.storeFailed = store.Failed()
+	go func() {
+		// The metadata store cannot continue (its disk is full, say): stop serving rather than
+		// answer from a catalog that can no longer change.
+		select {
+		case <-store.Failed():
+			log.Error("shutting down: the metadata store failed", "err", store.Err())
+			n.Close()
+		case <-sctx.Done():
+		}
+	}()
 	ok = true
 	return n, nil
 }
@@ -159,7 +175,7 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	if err != nil {
 		return cluster.Endpoint{}, fmt.Errorf("%s listener %s on %s: %w", role, l.Name, l.Addr(), err)
 	}
-	lc := wire.ListenerConfig{Name: l.Name, MaxFrameSize: n.cfg.MaxRequestSize}
+	lc := n.listenerConfig(l.Name)
 	if n.cfg.IsSASL(l.Name) {
 		jaas := n.cfg.ListenerJAASConfig[l.Name]
 		if jaas == "" {
@@ -215,6 +231,31 @@ func (n *Node) HTTPAddr() string {
 	return n.http.Addr()
 }
 
+// listenerConfig maps the client limits of the configuration onto a listener's. In the
+// configuration 0 disables the idle timeout and the failure delay (as Fluss's 0 idle time
+// does); in wire 0 means the default, so they become negative.
+func (n *Node) listenerConfig(name string) wire.ListenerConfig {
+	c := &n.cfg
+	if n.limits == nil {
+		n.limits = wire.NewLimits(wire.LimitsConfig{
+			MaxConnections: c.MaxConnections, MaxConnInflightRequests: c.MaxConnInflightRequests,
+			MaxConnInflightBytes: c.MaxConnInflightBytes, MaxInflightRequests: c.MaxInflightRequests,
+			MaxInflightBytes: c.MaxInflightBytes, MaxRequestEntries: c.MaxRequestEntries,
+		})
+	}
+	disabledIfZero := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return wire.ListenerConfig{
+		Name: name, MaxFrameSize: c.MaxRequestSize, PreAuthMaxFrameSize: c.PreAuthMaxRequestSize,
+		AuthTimeout: c.AuthTimeout, AuthFailureDelay: disabledIfZero(c.AuthFailureDelay), MaxAuthFailures: c.AuthMaxFailures,
+		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.limits,
+	}
+}
+
 // Addr returns the bound address of the first listener of a role ("coordinator" or
 // "tablet-server").
 func (n *Node) Addr(role string) string {
@@ -225,6 +266,10 @@ func (n *Node) Addr(role string) string {
 	}
 	return ""
 }
+
+// Failed is closed when the node stopped on its own because the metadata store failed; Close
+// then returns why.
+func (n *Node) Failed() <-chan struct{} { return n.storeFailed }
 
 // Wait blocks until the node stops serving and returns the first serving error.
 func (n *Node) Wait() error {

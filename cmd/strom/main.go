@@ -119,8 +119,12 @@ func serve(args []string) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	log.Info("strom is ready", "data_dir", cfg.DataDir, "coordinator", node.Addr("coordinator"), "tablet_server", node.Addr("tablet-server"), "startup", time.Since(start).Round(time.Millisecond))
-	<-ctx.Done()
-	log.Info("shutting down")
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case <-node.Failed():
+		// The node logged why and is shutting itself down; Close waits for it and returns it.
+	}
 	if err := node.Close(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -39,7 +39,7 @@ var ErrFrameTooLarge = errors.New("wire: frame length out of range")
 
 // ReadFrame reads one frame from r into buf (growing it as needed) and returns the payload
 // without the length prefix. A frame is rejected if its length is negative, above max, or
-// below minSize.
+// below minSize. The buffer grows with the bytes received, not with the length announced.
 func ReadFrame(r io.Reader, buf []byte, minSize, max int) ([]byte, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
@@ -49,11 +49,8 @@ func ReadFrame(r io.Reader, buf []byte, minSize, max int) ([]byte, error) {
 	if n < minSize || n > max {
 		return nil, fmt.Errorf("%w: %d bytes (allowed %d..%d)", ErrFrameTooLarge, n, minSize, max)
 	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
+	buf, err := readBody(r, buf, n)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}

@@ -3,13 +3,18 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -36,17 +41,40 @@ type Request struct {
 
 	conn     *serverConn
 	deferred bool
+	charged  int64     // bytes this request holds against the connection's and node's budgets
+	counted  bool      // it holds a unit of the node's request budget
+	finished bool      // its holdings were released
 	received time.Time // when the frame was read, for Observer
 	size     int       // frame size in bytes, for Observer
 }
 
 // Decode unmarshals the request body into msg. Required fields are checked, so a request the
-// official clients would never send is refused with CORRUPT_MESSAGE rather than half-read.
+// official clients would never send is refused with CORRUPT_MESSAGE rather than half-read. A
+// body with more entries (nested messages and list elements) than the server's limit is
+// refused before decoding, also with CORRUPT_MESSAGE; the entries decoded are charged to the
+// connection's and node's byte budgets until the request is answered.
 func (r *Request) Decode(msg proto.Message) error {
+	if c := r.conn; c != nil {
+		limit := c.cfg.Limits.cfg.MaxRequestEntries
+		n := countEntries(r.Body, msg.ProtoReflect().Descriptor(), limit)
+		if limit > 0 && n > limit {
+			return ferr.New(ferr.CorruptMessage, "%s request has more than %d entries (nested messages and list elements), the limit of this server (netty.server.max-request-entries)", r.Header.APIKey, limit)
+		}
+		r.Reserve(int64(n) * decodedEntryCost)
+	}
 	if err := proto.Unmarshal(r.Body, msg); err != nil {
 		return ferr.New(ferr.CorruptMessage, "cannot decode %s request: %v", r.Header.APIKey, err)
 	}
 	return nil
+}
+
+// Reserve charges n more bytes to the request until it is answered: memory the handler will
+// hold for it, such as the response it is about to build. It never waits; once the budgets
+// are exceeded the connection stops reading further requests until answers free them.
+func (r *Request) Reserve(n int64) {
+	if r.conn != nil && n > 0 {
+		r.conn.charge(r, n, false)
+	}
 }
 
 var errDeferred = errors.New("wire: response deferred")
@@ -119,13 +147,38 @@ type Authenticator interface {
 	Authenticate(mechanism string, token []byte) (principal string, err error)
 }
 
-// ListenerConfig describes how a listener treats its connections.
+// Defaults of the per-listener connection policy.
+const (
+	// DefaultPreAuthMaxFrameSize bounds frames on a SASL listener until the connection has
+	// authenticated: API_VERSIONS and AUTHENTICATE requests are a few hundred bytes.
+	DefaultPreAuthMaxFrameSize = 64 << 10
+	// DefaultAuthTimeout is how long a connection to a SASL listener may take to authenticate.
+	DefaultAuthTimeout = 10 * time.Second
+	// DefaultAuthFailureDelay is how long a failed authentication waits before it is answered.
+	DefaultAuthFailureDelay = time.Second
+	// DefaultMaxAuthFailures is how many failed authentications close a connection.
+	DefaultMaxAuthFailures = 3
+	// DefaultIdleTimeout closes connections with no traffic and nothing in flight (Fluss's
+	// netty.connection.max-idle-time default).
+	DefaultIdleTimeout = 10 * time.Minute
+)
+
+// ListenerConfig describes how a listener treats its connections. Zero durations and sizes
+// take the defaults; negative ones disable that limit.
 type ListenerConfig struct {
 	Name string
 	// Auth, when non-nil, makes the listener a SASL listener: nothing but API_VERSIONS and
 	// AUTHENTICATE is served before authentication completes.
-	Auth         Authenticator
-	MaxFrameSize int // 0 means DefaultMaxFrameSize
+	Auth                Authenticator
+	MaxFrameSize        int           // 0 means DefaultMaxFrameSize
+	PreAuthMaxFrameSize int           // frame limit before authentication (SASL listeners)
+	AuthTimeout         time.Duration // time from accept to a successful AUTHENTICATE
+	AuthFailureDelay    time.Duration // delay before answering a failed AUTHENTICATE
+	MaxAuthFailures     int           // failed AUTHENTICATEs after which the connection closes
+	IdleTimeout         time.Duration // no traffic and nothing in flight for this long closes
+	// Limits is shared by the listeners of a node; nil gives this listener its own, with the
+	// defaults.
+	Limits *Limits
 	// Observer, when non-nil, is told about every connection and answered request (metrics).
 	Observer Observer
 }
@@ -143,12 +196,48 @@ type Observer interface {
 	Deferred(api APIKey, delta int)
 }
 
-// Serve accepts connections on ln and serves svc on each until ctx is cancelled or ln fails.
-// It waits for the connections' handlers to finish before returning.
-func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfig, log *slog.Logger) error {
+func (cfg ListenerConfig) withDefaults() ListenerConfig {
 	if cfg.MaxFrameSize <= 0 {
 		cfg.MaxFrameSize = DefaultMaxFrameSize
 	}
+	if cfg.PreAuthMaxFrameSize == 0 {
+		cfg.PreAuthMaxFrameSize = DefaultPreAuthMaxFrameSize
+	}
+	if cfg.PreAuthMaxFrameSize < 0 || cfg.PreAuthMaxFrameSize > cfg.MaxFrameSize {
+		cfg.PreAuthMaxFrameSize = cfg.MaxFrameSize
+	}
+	dur := func(d *time.Duration, def time.Duration) {
+		if *d == 0 {
+			*d = def
+		}
+	}
+	dur(&cfg.AuthTimeout, DefaultAuthTimeout)
+	dur(&cfg.AuthFailureDelay, DefaultAuthFailureDelay)
+	dur(&cfg.IdleTimeout, DefaultIdleTimeout)
+	if cfg.MaxAuthFailures == 0 {
+		cfg.MaxAuthFailures = DefaultMaxAuthFailures
+	}
+	if cfg.Limits == nil {
+		cfg.Limits = NewLimits(LimitsConfig{})
+	}
+	return cfg
+}
+
+// Accept retry backoff: doubled from the minimum after each consecutive failure.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+// Serve accepts connections on ln and serves svc on each until ctx is cancelled or ln is
+// closed. An accept error never ends it: running out of file descriptors (EMFILE), aborted
+// handshakes and the like are logged and retried with backoff, since the listening socket is
+// intact and the condition clears when connections or files close. A connection beyond the
+// connection limit is closed at once. Serve waits for the connections' handlers to finish
+// before returning.
+func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfig, log *slog.Logger) error {
+	cfg = cfg.withDefaults()
+	log = log.With("listener", cfg.Name)
 	var wg sync.WaitGroup
 	conns := make(map[*serverConn]struct{})
 	var mu sync.Mutex
@@ -161,14 +250,33 @@ func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfi
 		mu.Unlock()
 	})
 	defer stop()
-	var err error
+	var backoff time.Duration
+	var lastRefusal time.Time
 	for {
-		nc, aerr := ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
-				err = fmt.Errorf("accept on %s: %w", cfg.Name, aerr)
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				break
 			}
-			break
+			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
+			log.Error("accept failed; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if backoff > 0 {
+			log.Info("accepting connections again")
+			backoff = 0
+		}
+		if !cfg.Limits.tryOpen() {
+			if time.Since(lastRefusal) >= time.Second {
+				log.Warn("connection limit reached; refusing new connections", "limit", cfg.Limits.cfg.MaxConnections, "remote", nc.RemoteAddr().String())
+				lastRefusal = time.Now()
+			}
+			nc.Close()
+			continue
 		}
 		c := newServerConn(ctx, nc, svc, cfg, log)
 		mu.Lock()
@@ -177,6 +285,7 @@ func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer cfg.Limits.closed()
 			c.serve()
 			mu.Lock()
 			delete(conns, c)
@@ -189,7 +298,7 @@ func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfi
 	}
 	mu.Unlock()
 	wg.Wait()
-	return err
+	return nil
 }
 
 type serverConn struct {
@@ -200,29 +309,49 @@ type serverConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	wmu  sync.Mutex // guards w and wbuf; a frame is written whole under it
-	w    *bufio.Writer
-	wbuf []byte
+	wmu       sync.Mutex // guards w and wbuf; a frame is written whole under it
+	w         *bufio.Writer
+	wbuf      []byte
+	lastWrite atomic.Int64 // unix nanoseconds of the last response written
 
 	// Authentication state; touched only by the reading goroutine.
 	authenticated bool
 	principal     string
+	authFailures  int
+	closeAfter    bool // close once the current response is written
+
+	// Requests read and not yet answered, and the bytes they hold, on this connection. The
+	// node-wide counterparts are in cfg.Limits.
+	requests *budget
+	bytes    *budget
 
 	inflight sync.WaitGroup
 }
 
 func newServerConn(ctx context.Context, nc net.Conn, svc *Service, cfg ListenerConfig, log *slog.Logger) *serverConn {
+	cfg = cfg.withDefaults()
 	cctx, cancel := context.WithCancel(ctx)
 	return &serverConn{
 		nc: nc, svc: svc, cfg: cfg, ctx: cctx, cancel: cancel,
-		log:           log.With("listener", cfg.Name, "remote", nc.RemoteAddr().String()),
+		log:           log.With("remote", nc.RemoteAddr().String()),
 		w:             bufio.NewWriterSize(nc, 64<<10),
 		authenticated: cfg.Auth == nil,
+		requests:      newBudget(int64(cfg.Limits.cfg.MaxConnInflightRequests)),
+		bytes:         newBudget(cfg.Limits.cfg.MaxConnInflightBytes),
 	}
 }
 
+var (
+	errIdle        = errors.New("connection idle")
+	errAuthTimeout = errors.New("authentication timed out")
+)
+
 // serve reads requests until the connection fails. A malformed frame closes this connection
 // only; the peer gets no SERVER_FAILURE frame because the Rust client mis-parses those.
+//
+// Before reading a request it waits for room in the connection's and the node's budgets of
+// requests in flight, and before reading a request's body for room for its bytes: a client
+// that sends faster than its answers are produced, or does not read them, stops being read.
 func (c *serverConn) serve() {
 	if o := c.cfg.Observer; o != nil {
 		o.ConnectionOpened()
@@ -233,28 +362,190 @@ func (c *serverConn) serve() {
 		c.inflight.Wait()
 		c.nc.Close()
 	}()
+	var authDeadline time.Time
+	if !c.authenticated && c.cfg.AuthTimeout > 0 {
+		authDeadline = time.Now().Add(c.cfg.AuthTimeout)
+	}
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var buf []byte
 	for {
-		payload, err := ReadFrame(r, buf, RequestHeaderSize, c.cfg.MaxFrameSize)
+		req, payload, err := c.readRequest(r, buf, authDeadline)
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), c.ctx.Err() != nil:
 				c.log.Debug("connection closed", "err", err)
+			case errors.Is(err, errIdle):
+				c.log.Info("closing idle connection", "idle_timeout", c.cfg.IdleTimeout)
 			default:
 				c.log.Warn("closing connection", "err", err)
 			}
 			return
 		}
-		hdr, body, _ := ParseRequestHeader(payload)
-		req := &Request{Header: hdr, Body: body, Listener: c.cfg.Name, conn: c, received: time.Now(), size: len(payload)}
+		req.received, req.size = time.Now(), len(payload)
 		c.dispatch(req)
 		if req.deferred {
 			buf = nil // the deferred handler may still hold the old buffer
 		} else {
 			buf = payload[:0]
 		}
+		if c.closeAfter {
+			return
+		}
 	}
+}
+
+// readRequest admits and reads one request frame.
+func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.Time) (*Request, []byte, error) {
+	if err := c.requests.acquire(c.ctx, 1); err != nil {
+		return nil, nil, err
+	}
+	req := &Request{Listener: c.cfg.Name, conn: c}
+	ok := false
+	defer func() {
+		if !ok {
+			c.finish(req)
+		}
+	}()
+	if err := c.awaitFrame(r, authDeadline); err != nil {
+		return nil, nil, err
+	}
+	// The node-wide unit is taken once a request is arriving, so idle connections hold none.
+	if err := c.cfg.Limits.requests.acquire(c.ctx, 1); err != nil {
+		return nil, nil, err
+	}
+	req.counted = true
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
+		return nil, nil, c.readErr(err, authDeadline)
+	}
+	limit := c.cfg.MaxFrameSize
+	if !c.authenticated {
+		limit = c.cfg.PreAuthMaxFrameSize
+	}
+	n := int(int32(binary.BigEndian.Uint32(lenBuf[:])))
+	if n < RequestHeaderSize || n > limit {
+		if !c.authenticated && n <= c.cfg.MaxFrameSize {
+			return nil, nil, fmt.Errorf("%w: %d bytes before authentication (allowed %d..%d)", ErrFrameTooLarge, n, RequestHeaderSize, limit)
+		}
+		return nil, nil, fmt.Errorf("%w: %d bytes (allowed %d..%d)", ErrFrameTooLarge, n, RequestHeaderSize, limit)
+	}
+	if err := c.charge(req, int64(n), true); err != nil {
+		return nil, nil, err
+	}
+	payload, err := readBody(r, buf, n)
+	if err != nil {
+		return nil, nil, c.readErr(err, authDeadline)
+	}
+	req.Header, req.Body, _ = ParseRequestHeader(payload)
+	ok = true
+	return req, payload, nil
+}
+
+// awaitFrame waits for the first byte of the next frame. The wait ends in errIdle after
+// IdleTimeout with nothing in flight and nothing written, in errAuthTimeout once an
+// unauthenticated connection passes its deadline. The rest of the frame must then arrive
+// within the same deadline.
+func (c *serverConn) awaitFrame(r *bufio.Reader, authDeadline time.Time) error {
+	for {
+		c.setReadDeadline(authDeadline)
+		if _, err := r.Peek(1); err == nil {
+			return nil
+		} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		if !c.authenticated && !authDeadline.IsZero() && !time.Now().Before(authDeadline) {
+			return errAuthTimeout
+		}
+		// Busy if another request is in flight (this one holds one unit) or an answer went
+		// out within the idle timeout.
+		if c.requests.inUse() > 1 || time.Since(time.Unix(0, c.lastWrite.Load())) < c.cfg.IdleTimeout {
+			continue
+		}
+		return errIdle
+	}
+}
+
+func (c *serverConn) setReadDeadline(authDeadline time.Time) {
+	var d time.Time
+	if c.cfg.IdleTimeout > 0 {
+		d = time.Now().Add(c.cfg.IdleTimeout)
+	}
+	if !c.authenticated && !authDeadline.IsZero() && (d.IsZero() || authDeadline.Before(d)) {
+		d = authDeadline
+	}
+	c.nc.SetReadDeadline(d)
+}
+
+func (c *serverConn) readErr(err error, authDeadline time.Time) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if !c.authenticated && !authDeadline.IsZero() && !time.Now().Before(authDeadline) {
+			return errAuthTimeout
+		}
+		return fmt.Errorf("frame not received within %s: %w", c.cfg.IdleTimeout, err)
+	}
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// charge adds n bytes to what req holds on the connection and the node. With wait, it first
+// waits until they fit (backpressure on the reading goroutine); without, it records bytes
+// already spent, and the next read waits instead.
+func (c *serverConn) charge(req *Request, n int64, wait bool) error {
+	if wait {
+		if err := c.bytes.acquire(c.ctx, n); err != nil {
+			return err
+		}
+		if err := c.cfg.Limits.bytes.acquire(c.ctx, n); err != nil {
+			c.bytes.release(n)
+			return err
+		}
+	} else {
+		c.bytes.add(n)
+		c.cfg.Limits.bytes.add(n)
+	}
+	req.charged += n
+	return nil
+}
+
+// finish releases what req holds; it runs once, when req is answered or abandoned.
+func (c *serverConn) finish(req *Request) {
+	if req.finished {
+		return
+	}
+	req.finished = true
+	c.bytes.release(req.charged)
+	c.cfg.Limits.bytes.release(req.charged)
+	c.requests.release(1)
+	if req.counted {
+		c.cfg.Limits.requests.release(1)
+	}
+}
+
+// readBody reads an n-byte frame body into buf. Unless buf is already large enough, the
+// buffer grows with the bytes that actually arrive, so a length prefix alone costs nothing.
+func readBody(r io.Reader, buf []byte, n int) ([]byte, error) {
+	if cap(buf) >= n {
+		buf = buf[:n]
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
+	buf = buf[:0]
+	for len(buf) < n {
+		chunk := min(n-len(buf), max(len(buf), 64<<10))
+		if cap(buf)-len(buf) < chunk {
+			grown := make([]byte, len(buf), len(buf)+chunk)
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+chunk])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 func (c *serverConn) dispatch(req *Request) {
@@ -263,10 +554,15 @@ func (c *serverConn) dispatch(req *Request) {
 	var msg proto.Message
 	var err error
 	switch {
-	case key == APIVersions:
-		msg = c.apiVersions()
-	case key == Authenticate:
-		msg, err = c.authenticate(req)
+	case key == APIVersions || key == Authenticate:
+		if err = checkVersion(req.Header); err != nil {
+			break
+		}
+		if key == APIVersions {
+			msg = c.apiVersions()
+		} else {
+			msg, err = c.authenticate(req)
+		}
 	case !c.authenticated:
 		err = ferr.New(ferr.AuthenticateException, "The connection has not completed authentication yet. This may be caused by a missing or incorrect configuration of 'client.security.protocol' on the client side.")
 	default:
@@ -275,8 +571,7 @@ func (c *serverConn) dispatch(req *Request) {
 			err = ferr.New(ferr.UnsupportedVersion, "the %s does not support API %s (key %d)", serverTypeName(c.svc.ServerType), key, int16(key))
 			break
 		}
-		if v := VersionsOf(key); req.Header.APIVersion < v.Min || req.Header.APIVersion > v.Max {
-			err = ferr.New(ferr.UnsupportedVersion, "%s version %d is not in the supported range [%d, %d]", key, req.Header.APIVersion, v.Min, v.Max)
+		if err = checkVersion(req.Header); err != nil {
 			break
 		}
 		msg, err = c.call(h, req)
@@ -285,6 +580,13 @@ func (c *serverConn) dispatch(req *Request) {
 		return
 	}
 	c.respond(req, msg, err)
+}
+
+func checkVersion(h RequestHeader) error {
+	if v := VersionsOf(h.APIKey); h.APIVersion < v.Min || h.APIVersion > v.Max {
+		return ferr.New(ferr.UnsupportedVersion, "%s version %d is not in the supported range [%d, %d]", h.APIKey, h.APIVersion, v.Min, v.Max)
+	}
+	return nil
 }
 
 // call runs a handler, turning a panic into UNKNOWN_SERVER_ERROR for that request alone.
@@ -329,7 +631,12 @@ func (c *serverConn) apiVersions() proto.Message {
 
 // authenticate implements the server side of AUTHENTICATE as the Java network layer does: the
 // first successful exchange answers with a present-but-empty challenge (the Rust client then
-// sends one more AUTHENTICATE), later ones answer with no challenge.
+// sends one more AUTHENTICATE, with an empty token), later empty ones answer with no challenge.
+//
+// Beyond the Java server: a failed attempt is answered only after AuthFailureDelay, and the
+// MaxAuthFailures-th closes the connection once answered, so one connection cannot guess
+// passwords quickly; a token sent after a successful login is refused (re-authentication,
+// which could change the principal, is not supported) and the connection keeps its login.
 func (c *serverConn) authenticate(req *Request) (proto.Message, error) {
 	var ar flusspb.AuthenticateRequest
 	if err := req.Decode(&ar); err != nil {
@@ -350,11 +657,27 @@ func (c *serverConn) authenticate(req *Request) (proto.Message, error) {
 		return nil, ferr.New(ferr.AuthenticateException, "SASL mechanism %s is not enabled on listener %s (enabled: %s)", ar.GetProtocol(), c.cfg.Name, strings.Join(c.cfg.Auth.Mechanisms(), ","))
 	}
 	if c.authenticated {
-		return &flusspb.AuthenticateResponse{}, nil
+		if len(ar.GetToken()) == 0 {
+			return &flusspb.AuthenticateResponse{}, nil
+		}
+		return nil, ferr.New(ferr.AuthenticateException, "this connection is already authenticated as %s; re-authentication is not supported, open a new connection", c.principal)
 	}
 	principal, err := c.cfg.Auth.Authenticate(mech, ar.GetToken())
 	if err != nil {
-		return nil, ferr.New(ferr.AuthenticateException, "%s", Sanitize(err.Error()))
+		c.authFailures++
+		c.log.Warn("authentication failed", "mechanism", mech, "attempt", c.authFailures, "err", err)
+		if c.cfg.MaxAuthFailures > 0 && c.authFailures >= c.cfg.MaxAuthFailures {
+			c.closeAfter = true
+		}
+		if c.cfg.AuthFailureDelay > 0 {
+			t := time.NewTimer(c.cfg.AuthFailureDelay)
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
+			}
+		}
+		return nil, ferr.New(ferr.AuthenticateException, "%s", err.Error())
 	}
 	c.authenticated, c.principal = true, principal
 	return &flusspb.AuthenticateResponse{Challenge: []byte{}}, nil
@@ -372,8 +695,10 @@ type Releaser interface {
 	Release()
 }
 
-// respond sends the response for req. It is safe for concurrent use.
+// respond sends the response for req and releases what req holds. It is safe for concurrent
+// use. Error messages are scrubbed of absolute file paths (logged here in full instead).
 func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
+	defer c.finish(req)
 	if r, ok := msg.(Releaser); ok {
 		defer r.Release()
 	}
@@ -396,12 +721,17 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	}
 	if err != nil {
 		code := ferr.CodeOf(err)
-		if code == ferr.UnknownServerError {
+		m := ferr.MessageOf(err)
+		safe, scrubbed := scrubPaths(m)
+		switch {
+		case code == ferr.UnknownServerError:
 			c.log.Error("request failed", "api", req.Header.APIKey, "err", err)
+		case scrubbed:
+			c.log.Warn("request failed; file paths withheld from the client", "api", req.Header.APIKey, "code", code, "err", err)
 		}
 		em := &flusspb.ErrorResponse{ErrorCode: proto.Int32(int32(code))}
-		if m := ferr.MessageOf(err); m != "" {
-			em.ErrorMessage = proto.String(Sanitize(m))
+		if m != "" {
+			em.ErrorMessage = proto.String(Sanitize(safe))
 		}
 		c.wbuf = appendResponseHeader(c.wbuf, responseError, req.Header.RequestID)
 		c.wbuf, _ = proto.MarshalOptions{}.MarshalAppend(c.wbuf, em)
@@ -410,10 +740,16 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	if o := c.cfg.Observer; o != nil {
 		o.RequestDone(req.Header.APIKey, req.size, len(c.wbuf)-start, time.Since(req.received), ferr.CodeOf(err))
 	}
+	if c.cfg.IdleTimeout > 0 {
+		// A peer that stops reading its answers must not hold this connection's memory
+		// forever: a write blocked for the idle timeout fails and closes the connection.
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.IdleTimeout))
+	}
 	_, werr := c.w.Write(c.wbuf)
 	if werr == nil {
 		werr = c.w.Flush()
 	}
+	c.lastWrite.Store(time.Now().UnixNano())
 	c.wbuf = c.wbuf[:0]
 	if cap(c.wbuf) > 1<<20 {
 		c.wbuf = nil // do not pin a large fetch buffer to an idle connection
@@ -423,10 +759,32 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	}
 }
 
-// Sanitize makes s safe for a protobuf string field: the Rust client panics on invalid UTF-8.
+// Sanitize makes s safe for a protobuf string field sent to a client: absolute file paths
+// are cut to their last element (clients must not learn the server's layout) and invalid
+// UTF-8 is replaced (the Rust client panics on it).
 func Sanitize(s string) string {
+	s, _ = scrubPaths(s)
 	if utf8.ValidString(s) {
 		return s
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// absPath matches an absolute path of at least two elements that starts a word: after the
+// start of the text or a character that cannot be part of a path or URL.
+var absPath = regexp.MustCompile(`(^|[\s"'(\[=,;<>{])((?:/[\w.@+~%-]+){2,}/?)`)
+
+// scrubPaths replaces each absolute path in s by ".../" and its last element, and reports
+// whether it changed anything.
+func scrubPaths(s string) (string, bool) {
+	if !strings.Contains(s, "/") {
+		return s, false
+	}
+	changed := false
+	out := absPath.ReplaceAllStringFunc(s, func(m string) string {
+		sub := absPath.FindStringSubmatch(m)
+		changed = true
+		return sub[1] + ".../" + path.Base(sub[2])
+	})
+	return out, changed
 }

@@ -45,6 +45,20 @@ type Config struct {
 
 	MaxRequestSize int // netty.server.max-request-size
 
+	// Client limits (docs/security.md). Zero means the wire package's default.
+	ConnectionMaxIdleTime   time.Duration // netty.connection.max-idle-time
+	MaxConnections          int           // netty.server.max-connections
+	MaxConnInflightRequests int           // netty.connection.max-inflight-requests
+	MaxConnInflightBytes    int64         // netty.connection.max-inflight-bytes
+	MaxInflightRequests     int           // netty.server.max-inflight-requests
+	MaxInflightBytes        int64         // netty.server.max-inflight-bytes
+	MaxRequestEntries       int           // netty.server.max-request-entries
+	FetchMaxResponseSize    int64         // log.fetch.max-response-size
+	PreAuthMaxRequestSize   int           // security.sasl.pre-auth.max-request-size
+	AuthTimeout             time.Duration // security.sasl.authentication.timeout
+	AuthFailureDelay        time.Duration // security.sasl.authentication.failure-delay
+	AuthMaxFailures         int           // security.sasl.authentication.max-failures
+
 	LogSegmentBytes       int64         // log.segment.file-size
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
 	LogRetentionCheck     time.Duration // log.retention.check-interval
@@ -80,6 +94,18 @@ func Default() Config {
 		SASLMechanisms:           []string{"PLAIN"},
 		ListenerJAASConfig:       map[string]string{},
 		MaxRequestSize:           100 << 20,
+		ConnectionMaxIdleTime:    10 * time.Minute,
+		MaxConnections:           4096,
+		MaxConnInflightRequests:  1000,
+		MaxConnInflightBytes:     128 << 20,
+		MaxInflightRequests:      20000,
+		MaxInflightBytes:         512 << 20,
+		MaxRequestEntries:        200000,
+		FetchMaxResponseSize:     64 << 20,
+		PreAuthMaxRequestSize:    64 << 10,
+		AuthTimeout:              10 * time.Second,
+		AuthFailureDelay:         time.Second,
+		AuthMaxFailures:          3,
 		LogSegmentBytes:          1 << 30,
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
@@ -147,6 +173,32 @@ func (c *Config) Set(key, value string) error {
 		var n int64
 		n, err = ParseBytes(value)
 		c.MaxRequestSize = int(n)
+	case "netty.connection.max-idle-time":
+		c.ConnectionMaxIdleTime, err = ParseDuration(value)
+	case "netty.server.max-connections":
+		c.MaxConnections, err = parsePositive(value)
+	case "netty.connection.max-inflight-requests":
+		c.MaxConnInflightRequests, err = parsePositive(value)
+	case "netty.connection.max-inflight-bytes":
+		c.MaxConnInflightBytes, err = parsePositiveBytes(value)
+	case "netty.server.max-inflight-requests":
+		c.MaxInflightRequests, err = parsePositive(value)
+	case "netty.server.max-inflight-bytes":
+		c.MaxInflightBytes, err = parsePositiveBytes(value)
+	case "netty.server.max-request-entries":
+		c.MaxRequestEntries, err = parsePositive(value)
+	case "log.fetch.max-response-size":
+		c.FetchMaxResponseSize, err = parsePositiveBytes(value)
+	case "security.sasl.pre-auth.max-request-size":
+		var n int64
+		n, err = parsePositiveBytes(value)
+		c.PreAuthMaxRequestSize = int(n)
+	case "security.sasl.authentication.timeout":
+		c.AuthTimeout, err = parsePositiveDuration(value)
+	case "security.sasl.authentication.failure-delay":
+		c.AuthFailureDelay, err = ParseDuration(value)
+	case "security.sasl.authentication.max-failures":
+		c.AuthMaxFailures, err = parsePositive(value)
 	case "log.segment.file-size":
 		c.LogSegmentBytes, err = ParseBytes(value)
 	case "log.flush.interval":
@@ -174,9 +226,9 @@ func (c *Config) Set(key, value string) error {
 	case "debug.pprof.enabled":
 		c.PprofEnabled, err = strconv.ParseBool(value)
 	default:
-		const p, s = "security.sasl.listener.name.", ".plain.jaas.config"
-		if strings.HasPrefix(key, p) && strings.HasSuffix(key, s) {
-			c.ListenerJAASConfig[strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(key, p), s))] = value
+		const s = ".plain.jaas.config"
+		if strings.HasPrefix(key, listenerOptionPrefix) && strings.HasSuffix(key, s) {
+			c.ListenerJAASConfig[strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(key, listenerOptionPrefix), s))] = value
 		}
 	}
 	if err != nil {
@@ -199,10 +251,34 @@ func (c *Config) Finish() error {
 			c.TabletListeners = append(c.TabletListeners, t)
 		}
 	}
+	known := map[string]bool{}
+	var names []string
+	for _, l := range append(append([]Listener(nil), c.CoordinatorListeners...), c.TabletListeners...) {
+		if !known[l.Name] {
+			known[l.Name] = true
+			names = append(names, l.Name)
+		}
+	}
+	// A misspelled listener name would silently leave that listener with the default
+	// (plaintext, or the global users): refuse to start instead.
 	for name, proto := range c.SecurityProtocolMap {
+		if !known[name] {
+			return fmt.Errorf("security.protocol.map: no listener is named %s (listeners: %s)", name, strings.Join(names, ", "))
+		}
 		if !strings.EqualFold(proto, "PLAINTEXT") && !strings.EqualFold(proto, "SASL") {
 			return fmt.Errorf("security.protocol.map: listener %s has unknown protocol %q (PLAINTEXT or SASL)", name, proto)
 		}
+	}
+	for key := range c.Raw {
+		if rest, ok := strings.CutPrefix(key, listenerOptionPrefix); ok {
+			name, _, _ := strings.Cut(rest, ".")
+			if !known[strings.ToUpper(name)] {
+				return fmt.Errorf("%s: no listener is named %s (listeners: %s)", key, strings.ToUpper(name), strings.Join(names, ", "))
+			}
+		}
+	}
+	if c.PreAuthMaxRequestSize > c.MaxRequestSize {
+		c.PreAuthMaxRequestSize = c.MaxRequestSize
 	}
 	if c.DefaultBucketNumber <= 0 {
 		return fmt.Errorf("default.bucket.number must be positive")
@@ -300,6 +376,33 @@ func parseProtocolMap(s string) (map[string]string, error) {
 		m[strings.ToUpper(strings.TrimSpace(k))] = strings.ToUpper(strings.TrimSpace(v))
 	}
 	return m, nil
+}
+
+// listenerOptionPrefix starts options that apply to one listener, named after it.
+const listenerOptionPrefix = "security.sasl.listener.name."
+
+func parsePositive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("must be positive")
+	}
+	return n, err
+}
+
+func parsePositiveBytes(s string) (int64, error) {
+	n, err := ParseBytes(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("must be positive")
+	}
+	return n, err
+}
+
+func parsePositiveDuration(s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("must be positive")
+	}
+	return d, err
 }
 
 func parseInt32(s string) (int32, error) {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +80,72 @@ func TestMetricsOptions(t *testing.T) {
 	}
 	if err := d.Set("debug.pprof.enabled", "true"); err != nil || !d.PprofEnabled {
 		t.Errorf("debug.pprof.enabled: %v %v", err, d.PprofEnabled)
+	}
+}
+
+func TestUnknownListenerNamesAreStartupErrors(t *testing.T) {
+	base := func() Config {
+		c := Default()
+		if err := c.Set("bind.listeners", "CLIENT://127.0.0.1:9123, PLAIN_CLIENT://:9223"); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for key, value := range map[string]string{
+		"security.protocol.map":                                "CLIENT:sasl, CLINET:sasl",
+		"security.sasl.listener.name.clinet.plain.jaas.config": `PlainLoginModule required user_a="b";`,
+	} {
+		c := base()
+		if err := c.Set(key, value); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Finish()
+		if err == nil || !strings.Contains(err.Error(), "CLINET") || !strings.Contains(err.Error(), "PLAIN_CLIENT") {
+			t.Errorf("%s: %s: got %v, want an error naming the unknown and the known listeners", key, value, err)
+		}
+	}
+	c := base()
+	c.Set("security.protocol.map", "client:SASL")
+	c.Set("security.sasl.listener.name.client.plain.jaas.config", `PlainLoginModule required user_a="b";`)
+	if err := c.Finish(); err != nil {
+		t.Fatalf("known listener names refused: %v", err)
+	}
+}
+
+func TestClientLimitOptions(t *testing.T) {
+	c := Default()
+	for k, v := range map[string]string{
+		"netty.connection.max-idle-time":             "30s",
+		"netty.server.max-connections":               "10",
+		"netty.connection.max-inflight-requests":     "5",
+		"netty.connection.max-inflight-bytes":        "1mb",
+		"netty.server.max-inflight-requests":         "50",
+		"netty.server.max-inflight-bytes":            "8mb",
+		"netty.server.max-request-entries":           "1000",
+		"log.fetch.max-response-size":                "2mb",
+		"security.sasl.pre-auth.max-request-size":    "4kb",
+		"security.sasl.authentication.timeout":       "2s",
+		"security.sasl.authentication.failure-delay": "0",
+		"security.sasl.authentication.max-failures":  "1",
+	} {
+		if err := c.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := Config{ConnectionMaxIdleTime: 30 * time.Second, MaxConnections: 10, MaxConnInflightRequests: 5, MaxConnInflightBytes: 1 << 20,
+		MaxInflightRequests: 50, MaxInflightBytes: 8 << 20, MaxRequestEntries: 1000, FetchMaxResponseSize: 2 << 20,
+		PreAuthMaxRequestSize: 4 << 10, AuthTimeout: 2 * time.Second, AuthFailureDelay: 0, AuthMaxFailures: 1}
+	got := Config{ConnectionMaxIdleTime: c.ConnectionMaxIdleTime, MaxConnections: c.MaxConnections, MaxConnInflightRequests: c.MaxConnInflightRequests,
+		MaxConnInflightBytes: c.MaxConnInflightBytes, MaxInflightRequests: c.MaxInflightRequests, MaxInflightBytes: c.MaxInflightBytes,
+		MaxRequestEntries: c.MaxRequestEntries, FetchMaxResponseSize: c.FetchMaxResponseSize, PreAuthMaxRequestSize: c.PreAuthMaxRequestSize,
+		AuthTimeout: c.AuthTimeout, AuthFailureDelay: c.AuthFailureDelay, AuthMaxFailures: c.AuthMaxFailures}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	for _, bad := range []string{"netty.server.max-connections=0", "netty.server.max-inflight-bytes=-1", "security.sasl.authentication.timeout=0"} {
+		k, v, _ := strings.Cut(bad, "=")
+		if err := c.Set(k, v); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }

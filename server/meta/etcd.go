@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,47 +27,163 @@ const keyPrefix = "/strom/"
 type EtcdStore struct {
 	cli      *clientv3.Client
 	embedded *embed.Etcd
+	log      *slog.Logger
+	zlog     *zap.Logger // the embedded etcd's logger
+	sockDir  string      // the embedded etcd's socket directory, removed on Close if temporary
+	tempSock bool
+
+	closing  atomic.Bool
+	failOnce sync.Once
+	failed   chan struct{}
+	failErr  error
 }
 
+// MinFreeBytes is the free space the embedded etcd needs in its directory to start: its
+// write-ahead log preallocates 64 MiB segments, and it must be able to cut the next one.
+const MinFreeBytes = 128 << 20
+
+// freeBytes reports the space available to this process in the file system holding dir.
+var freeBytes = func(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// maxSocketPath is the longest unix socket path Linux accepts (sun_path is 108 bytes with
+// its terminating NUL), with a margin.
+const maxSocketPath = 100
+
 // OpenEmbedded starts a single-member etcd whose data lives in dir and returns a store on it.
-// The embedded server listens on two free loopback ports chosen at start; Strom talks to it
-// in process, so nothing outside needs to know them.
+//
+// The embedded etcd is reachable only by this process's user: it listens on unix sockets, mode
+// 0600, in the directory dir/sock (mode 0700) — no TCP port — and Strom itself talks to it in
+// process. (If dir is too long for a socket path, the sockets go to a private temporary
+// directory instead.) It refuses to start with less than MinFreeBytes free. Its log goes to
+// log at warn level and above; if it hits a fatal error (a full disk, say) the store reports it
+// on Failed instead of the process exiting.
 func OpenEmbedded(ctx context.Context, dir string, log *slog.Logger) (*EtcdStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create metadata directory: %w", err)
+	}
+	if free, err := freeBytes(dir); err == nil && free < MinFreeBytes {
+		return nil, fmt.Errorf("not enough free space for the metadata store in %s: %d MiB free, the embedded etcd needs at least %d MiB (its write-ahead log preallocates 64 MiB segments)", dir, free>>20, MinFreeBytes>>20)
+	}
+	s := &EtcdStore{log: log, failed: make(chan struct{})}
+	if err := s.makeSocketDir(dir); err != nil {
+		return nil, err
+	}
+	s.zlog = etcdLogger(log, &s.closing, s.fail)
+
 	cfg := embed.NewConfig()
 	cfg.Name = "strom"
 	cfg.Dir = dir
-	cfg.LogLevel = "error"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	peer, err := freeLoopbackURL()
-	if err != nil {
-		return nil, err
-	}
-	client, err := freeLoopbackURL()
-	if err != nil {
-		return nil, err
-	}
+	cfg.LogLevel = "warn"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(s.zlog)
+	// The listen URLs carry the socket path in Host, which etcd uses as the address; the
+	// advertised URLs are only names (a single member dials no one) that etcd can parse.
+	peer := url.URL{Scheme: "unix", Host: filepath.Join(s.sockDir, "peer")}
+	client := url.URL{Scheme: "unix", Host: filepath.Join(s.sockDir, "client")}
 	cfg.ListenPeerUrls = []url.URL{peer}
-	cfg.AdvertisePeerUrls = []url.URL{peer}
+	cfg.AdvertisePeerUrls = []url.URL{{Scheme: "unix", Host: "strom-peer"}}
 	cfg.ListenClientUrls = []url.URL{client}
-	cfg.AdvertiseClientUrls = []url.URL{client}
-	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	cfg.AdvertiseClientUrls = []url.URL{{Scheme: "unix", Host: "strom-client"}}
+	cfg.InitialCluster = cfg.Name + "=unix://strom-peer"
 	cfg.AutoCompactionMode = embed.CompactorModeRevision
 	cfg.AutoCompactionRetention = "1000"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
+		s.removeSocketDir()
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)
+	}
+	s.embedded = e
+	for _, sock := range []string{peer.Host, client.Host} {
+		if err := os.Chmod(sock, 0o600); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("restrict embedded etcd socket: %w", err)
+		}
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(30 * time.Second):
-		e.Close()
+		s.Close()
 		return nil, fmt.Errorf("embedded etcd in %s did not become ready", dir)
 	case <-ctx.Done():
-		e.Close()
+		s.Close()
 		return nil, ctx.Err()
+	case <-s.failed:
+		s.Close()
+		return nil, fmt.Errorf("embedded etcd in %s: %w", dir, s.failErr)
 	}
-	log.Debug("embedded etcd ready", "dir", dir)
-	return &EtcdStore{cli: v3client.New(e.Server), embedded: e}, nil
+	go s.watch()
+	log.Debug("embedded etcd ready", "dir", dir, "sockets", s.sockDir)
+	s.cli = v3client.New(e.Server)
+	return s, nil
+}
+
+// makeSocketDir creates the private directory for the etcd sockets.
+func (s *EtcdStore) makeSocketDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	s.sockDir = filepath.Join(abs, "sock")
+	if len(s.sockDir)+len("/client") > maxSocketPath {
+		if s.sockDir, err = os.MkdirTemp("", "strom-etcd-"); err != nil {
+			return fmt.Errorf("create embedded etcd socket directory: %w", err)
+		}
+		s.tempSock = true
+	} else if err := os.MkdirAll(s.sockDir, 0o700); err != nil {
+		return fmt.Errorf("create embedded etcd socket directory: %w", err)
+	}
+	// MkdirAll keeps the mode of an existing directory; the sockets' privacy rests on it.
+	return os.Chmod(s.sockDir, 0o700)
+}
+
+func (s *EtcdStore) removeSocketDir() {
+	if s.tempSock {
+		os.RemoveAll(s.sockDir)
+	}
+}
+
+// watch reports the embedded server stopping, or one of its listeners failing, while the
+// store is open.
+func (s *EtcdStore) watch() {
+	select {
+	case <-s.embedded.Server.StopNotify():
+		if !s.closing.Load() {
+			s.fail(errors.New("the embedded etcd server stopped"))
+		}
+	case err := <-s.embedded.Err():
+		if !s.closing.Load() && err != nil {
+			s.fail(fmt.Errorf("embedded etcd: %w", err))
+		}
+	case <-s.failed:
+	}
+}
+
+// fail records the first fatal error of the embedded etcd.
+func (s *EtcdStore) fail(err error) {
+	s.failOnce.Do(func() {
+		s.failErr = err
+		s.log.Error("metadata store failed", "err", err)
+		close(s.failed)
+	})
+}
+
+// Failed is closed when the embedded etcd hit an error it cannot continue after; Err then
+// says which. The store must be closed and the node stopped.
+func (s *EtcdStore) Failed() <-chan struct{} { return s.failed }
+
+// Err returns the error that closed Failed, or nil.
+func (s *EtcdStore) Err() error {
+	select {
+	case <-s.failed:
+		return s.failErr
+	default:
+		return nil
+	}
 }
 
 // OpenRemote returns a store on an existing etcd cluster.
@@ -157,25 +277,37 @@ func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
 	}
 }
 
+// embeddedCloseTimeout bounds the wait for a failed embedded etcd to stop: after a fatal
+// error some of its goroutines are gone and it may never finish.
+const embeddedCloseTimeout = 10 * time.Second
+
 // Close stops the client and, for an embedded store, the etcd server.
 func (s *EtcdStore) Close() error {
-	err := s.cli.Close()
+	s.closing.Store(true)
+	var err error
+	if s.cli != nil {
+		err = s.cli.Close()
+	}
 	if s.embedded != nil {
 		// The in-process client's Close reports the cancellation of its own context.
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
-		s.embedded.Close()
+		done := make(chan struct{})
+		go func() { s.embedded.Close(); close(done) }()
+		wait := embeddedCloseTimeout
+		if s.Err() == nil {
+			wait = time.Hour // a healthy etcd always stops
+		}
+		select {
+		case <-done:
+		case <-time.After(wait):
+			s.log.Error("embedded etcd did not stop after its failure; abandoning it", "timeout", wait)
+		}
+	}
+	s.removeSocketDir()
+	if ferr := s.Err(); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("metadata store failed: %w", ferr))
 	}
 	return err
-}
-
-// freeLoopbackURL picks a free 127.0.0.1 port.
-func freeLoopbackURL() (url.URL, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return url.URL{}, fmt.Errorf("pick a port for embedded etcd: %w", err)
-	}
-	defer ln.Close()
-	return url.URL{Scheme: "http", Host: ln.Addr().String()}, nil
 }

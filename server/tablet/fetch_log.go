@@ -20,6 +20,56 @@ const fetchFromEarliest = -2
 // defaultMaxWait is Fluss's wait when min_bytes is set without max_wait_ms.
 const defaultMaxWait = 100 * time.Millisecond
 
+// defaultFetchMaxResponseSize is log.fetch.max-response-size when the configuration leaves it 0.
+const defaultFetchMaxResponseSize = 64 << 20
+
+// maxResponseBytes is the record bytes one FETCH_LOG response may carry: the request's
+// max_bytes, capped by the server's log.fetch.max-response-size. As in Fluss, the first batch
+// read is returned whole even if it is larger, so a response never comes back empty because
+// of a large batch.
+func (s *Server) maxResponseBytes(r *flusspb.FetchLogRequest) int {
+	limit := int(s.opts.Config.FetchMaxResponseSize)
+	if limit <= 0 {
+		limit = defaultFetchMaxResponseSize
+	}
+	return max(min(int(r.GetMaxBytes()), limit), 0)
+}
+
+// dedupeBuckets drops all but the last request for each bucket, as Fluss does (it collects
+// the request into a map keyed by bucket), so a bucket named many times is read and answered
+// once. Table entries left without buckets are dropped.
+func dedupeBuckets(r *flusspb.FetchLogRequest) {
+	seen := make(map[cluster.Bucket]bool)
+	dup := false
+	for i := len(r.TablesReq) - 1; i >= 0; i-- {
+		tr := r.TablesReq[i]
+		for j := len(tr.BucketsReq) - 1; j >= 0; j-- {
+			br := tr.BucketsReq[j]
+			b := bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId())
+			if seen[b] {
+				tr.BucketsReq[j], dup = nil, true
+			}
+			seen[b] = true
+		}
+	}
+	if !dup {
+		return
+	}
+	tables := r.TablesReq[:0]
+	for _, tr := range r.TablesReq {
+		buckets := tr.BucketsReq[:0]
+		for _, br := range tr.BucketsReq {
+			if br != nil {
+				buckets = append(buckets, br)
+			}
+		}
+		if tr.BucketsReq = buckets; len(buckets) > 0 {
+			tables = append(tables, tr)
+		}
+	}
+	r.TablesReq = tables
+}
+
 // handleFetchLog reads whole stored batches for each requested bucket. With min_bytes set it
 // long-polls: if less than min_bytes is available it parks (off the connection's request
 // loop) until enough arrives or max_wait_ms passes, then reads again.
@@ -28,6 +78,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	dedupeBuckets(&r)
 	resp, got, parkable := s.fetchOnce(&r)
 	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
 		return resp, nil
@@ -42,6 +93,9 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return resp, nil
 	}
 	cctx := req.Context()
+	// A parked request holds little (its decoded request and a goroutine) and is counted by
+	// the wire layer's in-flight request limits. Once woken, the response it built is charged
+	// to the connection below, so a client that does not read its answers stops being read.
 	return req.Defer(func() (proto.Message, error) {
 		deadline := time.Now().Add(wait)
 		for {
@@ -50,6 +104,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 			changed := s.changeChannels(&r)
 			resp, got, _ := s.fetchOnce(&r)
 			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
+				req.Reserve(int64(resp.heapBytes))
 				return resp, nil
 			}
 			resp.Release()
@@ -102,11 +157,12 @@ func waitAny(ctx context.Context, chans []<-chan struct{}) {
 }
 
 // fetchOnce reads every requested bucket once. It returns the response, the number of
-// record bytes it holds, and whether the request may wait for more (some bucket was read
-// without error). A response that is not sent must be released.
+// record bytes it holds (at most maxResponseBytes, or one batch), and whether the request may
+// wait for more (some bucket was read without error). A response that is not sent must be
+// released.
 func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, bool) {
 	resp := &fetchResponse{FetchLogResponse: &flusspb.FetchLogResponse{}}
-	budget := int(r.GetMaxBytes())
+	budget := s.maxResponseBytes(r)
 	total := 0
 	parkable := false
 	for _, tr := range r.TablesReq {
@@ -174,6 +230,7 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 		return 0, err
 	}
 	bo.Records = data
+	resp.heapBytes += len(data)
 	return len(data), nil
 }
 

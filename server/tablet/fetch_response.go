@@ -20,6 +20,7 @@ import (
 type fetchResponse struct {
 	*flusspb.FetchLogResponse
 	fileRecords []fileRecords
+	heapBytes   int // record bytes held in memory (projected), not in segment files
 }
 
 type fileRecords struct {
