@@ -126,6 +126,23 @@ Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok,
 }
 
 // connection opens the connection on first use.
+// openTable parses a DATABASE.TABLE argument, connects and loads the table.
+func (a *app) openTable(ctx context.Context, arg string) (*fluss.Connection, fluss.TablePath, *fluss.Table, error) {
+	path, err := tablePath(arg)
+	if err != nil {
+		return nil, path, nil, err
+	}
+	conn, err := a.connection(ctx)
+	if err != nil {
+		return nil, path, nil, err
+	}
+	table, err := conn.Table(ctx, path)
+	if err != nil {
+		return nil, path, nil, err
+	}
+	return conn, path, table, nil
+}
+
 func (a *app) connection(ctx context.Context) (*fluss.Connection, error) {
 	if a.conn != nil {
 		return a.conn, nil

@@ -49,15 +49,7 @@ command starts.`,
 		ValidArgsFunction: a.completeTables,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			path, err := tablePath(args[0])
-			if err != nil {
-				return err
-			}
-			conn, err := a.connection(ctx)
-			if err != nil {
-				return err
-			}
-			table, err := conn.Table(ctx, path)
+			conn, _, table, err := a.openTable(ctx, args[0])
 			if err != nil {
 				return err
 			}
