@@ -29,7 +29,8 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() e
 	var keyD []row.Datum
 	r := make([]row.Datum, len(c.types))
 	var b stateBatch
-	b.reset(t.store.db, t.pre, &stagedBatch{writes: map[string][]byte{}})
+	b.reset(t.store.db, t.prefix, t.hi, t.pre, &stagedBatch{writes: map[string][]byte{}}, &t.missRate)
+	defer b.release()
 	var dk, scratch []byte
 	for _, k := range keys {
 		dk = t.dataKey(dk, k)

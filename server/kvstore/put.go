@@ -158,7 +158,8 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	}
 	sb := t.newStaged()
 	b := &t.batch
-	b.reset(t.store.db, t.pre, sb)
+	b.reset(t.store.db, t.prefix, t.hi, t.pre, sb, &t.missRate)
+	defer b.release()
 	w := &t.w
 	w.cl.reset()
 	it := kv.Records()

@@ -46,13 +46,14 @@ type Tablet struct {
 	offline    atomic.Pointer[error]
 	rebuilding atomic.Bool
 
-	mu     sync.Mutex
-	failed error // set when a staged changelog could not be made durable or applied
-	w      writeScratch
-	batch  stateBatch          // reused by stage; guarded by mu
-	pre    map[string]preEntry // pre-write buffer: staged, not yet applied; guarded by mu
-	queue  []*stagedBatch      // staged batches not yet applied, in offset order; guarded by mu
-	free   []*stagedBatch      // recycled staged batches; guarded by mu
+	mu       sync.Mutex
+	failed   error // set when a staged changelog could not be made durable or applied
+	w        writeScratch
+	batch    stateBatch          // reused by stage; guarded by mu
+	pre      map[string]preEntry // pre-write buffer: staged, not yet applied; guarded by mu
+	queue    []*stagedBatch      // staged batches not yet applied, in offset order; guarded by mu
+	free     []*stagedBatch      // recycled staged batches; guarded by mu
+	missRate missRate            // recent misses of reads before writes (statebatch.go); guarded by mu
 
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
