@@ -44,6 +44,14 @@ type Log struct {
 	// it. See goOffline.
 	offline atomic.Pointer[error]
 
+	// Replication (replica.go, epoch.go, truncate.go, hwcheckpoint.go).
+	synced     atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
+	epochs     epochCache   // leader epoch -> start offset; guarded by mu
+	truncFloor atomic.Pointer[func() int64]
+	// testHookTruncate, when set, runs at numbered steps of TruncateTo; an error stops the
+	// truncation there, as a crash would.
+	testHookTruncate func(step int) error
+
 	v atomic.Pointer[view] // what readers see
 
 	stopFlusher chan struct{}
@@ -192,9 +200,13 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	}
 	ts := max(l.maxTs, nowMs)
 	off := l.leo
+	epoch, stamp := l.epochs.latestEpoch()
 	for _, b := range batches {
 		b.SetBaseOffset(off)
 		b.SetCommitTimestamp(ts)
+		if stamp {
+			setLeaderEpoch(b, epoch)
+		}
 		off = b.NextOffset()
 	}
 	last := off - 1
@@ -244,8 +256,8 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	l.leo = off
 	l.maxTs = ts
 	l.dirty = true
-	if l.opts.FlushPolicy.everyAppend() {
-		l.republish() // LEO moves now; the HW follows after the sync
+	if l.opts.FlushPolicy.everyAppend() || l.opts.ExternalHighWatermark {
+		l.republish() // LEO moves now; the HW follows after the sync (or SetHighWatermark)
 	} else {
 		l.publish(l.leo, seg, pos)
 	}
@@ -303,6 +315,7 @@ func (l *Log) roll() error {
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
 		return l.failed
 	}
+	l.noteSynced(l.leo)
 	if err := old.seal(); err != nil {
 		logIOError(l.opts.Logger, l.dir, "seal segment", err)
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "seal segment %d", old.base), err)
@@ -318,6 +331,7 @@ func (l *Log) roll() error {
 	if err := syncDir(l.dir); err != nil {
 		l.opts.Logger.Warn("logstore: directory sync failed", "dir", l.dir, "err", err)
 	}
+	l.checkpointHWLocked()
 	segs := make([]*segment, len(l.segs), len(l.segs)+1)
 	copy(segs, l.segs)
 	l.segs = append(segs, seg)
@@ -330,7 +344,11 @@ func (l *Log) roll() error {
 func (l *Log) syncTo(target int64) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
-	if l.v.Load().hw >= target {
+	if l.opts.ExternalHighWatermark {
+		if l.synced.Load() >= target {
+			return nil // the HW is not ours to move: track the synced end instead
+		}
+	} else if l.v.Load().hw >= target {
 		return nil // a sync that started after our write covered it
 	}
 	return l.syncActive()
@@ -370,6 +388,15 @@ func (l *Log) syncActive() error {
 			return err
 		}
 	}
+	l.noteSynced(leo)
+	if l.opts.ExternalHighWatermark {
+		l.mu.Lock()
+		if !l.closed {
+			l.republish() // wake whoever long-polls for the durable end
+		}
+		l.mu.Unlock()
+		return nil
+	}
 	if !l.opts.FlushPolicy.everyAppend() {
 		return nil
 	}
@@ -408,7 +435,8 @@ func (l *Log) Dir() string { return l.dir }
 func (l *Log) LogEndOffset() int64 { return l.v.Load().leo }
 
 // HighWatermark returns the offset below which data is readable (single node: LEO once the
-// append is durable per the flush policy).
+// append is durable per the flush policy; with Options.ExternalHighWatermark: what
+// SetHighWatermark set).
 func (l *Log) HighWatermark() int64 { return l.v.Load().hw }
 
 // LogStartOffset returns the first offset still in the log.

@@ -84,6 +84,11 @@ type Options struct {
 	TTL time.Duration
 	// Logger receives recovery warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// ExternalHighWatermark is the replicated mode: the high watermark no longer follows the
+	// local fsync but is set by the replica manager with SetHighWatermark (monotonic, clamped
+	// to DurableLogEndOffset), persisted lazily in a checkpoint file and restored at Open.
+	// The zero value keeps the single-node behaviour.
+	ExternalHighWatermark bool
 	// Now is the clock used on Open (writer expiry) and by the flusher; nil means time.Now.
 	Now func() time.Time
 }

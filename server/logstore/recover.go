@@ -71,6 +71,20 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	for _, s := range l.segs {
 		l.maxTs = max(l.maxTs, s.maxTs)
 	}
+	intent, redo, err := readIntent(dir)
+	// An offline (corrupt) log is left exactly as found, intent included, for the repair.
+	redo = redo && corrupt == nil
+	if err == nil && redo && intent < l.leo && intent >= l.segs[0].base {
+		// A TruncateTo was interrupted: finish it (truncate.go).
+		_, _, _, err = l.cutLocked(intent)
+		act = l.active()
+	}
+	if err != nil {
+		for _, s := range l.segs {
+			s.release()
+		}
+		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+	}
 	if err := l.rebuildWriters(ctx); err != nil {
 		for _, s := range l.segs {
 			s.release()
@@ -78,8 +92,40 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.writers.expire(opts.Now().UnixMilli(), opts.WriterExpiration.Milliseconds())
-	// Single node: everything that survived recovery is committed.
-	l.publish(l.leo, act, act.size)
+	l.synced.Store(l.leo) // recovery fdatasync'ed what it kept
+	l.loadEpochs()
+	if redo && l.epochs.truncateFromEnd(intent) {
+		if err := l.persistEpochsLocked(); err != nil {
+			for _, s := range l.segs {
+				s.release()
+			}
+			return nil, err
+		}
+	}
+	if opts.ExternalHighWatermark {
+		// Replicated: only what the checkpoint says was committed is; the tail above it
+		// waits for the leader (and may be truncated).
+		hw := min(max(l.loadHW(), l.segs[0].base), l.leo)
+		seg, pos, boundary, err := l.positionOf(hw)
+		if err != nil {
+			for _, s := range l.segs {
+				s.release()
+			}
+			return nil, err
+		}
+		l.publish(boundary, seg, pos)
+	} else {
+		// Single node: everything that survived recovery is committed.
+		l.publish(l.leo, act, act.size)
+	}
+	if redo {
+		if err := removeIntent(dir); err != nil {
+			for _, s := range l.segs {
+				s.release()
+			}
+			return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+		}
+	}
 	if corrupt != nil {
 		_ = l.goOffline(corrupt)
 		return l, nil // offline: no flusher, nothing will be written

@@ -117,42 +117,9 @@ func (l *Log) Truncate(offset int64) error {
 	if offset < l.segs[0].base {
 		return outOfRange(offset, l.segs[0].base, l.leo)
 	}
-	i := len(l.segs) - 1
-	for i > 0 && l.segs[i].base > offset {
-		i--
-	}
-	var pos int64
-	for ; i < len(l.segs); i++ {
-		s := l.segs[i]
-		s.mu.RLock()
-		size := s.size
-		s.mu.RUnlock()
-		p, ok, err := s.translate(offset, size)
-		if err != nil {
-			return err
-		}
-		if ok {
-			pos = p
-			break
-		}
-	}
-	if i == len(l.segs) {
-		return nil
-	}
-	s := l.segs[i]
-	for _, d := range l.segs[i+1:] {
-		_ = d.removeFiles()
-		d.release()
-	}
-	l.segs = append([]*segment(nil), l.segs[:i+1]...)
-	if err := l.truncateSegment(s, pos); err != nil {
-		l.failed = err
+	s, pos, changed, err := l.cutLocked(offset)
+	if err != nil || !changed {
 		return err
-	}
-	l.leo = s.next
-	l.maxTs = 0
-	for _, seg := range l.segs {
-		l.maxTs = max(l.maxTs, seg.maxTs)
 	}
 	if err := l.rebuildWriters(context.Background()); err != nil {
 		return err
@@ -231,6 +198,9 @@ func (l *Log) Close() error {
 		if err == nil {
 			err = syncDir(l.dir)
 		}
+	}
+	if l.failed == nil && !offline && err == nil && l.opts.ExternalHighWatermark {
+		err = l.writeHW(l.v.Load().hw)
 	}
 	l.closed = true
 	v := l.v.Load()

@@ -1,0 +1,208 @@
+package logstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/record"
+)
+
+// truncateIntentName is the file that makes TruncateTo crash-safe: written (atomically)
+// before anything is cut, removed after everything is, and redone by Open when found.
+// Layout: magic "STI1" | crc32c uint32 over the offset | offset int64 (little-endian).
+const (
+	truncateIntentName  = "truncate_intent"
+	truncateIntentMagic = "STI1"
+)
+
+// SetTruncateFloor makes TruncateTo refuse to cut below floor() (the primary-key store
+// registers its applied offset: state already in Pebble must never lose its changelog).
+func (l *Log) SetTruncateFloor(floor func() int64) { l.truncFloor.Store(&floor) }
+
+// TruncateTo removes every batch at or above offset (when offset falls inside a batch, that
+// whole batch: the log then ends at the batch's base offset), across segments, the way a
+// follower discards a tail that diverged from its leader's. Indexes are rebuilt, writer
+// state is rebuilt from the newest snapshot at or below the new end plus replay, the
+// leader-epoch cache loses the epochs starting at or after the new end, and the high
+// watermark becomes min(HW, new end). Everything is fdatasync'ed before it returns.
+//
+// It refuses (LOG_STORAGE_EXCEPTION) to cut below the floor set with SetTruncateFloor and
+// below the log start. It is crash-safe: an intent file is made durable before the first
+// cut and removed after the last, and Open redoes an interrupted truncation, so recovery
+// finds either the old log (crash before the intent) or the new one. Like Truncate, it must
+// not race readers holding ranges above the new end.
+func (l *Log) TruncateTo(offset int64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.failed != nil {
+		return l.failed
+	}
+	if err := l.Offline(); err != nil {
+		return err
+	}
+	if offset >= l.leo {
+		return nil
+	}
+	if offset < l.segs[0].base {
+		return ferr.New(ferr.LogStorageException,
+			"cannot truncate %s to %d: below the log start offset %d", l.dir, offset, l.segs[0].base)
+	}
+	_, _, end, err := l.positionOf(offset)
+	if err != nil {
+		return err
+	}
+	if f := l.truncFloor.Load(); f != nil {
+		if floor := (*f)(); end < floor {
+			return ferr.New(ferr.LogStorageException,
+				"cannot truncate %s to %d: the primary-key state already applied the changelog up to %d", l.dir, end, floor)
+		}
+	}
+	if err := l.hook(0); err != nil {
+		return err
+	}
+	if err := writeIntent(l.dir, end); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
+	}
+	if err := l.hook(1); err != nil {
+		return err
+	}
+	s, pos, _, err := l.cutLocked(end)
+	if err != nil {
+		return err
+	}
+	if err := l.hook(3); err != nil {
+		return err
+	}
+	if l.epochs.truncateFromEnd(l.leo) {
+		if err := l.persistEpochsLocked(); err != nil {
+			return err
+		}
+	}
+	if l.synced.Load() > l.leo {
+		l.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
+	}
+	if err := l.rebuildWriters(context.Background()); err != nil {
+		return err
+	}
+	v := l.v.Load()
+	if v.hw >= l.leo {
+		l.publish(l.leo, s, pos)
+	} else {
+		l.publish(v.hw, v.hwSeg, v.hwPos)
+	}
+	l.checkpointHWLocked()
+	if err := l.hook(4); err != nil {
+		return err
+	}
+	if err := removeIntent(l.dir); err != nil {
+		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
+	}
+	return nil
+}
+
+func (l *Log) hook(step int) error {
+	if l.testHookTruncate == nil {
+		return nil
+	}
+	return l.testHookTruncate(step)
+}
+
+// cutLocked removes every batch whose last offset is >= offset: the segments after the one
+// that holds offset (newest first, so that a crash leaves a prefix of the log, never a gap)
+// and the tail of that one, which becomes the active segment with rebuilt indexes. It sets
+// leo and maxTs but neither rebuilds writer state nor publishes. changed is false when
+// nothing was cut. Caller holds mu (or owns l exclusively during Open).
+func (l *Log) cutLocked(offset int64) (s *segment, pos int64, changed bool, err error) {
+	i := len(l.segs) - 1
+	for i > 0 && l.segs[i].base > offset {
+		i--
+	}
+	for ; i < len(l.segs); i++ {
+		seg := l.segs[i]
+		seg.mu.RLock()
+		size := seg.size
+		seg.mu.RUnlock()
+		p, ok, err := seg.translate(offset, size)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if ok {
+			pos = p
+			break
+		}
+	}
+	if i == len(l.segs) {
+		return nil, 0, false, nil
+	}
+	s = l.segs[i]
+	for j := len(l.segs) - 1; j > i; j-- {
+		d := l.segs[j]
+		if err := d.removeFiles(); err != nil {
+			l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate: remove segment %d", d.base), err)
+			return nil, 0, false, l.failed
+		}
+		l.segs = append([]*segment(nil), l.segs[:j]...)
+		d.release()
+		if err := l.hook(2); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	if err := l.truncateSegment(s, pos); err != nil {
+		l.failed = err
+		return nil, 0, false, err
+	}
+	if err := syncDir(l.dir); err != nil {
+		return nil, 0, false, fmt.Errorf("logstore: truncate: %w", err)
+	}
+	l.leo = s.next
+	l.maxTs = 0
+	for _, seg := range l.segs {
+		l.maxTs = max(l.maxTs, seg.maxTs)
+	}
+	return s, pos, true, nil
+}
+
+func writeIntent(dir string, offset int64) error {
+	b := make([]byte, 16)
+	copy(b, truncateIntentMagic)
+	binary.LittleEndian.PutUint64(b[8:], uint64(offset))
+	binary.LittleEndian.PutUint32(b[4:], record.Checksum(b[8:]))
+	if err := writeFileAtomic(filepath.Join(dir, truncateIntentName), b); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// readIntent returns the offset of an interrupted TruncateTo. A torn intent cannot exist
+// (it is renamed into place whole); an unreadable one is reported so Open fails loudly
+// instead of silently keeping a tail that was meant to go.
+func readIntent(dir string) (int64, bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, truncateIntentName))
+	if os.IsNotExist(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if len(b) != 16 || string(b[:4]) != truncateIntentMagic ||
+		binary.LittleEndian.Uint32(b[4:]) != record.Checksum(b[8:]) || int64(binary.LittleEndian.Uint64(b[8:])) < 0 {
+		return 0, false, fmt.Errorf("logstore: malformed %s in %s", truncateIntentName, dir)
+	}
+	return int64(binary.LittleEndian.Uint64(b[8:])), true, nil
+}
+
+func removeIntent(dir string) error {
+	if err := os.Remove(filepath.Join(dir, truncateIntentName)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return syncDir(dir)
+}
