@@ -68,6 +68,11 @@ func (t *Tablet) PutStagedWith(kv record.KvBatch, o WriteOptions, nowMs int64) (
 func (t *Tablet) applyDurable(end int64) error {
 	t.applyMu.Lock()
 	defer t.applyMu.Unlock()
+	return t.applyDurableLocked(end)
+}
+
+// applyDurableLocked is applyDurable for a caller holding applyMu.
+func (t *Tablet) applyDurableLocked(end int64) error {
 	t.mu.Lock()
 	t.dropApplied()
 	t.mu.Unlock()

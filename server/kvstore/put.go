@@ -147,6 +147,9 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if err := t.WriteError(); err != nil {
 		return 0, nil, err
 	}
+	if t.role == roleFollower {
+		return 0, nil, errNotLeader(t.bucket)
+	}
 	c := t.tbl
 	sid := kv.SchemaID()
 	if sid < 0 || sid > c.SchemaID {
@@ -205,6 +208,11 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 			t.pre[k] = preEntry{val: v, end: end}
 		}
 		t.queue = append(t.queue, sb)
+	}
+	if t.log.ExternalHighWatermark() {
+		// Replicated: acknowledged only once committed (the HW passes it) under this
+		// leadership (replica.go).
+		return end, t.committedWaiter(end, logDurable), nil
 	}
 	return end, func() error {
 		if err := logDurable(); err != nil {

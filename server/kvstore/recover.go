@@ -77,30 +77,45 @@ func (t *Tablet) recover(ctx context.Context) error {
 	// What was read from disk is durable (Pebble opens without a WAL, so from flushed
 	// tables only); the changelog below it is no longer needed for recovery.
 	t.log.SetMinRetainOffset(applied)
+	if t.log.ExternalHighWatermark() && applied > t.log.HighWatermark() {
+		// Pebble holds only committed state, so the checkpointed HW (written lazily) lags.
+		if _, err := t.log.SetHighWatermark(applied); err != nil {
+			return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
+		}
+	}
 	return t.replay(ctx, applied)
 }
 
-// replay applies the changelog from offset applied to the log end on top of the state, which
-// must reflect exactly the batches below applied, and stores the offset reached.
+// replay applies the changelog from offset applied up to the log's high watermark on top of
+// the state, which must reflect exactly the batches below applied, and stores the offset
+// reached.
 func (t *Tablet) replay(ctx context.Context, applied int64) error {
-	end := t.log.LogEndOffset()
 	from := applied
-	b := t.store.db.NewBatch()
-	defer func() { b.Close() }()
+	applied, err := t.replayRange(ctx, applied, t.log.LogEndOffset())
+	if err != nil {
+		return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
+	}
+	if applied != from {
+		t.store.log.Info("kv state recovered from changelog", "bucket", t.bucket, "from", from, "to", applied)
+	}
+	t.applied.Store(applied)
+	return nil
+}
+
+// kvWriter is what a changelog row is applied to: a Pebble batch (replay) or a staged batch
+// (BecomeLeader's uncommitted tail).
+type kvWriter interface {
+	Set(key, value []byte, _ *pebble.WriteOptions) error
+	Delete(key []byte, _ *pebble.WriteOptions) error
+}
+
+// changeApplier returns the function that applies one changelog row to w: +I/+U/+A rows are
+// put (key re-encoded from the row, value encoded in the KV format under the batch's schema
+// id), -D rows deleted, -U rows skipped (the +U that follows carries the new state).
+func (t *Tablet) changeApplier(w kvWriter) applyFunc {
 	var keyD []row.Datum
 	var key, val []byte
-	commit := func(off int64) error {
-		if err := b.Set(t.meta, appendOffset(nil, off), nil); err != nil {
-			return err
-		}
-		if err := b.Commit(pebble.NoSync); err != nil {
-			return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
-		}
-		b.Close()
-		b = t.store.db.NewBatch()
-		return nil
-	}
-	apply := func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error {
+	return func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error {
 		var err error
 		key, keyD, err = t.tbl.encodeKey(t.dataKey(key, nil), r, keyD)
 		if err != nil {
@@ -111,58 +126,87 @@ func (t *Tablet) replay(ctx context.Context, applied int64) error {
 			if val, err = t.tbl.encodeValueAs(val[:0], sid, types, r); err != nil {
 				return err
 			}
-			return b.Set(key, val, nil)
+			return w.Set(key, val, nil)
 		case record.Delete:
-			return b.Delete(key, nil)
+			return w.Delete(key, nil)
 		}
-		return nil // -U: the +U that follows carries the new state
+		return nil
 	}
-	var buf []byte
-	for applied < end {
-		if err := ctx.Err(); err != nil {
+}
+
+// replayRange applies the changelog from offset from up to limit — and never past the log's high
+// watermark, since it reads with Log.Read — to Pebble, moving the stored applied offset
+// forward in the same Pebble batches as the data, so an interrupted replay resumes. It
+// returns the offset reached; on an error, the offset committed so far. Used by recovery (OpenTablet) and by a follower's CatchUp; the
+// caller owns the tablet's apply path (at open, or holding applyMu and mu).
+func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, error) {
+	applied, committed := from, from
+	b := t.store.db.NewBatch()
+	defer func() { b.Close() }()
+	commit := func(off int64) error {
+		if err := b.Set(t.meta, appendOffset(nil, off), nil); err != nil {
 			return err
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+		committed = off
+		b.Close()
+		b = t.store.db.NewBatch()
+		return nil
+	}
+	apply := t.changeApplier(batchWriter{&b})
+	var buf []byte
+	for applied < limit {
+		if err := ctx.Err(); err != nil {
+			return committed, err
 		}
 		res, err := t.log.Read(applied, replayReadBytes, true)
 		if err != nil {
-			return fmt.Errorf("kvstore: recover %s: read changelog at %d: %w", t.bucket, applied, err)
+			return committed, fmt.Errorf("read changelog at %d: %w", applied, err)
 		}
 		buf, err = res.AppendTo(buf[:0])
 		res.Release()
 		if err != nil {
-			return err
+			return committed, err
 		}
 		if len(buf) == 0 {
 			break
 		}
 		for lb, err := range record.Iterate(buf) {
 			if err != nil {
-				return fmt.Errorf("kvstore: recover %s at %d: %w", t.bucket, applied, err)
+				return committed, fmt.Errorf("changelog at %d: %w", applied, err)
 			}
 			if lb.NextOffset() <= applied {
 				continue
 			}
 			if err := t.replayBatch(lb, apply); err != nil {
-				return fmt.Errorf("kvstore: recover %s: batch at %d: %w", t.bucket, lb.BaseOffset(), err)
+				return committed, fmt.Errorf("batch at %d: %w", lb.BaseOffset(), err)
 			}
 			applied = lb.NextOffset()
 			if b.Len() >= replayCommitBytes {
 				if err := commit(applied); err != nil {
-					return err
+					return committed, err
 				}
 			}
 		}
 	}
 	if applied != from || b.Len() > 0 {
 		if err := commit(applied); err != nil {
-			return err
+			return committed, err
 		}
 	}
-	if applied != from {
-		t.store.log.Info("kv state recovered from changelog", "bucket", t.bucket, "from", from, "to", applied)
-	}
-	t.applied.Store(applied)
-	return nil
+	return applied, nil
 }
+
+// batchWriter writes to whichever Pebble batch *b is now (replay swaps it after a commit).
+type batchWriter struct{ b **pebble.Batch }
+
+func (w batchWriter) Set(key, value []byte, o *pebble.WriteOptions) error {
+	return (*w.b).Set(key, value, o)
+}
+
+func (w batchWriter) Delete(key []byte, o *pebble.WriteOptions) error { return (*w.b).Delete(key, o) }
 
 type applyFunc func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error
 

@@ -58,6 +58,12 @@ type Tablet struct {
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
 
+	// Replication roles (replica.go). role and fence change under applyMu and mu; term
+	// counts BecomeFollower calls so that a waiter staged in an earlier leadership fails.
+	role  role
+	term  atomic.Int64
+	fence chan struct{} // closed by BecomeFollower; guarded by mu
+
 	// testHookAfterAppend, when set, runs after the changelog is durable and before the
 	// Pebble commit; returning an error simulates a crash between the two.
 	testHookAfterAppend func() error
@@ -77,11 +83,13 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		pre: make(map[string]preEntry)}
+		pre: make(map[string]preEntry), fence: make(chan struct{})}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err
 	}
+	// Pebble holds the changelog's effect up to applied: the log must never lose it.
+	log.SetTruncateFloor(tb.AppliedOffset)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
