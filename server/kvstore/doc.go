@@ -29,4 +29,25 @@
 // Lookups and scans read Pebble directly. Because Put commits to Pebble only after the log
 // acknowledged the changelog, and the tablet server answers a PUT_KV only after that commit,
 // every acknowledged write is visible to reads, and reads never see a write the log lost.
+//
+// # Replication
+//
+// With a replicated log (logstore.Options.ExternalHighWatermark) a tablet has a role, set by
+// the replica manager (replica.go); until then it refuses writes (NOT_LEADER_OR_FOLLOWER).
+//
+//   - Follower (BecomeFollower): writes are refused; waiters of staged writes fail with
+//     NOT_LEADER_OR_FOLLOWER; the pre-write buffer and apply queue are dropped (their
+//     changelog lies above the HW and may be truncated); Pebble is kept. CatchUp replays the
+//     changelog from the applied offset up to the HW (the replay recovery uses), keeping the
+//     state hot. TruncateLog truncates the changelog, excluding CatchUp meanwhile.
+//   - Leader (BecomeLeader): catches up to the HW, then stages every changelog batch between
+//     the HW and the log end into the pre-write buffer and queue, so new writes merge against
+//     the uncommitted tail. A write is acknowledged once its changelog is durable locally and
+//     the HW has passed it; ApplyCommitted applies staged batches nobody waits for.
+//
+// Invariants: Pebble only ever holds state below the HW (recovery and CatchUp replay with
+// Log.Read, which stops at the HW; the pipeline applies only queued batches the HW covers).
+// The log's truncation floor is the applied offset (OpenTablet registers it), so a truncation
+// never removes changelog that Pebble reflects. Recovery of a replicated tablet raises a
+// lagging HW checkpoint to the applied offset, which was committed when it was applied.
 package kvstore

@@ -147,7 +147,8 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if err := t.WriteError(); err != nil {
 		return 0, nil, err
 	}
-	if t.role == roleFollower {
+	if t.role == roleFollower || t.role == roleStandalone && t.log.ExternalHighWatermark() {
+		// A replicated tablet writes only after BecomeLeader staged the uncommitted tail.
 		return 0, nil, errNotLeader(t.bucket)
 	}
 	c := t.tbl

@@ -98,6 +98,22 @@ func leaderAndFollower(t *testing.T, table Table) (*harness, *harness) {
 	return l, f
 }
 
+func TestReplicatedTabletWritesOnlyAsLeader(t *testing.T) {
+	h := newReplica(t, usersTable(nil))
+	_, _, err := h.tab.PutStaged(h.kvBatch(1, 0, up(1, "a", 1)), nil, 100_000)
+	wantCode(t, err, ferr.NotLeaderOrFollower)
+	if err := h.tab.BecomeLeader(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, d := h.stage(1, 0, up(1, "a", 1))
+	if _, err := h.log.SetHighWatermark(h.log.DurableLogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d(); err != nil || h.get(1) != "(1,a,1)" {
+		t.Fatalf("leader write: %v, %q", err, h.get(1))
+	}
+}
+
 func TestFollowerCatchUpMatchesLeader(t *testing.T) {
 	l, f := leaderAndFollower(t, usersTable(nil))
 	ctx := context.Background()

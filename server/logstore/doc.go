@@ -147,6 +147,47 @@
 // (LOG_STORAGE_EXCEPTION) until it is reopened, which re-runs recovery. Only one Log may have
 // a directory open at a time; nothing here locks the directory against a second process.
 //
+// # Replication
+//
+// These primitives are what a replica manager (not built yet) drives; a log opened without
+// Options.ExternalHighWatermark never touches any of the files below and behaves exactly as
+// described above.
+//
+//   - Replicated mode (Options.ExternalHighWatermark): appends move the LEO only. The HW is
+//     set from outside with SetHighWatermark: monotonic, clamped to DurableLogEndOffset (the
+//     fdatasync'ed end under FlushEveryAppend, the LEO under FlushInterval) and rounded down
+//     to a batch boundary. Invariant: HW <= durable end <= LEO.
+//   - AppendAsFollower stores batches read from the leader (ReadReplica, bounded by the LEO)
+//     unchanged; they must start at the LEO, be contiguous, valid and with non-decreasing
+//     commit timestamps. Writer state is updated with the same observe step recovery uses.
+//     Under FlushEveryAppend it returns after the fsync.
+//   - Leader epochs: an ordered list {epoch, start offset} (epochs strictly increasing,
+//     offsets non-decreasing). AssignEpoch adds an entry (the new leader, at its LEO); while
+//     the list is non-empty, Append stamps the latest epoch into V2 batches (outside the CRC);
+//     AppendAsFollower starts an epoch at the first V2 batch carrying a newer one.
+//     EndOffsetForEpoch and TruncationOffset follow Kafka (KIP-101/279).
+//   - TruncateTo(offset) cuts every batch at or above offset (rounded down to a batch base),
+//     refusing to go below SetTruncateFloor's floor or the log start. Order: intent file
+//     (durable) → later segments removed newest first → the target segment cut and its
+//     indexes rebuilt (fdatasync) → epochs trimmed → writer state rebuilt → HW =
+//     min(HW, LEO) → HW checkpoint → intent removed. Open redoes a truncation whose intent it
+//     finds, so a crash leaves the old log (before the intent) or the new one.
+//
+// Files (replicated mode; little-endian, each written to a .tmp file, fdatasync'ed, renamed,
+// directory fsync'ed):
+//
+//	high_watermark_checkpoint  "SHW1" | crc32c uint32 over the rest | hw int64
+//	leader_epoch_checkpoint    "SLE1" | crc32c uint32 over the rest | count uint32 |
+//	                           count × {epoch int32 | start offset int64}
+//	truncate_intent            "STI1" | crc32c uint32 over the rest | offset int64
+//
+// The HW checkpoint is written at each roll, at Close, after TruncateTo and by
+// CheckpointHighWatermark (call it periodically); at Open the HW is restored clamped to
+// [log start, recovered LEO]. A missing or corrupt HW or epoch checkpoint means 0 / an empty
+// cache (the leader supplies both again); a corrupt intent fails Open. The epoch checkpoint is
+// rewritten on every change (epoch changes and truncations are rare); entries starting past
+// the recovered LEO are dropped at Open.
+//
 // Periodic work is the caller's: call DeleteExpiredSegments (Fluss checks every
 // `log.retention.check-interval`, 5 min), which also expires idle writers.
 package logstore
