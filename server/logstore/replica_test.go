@@ -522,3 +522,40 @@ func TestEndOffsetForEpochSemantics(t *testing.T) {
 		t.Fatal("corrupt checkpoint accepted")
 	}
 }
+
+func TestTruncationOffset(t *testing.T) {
+	l := open(t, t.TempDir(), replicated(Options{}))
+	defer l.Close()
+	if err := l.AssignEpoch(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		mustAppend(t, l, 10, plain(2, 30))
+	}
+	if err := l.AssignEpoch(3, 10); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		mustAppend(t, l, 10, plain(2, 30))
+	}
+	if _, err := l.SetHighWatermark(6); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		epoch     int32
+		end       int64
+		off       int64
+		final     bool
+		situation string
+	}{
+		{3, 14, 14, true, "leader has our epoch, ended earlier"},
+		{3, 40, 20, true, "leader has our epoch and more: keep everything"},
+		{2, 15, 10, false, "leader's floor epoch 2 is unknown here: cut to our epoch 1's end, ask again"},
+		{1, 8, 8, true, "leader's epoch 1 ended at 8"},
+		{NoEpoch, NoEpochOffset, 6, true, "leader knows nothing: fall back to the HW"},
+	} {
+		if off, final := l.TruncationOffset(tc.epoch, tc.end); off != tc.off || final != tc.final {
+			t.Errorf("%s: TruncationOffset(%d, %d) = %d, %v; want %d, %v", tc.situation, tc.epoch, tc.end, off, final, tc.off, tc.final)
+		}
+	}
+}

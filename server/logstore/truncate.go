@@ -82,8 +82,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.hook(3); err != nil {
 		return err
 	}
+	// From here on a failure leaves the intent in place: the log refuses appends (failed)
+	// until it is reopened, and Open redoes the truncation, which then cuts nothing new.
 	if l.epochs.truncateFromEnd(l.leo) {
 		if err := l.persistEpochsLocked(); err != nil {
+			l.failed = err
 			return err
 		}
 	}
@@ -91,7 +94,8 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
 	}
 	if err := l.rebuildWriters(context.Background()); err != nil {
-		return err
+		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: rebuild writer state", l.dir), err)
+		return l.failed
 	}
 	v := l.v.Load()
 	if v.hw >= l.leo {
@@ -104,7 +108,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	if err := removeIntent(l.dir); err != nil {
-		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
+		// A leftover intent must not meet later appends: Open would cut them.
+		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: remove intent", l.dir), err)
+		return l.failed
 	}
 	return nil
 }
