@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/internal/wire"
@@ -105,7 +104,7 @@ func (b *BucketBatchScanner) scan(ctx context.Context) ([][]row.Datum, error) {
 		if err == nil {
 			break
 		}
-		code := ferr.CodeOf(err)
+		code := CodeOf(err)
 		if isRoutingError(code) {
 			t.conn.meta.invalidate(b.bucket.TableID, b.bucket.PartitionID)
 		}
@@ -162,7 +161,7 @@ func (b *BucketBatchScanner) decodeValues(data []byte) ([][]row.Datum, error) {
 			return nil, fmt.Errorf("fluss: value: %w", err)
 		}
 		var ds []row.Datum
-		if t.info.Descriptor.KvFormat() == metadata.KvFormatIndexed {
+		if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
 			ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 		} else {
 			ds, err = row.DecodeCompactedRow(t.types, rb, nil)

@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/internal/wire"
@@ -34,7 +33,7 @@ func (b *LookupBuilder) LookupBy(columns ...string) *LookupBuilder {
 func (b *LookupBuilder) CreateLookuper() (*Lookuper, error) {
 	t := b.t
 	if !t.HasPrimaryKey() {
-		return nil, ferr.New(ferr.NonPrimaryKeyTableException, "table %s has no primary key", t.info.Path)
+		return nil, newError(ErrNonPrimaryKeyTable, "table %s has no primary key", t.info.Path)
 	}
 	if b.by != nil && !slices.Equal(b.by, t.info.PrimaryKeys()) {
 		return nil, fmt.Errorf("fluss: lookup columns %v are not the primary key %v: use CreatePrefixLookuper", b.by, t.info.PrimaryKeys())
@@ -49,12 +48,12 @@ func (b *LookupBuilder) CreateLookuper() (*Lookuper, error) {
 func (b *LookupBuilder) CreatePrefixLookuper() (*PrefixLookuper, error) {
 	t := b.t
 	if !t.HasPrimaryKey() {
-		return nil, ferr.New(ferr.NonPrimaryKeyTableException, "table %s has no primary key", t.info.Path)
+		return nil, newError(ErrNonPrimaryKeyTable, "table %s has no primary key", t.info.Path)
 	}
 	if err := t.checkKeyEncoding(); err != nil {
 		return nil, err
 	}
-	by := t.info.Descriptor.Schema.ColumnIndexes(b.by)
+	by := t.info.desc.Schema.ColumnIndexes(b.by)
 	if len(by) != len(b.by) || len(b.by) == 0 {
 		return nil, fmt.Errorf("fluss: unknown or empty lookup columns %v", b.by)
 	}
@@ -98,7 +97,7 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 		}
 	}
 	var values [][]byte
-	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
+	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
 		br := &flusspb.PbLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
 		br.PartitionId = tb.partitionIDField()
 		var resp flusspb.LookupResponse
@@ -106,11 +105,11 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 			return 0, "", err
 		}
 		if len(resp.BucketsResp) != 1 {
-			return ferr.UnknownServerError, "no response for the bucket", nil
+			return ErrUnknownServerError, "no response for the bucket", nil
 		}
 		r := resp.BucketsResp[0]
 		if r.GetErrorCode() != 0 {
-			return ferr.Code(r.GetErrorCode()), r.GetErrorMessage(), nil
+			return ErrorCode(r.GetErrorCode()), r.GetErrorMessage(), nil
 		}
 		if len(r.Values) != 1 {
 			return 0, "", fmt.Errorf("fluss: lookup returned %d values for 1 key", len(r.Values))
@@ -145,7 +144,7 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 		return nil, fmt.Errorf("fluss: prefix key: %w", err)
 	}
 	var values [][]byte
-	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
+	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
 		br := &flusspb.PbPrefixLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
 		br.PartitionId = tb.partitionIDField()
 		var resp flusspb.PrefixLookupResponse
@@ -153,11 +152,11 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 			return 0, "", err
 		}
 		if len(resp.BucketsResp) != 1 {
-			return ferr.UnknownServerError, "no response for the bucket", nil
+			return ErrUnknownServerError, "no response for the bucket", nil
 		}
 		r := resp.BucketsResp[0]
 		if r.GetErrorCode() != 0 {
-			return ferr.Code(r.GetErrorCode()), r.GetErrorMessage(), nil
+			return ErrorCode(r.GetErrorCode()), r.GetErrorMessage(), nil
 		}
 		if len(r.ValueLists) != 1 {
 			return 0, "", fmt.Errorf("fluss: prefix lookup returned %d lists for 1 key", len(r.ValueLists))
@@ -202,7 +201,7 @@ func keyRow(t *Table, idx []int, key Row) ([]row.Datum, error) {
 }
 
 // lookupRetry routes a lookup to its bucket's leader and retries retriable failures.
-func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []byte, do func(ServerNode, TableBucket) (ferr.Code, string, error)) error {
+func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []byte, do func(ServerNode, TableBucket) (ErrorCode, string, error)) error {
 	bucket, err := t.bucketOfKey(bucketKey)
 	if err != nil {
 		return err
@@ -220,18 +219,18 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 	tb := TableBucket{t.info.TableID, partID, bucket}
 	for attempt := 0; ; attempt++ {
 		leader, err := t.conn.meta.leader(ctx, t.info.Path, tb)
-		var code ferr.Code
+		var code ErrorCode
 		var msg string
 		if err == nil {
 			code, msg, err = do(leader, tb)
 		}
 		if err != nil {
-			code, msg = ferr.CodeOf(err), err.Error()
-			if code != ferr.NetworkException && !code.Retriable() {
+			code, msg = CodeOf(err), err.Error()
+			if code != ErrNetworkException && !code.Retriable() {
 				return err
 			}
 		}
-		if code == ferr.None {
+		if code == 0 {
 			return nil
 		}
 		if isRoutingError(code) {
@@ -253,7 +252,7 @@ func (t *Table) decodeValue(v []byte) (Row, error) {
 		return nil, fmt.Errorf("fluss: value: %w", err)
 	}
 	var ds []row.Datum
-	if t.info.Descriptor.KvFormat() == metadata.KvFormatIndexed {
+	if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
 		ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 	} else {
 		ds, err = row.DecodeCompactedRow(t.types, rb, nil)

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -69,7 +68,7 @@ func (m *metadataCache) bootstrap(ctx context.Context) error {
 				return m.merge(&resp)
 			}
 			lastErr = err
-			if !ferr.CodeOf(err).Retriable() || ctx.Err() != nil {
+			if !CodeOf(err).Retriable() || ctx.Err() != nil {
 				break
 			}
 			if err := m.conn.backoff(ctx, attempt); err != nil {
@@ -87,7 +86,7 @@ func (m *metadataCache) bootstrap(ctx context.Context) error {
 func (m *metadataCache) merge(resp *flusspb.MetadataResponse) error {
 	tablets := make(map[int32]ServerNode, len(resp.TabletServers))
 	for _, n := range resp.TabletServers {
-		tablets[n.GetNodeId()] = ServerNode{ID: n.GetNodeId(), Host: n.GetHost(), Port: n.GetPort(), Type: "tablet"}
+		tablets[n.GetNodeId()] = ServerNode{ID: n.GetNodeId(), Host: n.GetHost(), Port: n.GetPort(), Type: TabletServer}
 	}
 	var infos []*TableInfo
 	for _, tm := range resp.TableMetadata {
@@ -95,19 +94,13 @@ func (m *metadataCache) merge(resp *flusspb.MetadataResponse) error {
 		if err != nil {
 			return fmt.Errorf("fluss: table %s.%s: %w", tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName(), err)
 		}
-		infos = append(infos, &TableInfo{
-			Path:         TablePath{tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName()},
-			TableID:      tm.GetTableId(),
-			SchemaID:     tm.GetSchemaId(),
-			Descriptor:   desc,
-			CreatedTime:  tm.GetCreatedTime(),
-			ModifiedTime: tm.GetModifiedTime(),
-		})
+		path := TablePath{tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName()}
+		infos = append(infos, newTableInfo(path, tm.GetTableId(), tm.GetSchemaId(), desc, tm.GetCreatedTime(), tm.GetModifiedTime()))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cs := resp.GetCoordinatorServer(); cs != nil {
-		m.coordinator = &ServerNode{ID: cs.GetNodeId(), Host: cs.GetHost(), Port: cs.GetPort(), Type: "coordinator"}
+		m.coordinator = &ServerNode{ID: cs.GetNodeId(), Host: cs.GetHost(), Port: cs.GetPort(), Type: CoordinatorServer}
 	}
 	m.tablets = tablets
 	for i, info := range infos {
@@ -187,7 +180,7 @@ func (m *metadataCache) anyTablet(ctx context.Context) (ServerNode, error) {
 			return ServerNode{}, err
 		}
 	}
-	return ServerNode{}, ferr.New(ferr.LeaderNotAvailableException, "the cluster reports no tablet server")
+	return ServerNode{}, newError(ErrLeaderNotAvailable, "the cluster reports no tablet server")
 }
 
 // refresh sends GET_METADATA for the given tables and partitions and merges the answer.
@@ -259,7 +252,7 @@ func (m *metadataCache) resolvePartition(ctx context.Context, t *TableInfo, name
 	if id, ok := m.partitionID(t.TableID, name); ok {
 		return id, nil
 	}
-	return 0, ferr.New(ferr.PartitionNotExists, "partition %s of table %s does not exist", name, t.Path)
+	return 0, newError(ErrPartitionNotExists, "partition %s of table %s does not exist", name, t.Path)
 }
 
 // cachedLeader returns the cached leader of tb.
@@ -282,7 +275,7 @@ func (m *metadataCache) leader(ctx context.Context, path TablePath, tb TableBuck
 			return n, nil
 		}
 		if attempt == 3 {
-			return ServerNode{}, ferr.New(ferr.LeaderNotAvailableException, "no leader for %s", tb)
+			return ServerNode{}, newError(ErrLeaderNotAvailable, "no leader for %s", tb)
 		}
 		if attempt > 0 {
 			if err := m.conn.backoff(ctx, attempt-1); err != nil {
@@ -295,7 +288,7 @@ func (m *metadataCache) leader(ctx context.Context, path TablePath, tb TableBuck
 		} else {
 			err = m.refreshTables(ctx, []TablePath{path})
 		}
-		if err != nil && !ferr.CodeOf(err).Retriable() {
+		if err != nil && !CodeOf(err).Retriable() {
 			return ServerNode{}, err
 		}
 	}
@@ -328,10 +321,10 @@ func (m *metadataCache) servers() []ServerNode {
 }
 
 // isRoutingError reports codes after which cached leaders must be dropped.
-func isRoutingError(c ferr.Code) bool {
+func isRoutingError(c ErrorCode) bool {
 	switch c {
-	case ferr.NotLeaderOrFollower, ferr.LeaderNotAvailableException, ferr.UnknownTableOrBucketException,
-		ferr.FencedLeaderEpochException, ferr.NetworkException, ferr.InvalidCoordinatorException:
+	case ErrNotLeaderOrFollower, ErrLeaderNotAvailable, ErrUnknownTableOrBucket,
+		ErrFencedLeaderEpoch, ErrNetworkException, ErrInvalidCoordinator:
 		return true
 	}
 	return false

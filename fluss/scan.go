@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
@@ -56,7 +55,7 @@ func (s *TableScan) projection() ([]int, error) {
 	if s.names != nil {
 		idx := make([]int, len(s.names))
 		for i, n := range s.names {
-			j := s.t.info.Descriptor.Schema.ColumnIndex(n)
+			j := s.t.info.desc.Schema.ColumnIndex(n)
 			if j < 0 {
 				return nil, fmt.Errorf("fluss: table %s has no column %q", s.t.info.Path, n)
 			}
@@ -121,7 +120,7 @@ func newLogFetcher(s *TableScan) (*logFetcher, error) {
 	}
 	t := s.t
 	f := &logFetcher{t: t, conn: t.conn, proj: proj, subs: map[TableBucket]int64{}}
-	f.pushdown = proj != nil && t.info.Descriptor.LogFormat() == metadata.LogFormatArrow
+	f.pushdown = proj != nil && t.info.desc.LogFormat() == metadata.LogFormatArrow
 	if proj != nil {
 		f.sorted = slices.Clone(proj)
 		slices.Sort(f.sorted)
@@ -165,7 +164,7 @@ func (f *logFetcher) subscribe(ctx context.Context, tb TableBucket, offset int64
 		if f.t.info.IsPartitioned() {
 			return fmt.Errorf("fluss: table %s is partitioned: use SubscribePartition", f.t.info.Path)
 		}
-		return ferr.New(ferr.TableNotPartitionedException, "table %s is not partitioned", f.t.info.Path)
+		return newError(ErrTableNotPartitioned, "table %s is not partitioned", f.t.info.Path)
 	}
 	if offset == LatestOffset {
 		off, err := f.latest(ctx, tb)
@@ -241,7 +240,7 @@ func (f *logFetcher) poll(ctx context.Context, maxWait time.Duration) ([]fetched
 	for tb := range subs {
 		leader, err := f.conn.meta.leader(ctx, f.t.info.Path, tb)
 		if err != nil {
-			if ferr.CodeOf(err).Retriable() {
+			if CodeOf(err).Retriable() {
 				continue
 			}
 			return nil, err
@@ -308,7 +307,7 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 	}
 	var resp flusspb.FetchLogResponse
 	if err := f.conn.call(ctx, leader, wire.FetchLog, req, &resp); err != nil {
-		if ferr.CodeOf(err) == ferr.NetworkException {
+		if CodeOf(err) == ErrNetworkException {
 			f.conn.meta.invalidate(f.t.info.TableID, -1)
 			return nil, nil // retried by the next poll
 		}
@@ -321,8 +320,8 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 			if b.PartitionId != nil {
 				tb.PartitionID = b.GetPartitionId()
 			}
-			if code := ferr.Code(b.GetErrorCode()); code != ferr.None {
-				if isRoutingError(code) || code == ferr.FencedLeaderEpochException {
+			if code := ErrorCode(b.GetErrorCode()); code != 0 {
+				if isRoutingError(code) || code == ErrFencedLeaderEpoch {
 					f.conn.meta.invalidate(tb.TableID, tb.PartitionID)
 					continue
 				}
@@ -392,7 +391,7 @@ func (f *logFetcher) decodeBatch(b record.Batch) (arrow.Record, []ChangeType, er
 	n := int(b.RecordCount())
 	cts := make([]ChangeType, n)
 	var rec arrow.Record
-	if f.t.info.Descriptor.LogFormat() == metadata.LogFormatArrow {
+	if f.t.info.desc.LogFormat() == metadata.LogFormatArrow {
 		raw, r, err := arrowlog.Decode(f.fetchArrow, b.AppendOnly(), n, b.Records(), nil)
 		if err != nil {
 			return nil, nil, err
@@ -406,7 +405,7 @@ func (f *logFetcher) decodeBatch(b record.Batch) (arrow.Record, []ChangeType, er
 	} else {
 		rows := make([][]row.Datum, 0, n)
 		rd := record.NewRowLogReader(b.Records(), b.RecordCount())
-		indexed := f.t.info.Descriptor.LogFormat() == metadata.LogFormatIndexed
+		indexed := f.t.info.desc.LogFormat() == metadata.LogFormatIndexed
 		for i := 0; ; i++ {
 			ct, rb, ok := rd.Next()
 			if !ok {

@@ -40,7 +40,7 @@ func newTable(c *Connection, info *TableInfo) (*Table, error) {
 	for _, col := range t.cols {
 		t.types = append(t.types, col.Type)
 	}
-	d := &info.Descriptor
+	d := &info.desc
 	t.pk = d.Schema.PrimaryKeyIndexes()
 	t.physPK = d.Schema.ColumnIndexes(d.PhysicalPrimaryKey())
 	t.bucketKey = d.BucketKeyIndexes()
@@ -67,7 +67,7 @@ func (t *Table) ArrowSchema() *arrow.Schema { return t.arrowSchema }
 
 // checkKeyEncoding fails for lake formats whose key encodings this client lacks.
 func (t *Table) checkKeyEncoding() error {
-	lake := t.info.Descriptor.DataLakeFormat()
+	lake := t.info.desc.DataLakeFormat()
 	switch lake {
 	case row.LakeNone, "lance":
 	default:

@@ -116,13 +116,21 @@ func OffsetLatest() OffsetSpec { return OffsetSpec{kind: 1} }
 // OffsetAtTimestamp asks for the first offset whose record timestamp is >= ts (epoch ms).
 func OffsetAtTimestamp(ts int64) OffsetSpec { return OffsetSpec{kind: 2, timestamp: ts} }
 
+// ServerType is the role of a server in the cluster.
+type ServerType string
+
+// Server roles.
+const (
+	CoordinatorServer ServerType = "coordinator"
+	TabletServer      ServerType = "tablet"
+)
+
 // ServerNode is a server of the cluster as reported by metadata.
 type ServerNode struct {
 	ID   int32
 	Host string
 	Port int32
-	// Type is "coordinator" or "tablet".
-	Type string
+	Type ServerType
 }
 
 // Addr returns "host:port".
@@ -130,7 +138,7 @@ func (n ServerNode) Addr() string { return fmt.Sprintf("%s:%d", n.Host, n.Port) 
 
 // uid is the connection-pool key: servers of each role have their own id space.
 func (n ServerNode) uid() string {
-	if n.Type == "coordinator" {
+	if n.Type == CoordinatorServer {
 		return fmt.Sprintf("cs-%d", n.ID)
 	}
 	return fmt.Sprintf("ts-%d", n.ID)

@@ -12,17 +12,17 @@ import (
 // The client's bucket for INT primary keys must match the Java client (docs/formats.md §10.3,
 // including keys whose last byte is >= 0x80, where the Rust client differs).
 func TestBucketMatchesJava(t *testing.T) {
-	info := &TableInfo{Path: TablePath{"d", "t"}, TableID: 1, Descriptor: TableDescriptor{
+	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{
 		Schema:      NewSchema([]Column{NewColumn("id", Int()), NewColumn("v", String())}, "id"),
 		BucketKeys:  []string{"id"},
 		BucketCount: 3,
-	}}
+	}.internal(), 0, 0)
 	for _, tc := range []struct {
 		id      int32
 		n3, n16 int32
 	}{{0, 2, 8}, {1, 0, 12}, {2, 0, 10}, {42, 2, 10}, {128, 1, 2}, {1000, 2, 3}} {
 		for _, n := range []int32{3, 16} {
-			info.Descriptor.BucketCount = n
+			info.desc.BucketCount = n
 			tbl, err := newTable(nil, info)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +64,7 @@ func TestPartitionValueString(t *testing.T) {
 		{Timestamp(9), row.Datum{I: 1748662955428, Nanos: 99988}, "2025-05-31-03-42-35_428099988"},
 		{Timestamp(3), row.Datum{I: 1748662955000}, "2025-05-31-03-42-35_"},
 	} {
-		got, err := partitionValueString(tc.ty, &tc.d)
+		got, err := partitionValueString(tc.ty.internal(), &tc.d)
 		if err != nil || got != tc.want {
 			t.Errorf("%s %+v: %q, %v; want %q", tc.ty, tc.d, got, err, tc.want)
 		}
@@ -72,7 +72,7 @@ func TestPartitionValueString(t *testing.T) {
 }
 
 func TestRowConversionRoundTrip(t *testing.T) {
-	cols := []metadata.Column{
+	cols := NewSchema([]Column{
 		NewColumn("b", Boolean()), NewColumn("i8", TinyInt()), NewColumn("i16", SmallInt()),
 		NewColumn("i32", Int()), NewColumn("i64", BigInt()), NewColumn("f", Float()),
 		NewColumn("d", Double()), NewColumn("s", String()), NewColumn("bin", Bytes()),
@@ -80,7 +80,7 @@ func TestRowConversionRoundTrip(t *testing.T) {
 		NewColumn("date", Date()), NewColumn("time", Time()), NewColumn("ts", Timestamp(6)),
 		NewColumn("arr", ArrayOf(Int())), NewColumn("m", MapOf(String(), BigInt())),
 		NewColumn("n", String()),
-	}
+	}).internal().Columns
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC)
 	in := Row{true, int8(-1), int16(300), int32(-70000), int64(1) << 40, float32(1.5), 2.25, "héllo", []byte{0, 1},
 		"-123.45", Decimal{Unscaled: big.NewInt(-98765432109876543), Scale: 3},
@@ -124,7 +124,7 @@ func TestRowConversionRoundTrip(t *testing.T) {
 		ty DataType
 		v  any
 	}{{TinyInt(), 200}, {Int(), "x"}, {DecimalType(4, 2), "123.45"}, {DecimalType(5, 1), "1.25"}, {Int().Nullable(false), nil}, {Boolean(), 1}} {
-		if _, err := toDatum(bad.ty, bad.v); err == nil {
+		if _, err := toDatum(bad.ty.internal(), bad.v); err == nil {
 			t.Errorf("toDatum(%s, %v) accepted", bad.ty, bad.v)
 		}
 	}

@@ -124,7 +124,7 @@ func (b *UpsertBuilder) CreateWriter() (*UpsertWriter, error) {
 	if b.names != nil {
 		idx = nil
 		for _, n := range b.names {
-			i := t.info.Descriptor.Schema.ColumnIndex(n)
+			i := t.info.desc.Schema.ColumnIndex(n)
 			if i < 0 {
 				return nil, fmt.Errorf("fluss: table %s has no column %q", t.info.Path, n)
 			}

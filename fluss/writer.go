@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
@@ -72,11 +71,11 @@ func newWriter(t *Table, kv bool, targetCols []int32) (*writer, error) {
 	w := &writer{
 		t: t, conn: t.conn, cfg: t.conn.cfg, kv: kv, targetCols: targetCols, acks: acks,
 		idempotent: !t.conn.cfg.WriterDisableIdempotence,
-		logFormat:  t.info.Descriptor.LogFormat(), kvFormat: t.info.Descriptor.KvFormat(),
+		logFormat:  t.info.desc.LogFormat(), kvFormat: t.info.desc.KvFormat(),
 		queues: map[TableBucket]*bucketQueue{}, sticky: map[int64]int32{},
 		memFree: make(chan struct{}), writerID: -1, wake: make(chan struct{}, 1),
 	}
-	w.compression, w.zstdLevel = logCompression(&t.info.Descriptor)
+	w.compression, w.zstdLevel = logCompression(&t.info.desc)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if err := t.conn.register(w); err != nil {
 		return nil, err
@@ -603,7 +602,7 @@ func (w *writer) initWriter() (int64, error) {
 		if err == nil {
 			return resp.GetWriterId(), nil
 		}
-		if attempt >= 3 || !ferr.CodeOf(err).Retriable() {
+		if attempt >= 3 || !CodeOf(err).Retriable() {
 			return 0, err
 		}
 		if err := w.conn.backoff(w.ctx, attempt); err != nil {
@@ -620,7 +619,7 @@ func (w *writer) refreshLeaders(tbs []TableBucket) {
 		if _, ok := w.conn.meta.cachedLeader(tb); ok {
 			continue
 		}
-		if _, err := w.conn.meta.leader(w.ctx, w.t.info.Path, tb); err != nil && !ferr.CodeOf(err).Retriable() && w.ctx.Err() == nil {
+		if _, err := w.conn.meta.leader(w.ctx, w.t.info.Path, tb); err != nil && !CodeOf(err).Retriable() && w.ctx.Err() == nil {
 			failed[tb] = err
 		}
 	}
@@ -650,7 +649,7 @@ func (w *writer) refreshLeaders(tbs []TableBucket) {
 // send ships batches to one leader in one request and processes the answer.
 func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	defer w.wg.Done()
-	codes := make([]ferr.Code, len(batches))
+	codes := make([]ErrorCode, len(batches))
 	msgs := make([]string, len(batches))
 	var reqErr error
 	timeout := int32(min(w.cfg.RequestTimeout, time.Duration(1<<31-1)*time.Millisecond) / time.Millisecond)
@@ -687,7 +686,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	for i, b := range batches {
 		code, msg := codes[i], msgs[i]
 		if reqErr != nil {
-			code, msg = ferr.CodeOf(reqErr), reqErr.Error()
+			code, msg = CodeOf(reqErr), reqErr.Error()
 			if errors.Is(reqErr, ErrClosed) || w.ctx.Err() != nil {
 				code = -100 // closing
 			}
@@ -700,9 +699,9 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 
 // matchResponses maps per-bucket answers to batches; batches without an answer get
 // UNKNOWN_SERVER_ERROR.
-func (w *writer) matchResponses(batches []*writeBatch, codes []ferr.Code, msgs []string, n int, get func(int) (part int64, bucket, code int32, msg string, hasPart bool)) {
+func (w *writer) matchResponses(batches []*writeBatch, codes []ErrorCode, msgs []string, n int, get func(int) (part int64, bucket, code int32, msg string, hasPart bool)) {
 	for i := range codes {
-		codes[i], msgs[i] = ferr.UnknownServerError, "no response for this bucket"
+		codes[i], msgs[i] = ErrUnknownServerError, "no response for this bucket"
 	}
 	for j := 0; j < n; j++ {
 		part, bucket, code, msg, hasPart := get(j)
@@ -711,14 +710,14 @@ func (w *writer) matchResponses(batches []*writeBatch, codes []ferr.Code, msgs [
 		}
 		for i, b := range batches {
 			if b.tb.Bucket == bucket && b.tb.PartitionID == part {
-				codes[i], msgs[i] = ferr.Code(code), msg
+				codes[i], msgs[i] = ErrorCode(code), msg
 			}
 		}
 	}
 }
 
 // handleResultLocked applies the outcome of sending b.
-func (w *writer) handleResultLocked(b *writeBatch, code ferr.Code, msg string) {
+func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	q := w.queues[b.tb]
 	if q == nil || len(q.batches) == 0 || q.batches[0] != b {
 		return // completed by close
@@ -728,7 +727,7 @@ func (w *writer) handleResultLocked(b *writeBatch, code ferr.Code, msg string) {
 	case code == -100:
 		w.popLocked(b, ErrClosed)
 		return
-	case code == ferr.None || code == ferr.DuplicateSequenceException:
+	case code == 0 || code == ErrDuplicateSequence:
 		w.popLocked(b, nil)
 		return
 	}
@@ -737,7 +736,7 @@ func (w *writer) handleResultLocked(b *writeBatch, code ferr.Code, msg string) {
 		w.conn.meta.invalidate(b.tb.TableID, b.tb.PartitionID)
 	}
 	retry := b.attempts < w.cfg.WriterRetries
-	if w.idempotent && (code == ferr.UnknownWriterIdException || code == ferr.OutOfOrderSequenceException) && retry {
+	if w.idempotent && (code == ErrUnknownWriterId || code == ErrOutOfOrderSequence) && retry {
 		w.resetWriterLocked()
 		b.attempts++
 		return
