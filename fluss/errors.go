@@ -174,16 +174,23 @@ func CodeOf(err error) ErrorCode {
 // IsRetriable reports whether err carries a Fluss error code that the official clients retry.
 func IsRetriable(err error) bool { return CodeOf(err).Retriable() }
 
-// publicError replaces an internal *ferr.Error at the head of err's chain by an *Error, so
-// that errors leaving the package are matched by errors.As(err, **Error). Other errors are
-// returned unchanged.
+// publicError makes an error that carries an internal code (from the client's codecs, e.g.
+// CORRUPT_RECORD_EXCEPTION) answer errors.As(err, **Error), keeping its text and chain.
+// Errors without an internal code are returned unchanged.
 func publicError(err error) error {
+	var fe *Error
 	var ie *ferr.Error
-	if err == nil || !errors.As(err, &ie) {
+	if err == nil || errors.As(err, &fe) || !errors.As(err, &ie) {
 		return err
 	}
-	if err == error(ie) {
-		return &Error{Code: ErrorCode(ie.Code), Message: ie.Message}
-	}
-	return fmt.Errorf("%w: %w", &Error{Code: ErrorCode(ie.Code), Message: ie.Message}, err)
+	return &codedError{pub: &Error{Code: ErrorCode(ie.Code), Message: ie.Message}, cause: err}
 }
+
+// codedError is an error whose chain holds both the public *Error and the original cause.
+type codedError struct {
+	pub   *Error
+	cause error
+}
+
+func (e *codedError) Error() string   { return e.cause.Error() }
+func (e *codedError) Unwrap() []error { return []error{e.pub, e.cause} }

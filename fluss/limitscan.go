@@ -68,7 +68,7 @@ func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.Record, error) {
 func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.Record, error) {
 	rows, err := b.scan(ctx)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	return arrowlog.RowsToRecord(b.f.outArrow, b.f.outCols, rows, nil)
 }
@@ -77,7 +77,7 @@ func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.Record, error) 
 func (b *BucketBatchScanner) Rows(ctx context.Context) ([]Row, error) {
 	rows, err := b.scan(ctx)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	out := make([]Row, len(rows))
 	for i, r := range rows {

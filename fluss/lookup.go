@@ -249,7 +249,7 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 func (t *Table) decodeValue(v []byte) (Row, error) {
 	_, rb, err := row.SplitValue(v)
 	if err != nil {
-		return nil, fmt.Errorf("fluss: value: %w", err)
+		return nil, publicError(fmt.Errorf("fluss: value: %w", err))
 	}
 	var ds []row.Datum
 	if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
@@ -258,7 +258,7 @@ func (t *Table) decodeValue(v []byte) (Row, error) {
 		ds, err = row.DecodeCompactedRow(t.types, rb, nil)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fluss: decode row: %w", err)
+		return nil, publicError(fmt.Errorf("fluss: decode row: %w", err))
 	}
 	return fromDatums(t.cols, ds), nil
 }

@@ -559,7 +559,7 @@ func (s *LogScanner) UnsubscribePartition(partitionID int64, bucket int32) {
 func (s *LogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanRecord, error) {
 	out, err := s.f.pollUntil(ctx, timeout)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	var recs []ScanRecord
 	for _, fe := range out {
@@ -568,7 +568,7 @@ func (s *LogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanRec
 			if err != nil {
 				b.Record.Release()
 				releaseAll(out)
-				return nil, fmt.Errorf("fluss: %w", err)
+				return nil, publicError(fmt.Errorf("fluss: %w", err))
 			}
 			for i, ds := range rows {
 				recs = append(recs, ScanRecord{
@@ -636,7 +636,7 @@ func (s *RecordBatchLogScanner) UnsubscribePartition(partitionID int64, bucket i
 func (s *RecordBatchLogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanBatch, error) {
 	out, err := s.f.pollUntil(ctx, timeout)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	var batches []ScanBatch
 	for _, fe := range out {
