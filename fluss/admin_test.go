@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/fluss/flusstest"
+	"github.com/stromdb/strom/fluss/internal/testserver"
 )
 
 // connect starts a server and connects to it.
 func connect(t *testing.T) (*fluss.Connection, context.Context) {
 	t.Helper()
-	srv := flusstest.Start(t, nil)
+	srv := testserver.Start(t, nil)
 	ctx := t.Context()
 	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap, WriterBatchTimeout: 5e6})
 	if err != nil {

@@ -1,0 +1,46 @@
+// Package testserver starts an in-process Strom server for tests. It is the implementation
+// behind package flusstest (a module of its own, so that importing package fluss never
+// brings the server into a build) and is used directly by the client's own tests.
+package testserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stromdb/strom/server"
+	"github.com/stromdb/strom/server/config"
+)
+
+// Server is a running in-process Strom node.
+type Server struct {
+	// Bootstrap is the coordinator address to pass as fluss.Config.BootstrapServers.
+	Bootstrap string
+	node      *server.Node
+}
+
+// Start starts a single-node server with its data in a temporary directory of t, on
+// loopback ports chosen by the OS, and stops it when the test ends. mutate, if non-nil, may
+// adjust the configuration before start.
+func Start(t testing.TB, mutate func(*config.Config)) *Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	node, err := server.Start(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatalf("start strom: %v", err)
+	}
+	s := &Server{Bootstrap: node.Addr("coordinator"), node: node}
+	t.Cleanup(func() { node.Close() })
+	return s
+}
+
+// Close stops the server (also done automatically at the end of the test).
+func (s *Server) Close() error { return s.node.Close() }
