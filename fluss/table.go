@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -33,6 +34,8 @@ type Table struct {
 	partKeys  []int // partition-key column indexes
 
 	bucketFn row.BucketingFunction
+
+	structMaps sync.Map // reflect.Type -> *structMap, for the typed API
 }
 
 func newTable(c *Connection, info *TableInfo) (*Table, error) {

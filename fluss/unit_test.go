@@ -185,3 +185,33 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// Struct mappings are cached per Table handle, not in a package-level map that would keep
+// every Table ever used alive.
+func TestStructMapCachedOnTable(t *testing.T) {
+	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{
+		Schema:      NewSchema([]Column{NewColumn("id", Int()), NewColumn("name", String())}, "id"),
+		BucketCount: 1,
+	}.internal(), 0, 0)
+	type rec struct {
+		ID   int32
+		Name string
+	}
+	a, _ := newTable(nil, info)
+	b, _ := newTable(nil, info)
+	m1, err := mapStruct[rec](a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, _ := mapStruct[rec](a); m2 != m1 {
+		t.Fatal("mapping not cached on the table")
+	}
+	if m3, _ := mapStruct[rec](b); m3 == m1 {
+		t.Fatal("mapping shared between tables")
+	}
+	n := 0
+	a.structMaps.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("%d cached mappings, want 1", n)
+	}
+}
