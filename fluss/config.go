@@ -70,9 +70,11 @@ type Config struct {
 	// LookupMaxBatchSize caps the keys merged into one LOOKUP request per bucket
 	// (lookup.max-batch-size). Default 128.
 	LookupMaxBatchSize int
-	// LookupMaxInflightRequests caps the LOOKUP requests a Lookuper has in flight at once;
-	// lookups arriving meanwhile queue and are merged into the next requests
-	// (lookup.max-inflight-requests). Default 128.
+	// LookupMaxInflightRequests caps the LOOKUP requests of one table in flight to one
+	// tablet server; lookups arriving meanwhile queue and are merged into the next request
+	// (lookup.max-inflight-requests). A lookup never waits for a batch to fill: merging
+	// happens only under concurrency. Default 16 (the Java client allows 128 per client but
+	// also lingers up to lookup.batch-timeout to fill a batch; this client does not linger).
 	LookupMaxInflightRequests int
 
 	// MaxResponseSize bounds one response frame from a server; a larger frame is treated as a
@@ -208,7 +210,7 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.ScannerFetchMaxBytes, 16<<20)
 	setInt(&c.ScannerFetchMaxBytesForBucket, 1<<20)
 	setInt(&c.LookupMaxBatchSize, 128)
-	setInt(&c.LookupMaxInflightRequests, 128)
+	setInt(&c.LookupMaxInflightRequests, 16)
 	setInt(&c.MaxResponseSize, transport.DefaultMaxResponseSize)
 	setDur(&c.WriterBackpressureBackoff, 3*time.Second)
 	if c.WriterRetries == 0 {

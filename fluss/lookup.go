@@ -74,8 +74,9 @@ func sameSet(a, b []int) bool {
 	return slices.Equal(x, y)
 }
 
-// Lookuper looks rows up by primary key. Safe for concurrent use; concurrent lookups are in
-// flight together.
+// Lookuper looks rows up by primary key. Safe for concurrent use: concurrent lookups of a
+// table (from any of its Lookupers) are merged into one LOOKUP request per tablet server,
+// see Config.LookupMaxBatchSize and Config.LookupMaxInflightRequests.
 type Lookuper struct{ t *Table }
 
 // Lookup returns the row with the given primary key (values of the primary-key columns in
@@ -96,34 +97,19 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 			return nil, err
 		}
 	}
-	var values [][]byte
+	var value []byte
 	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
-		br := &flusspb.PbLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		br.PartitionId = tb.partitionIDField()
-		var resp flusspb.LookupResponse
-		if err := t.conn.call(ctx, leader, wire.Lookup, &flusspb.LookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbLookupReqForBucket{br}}, &resp); err != nil {
-			return 0, "", err
-		}
-		if len(resp.BucketsResp) != 1 {
-			return ErrUnknownServerError, "no response for the bucket", nil
-		}
-		r := resp.BucketsResp[0]
-		if r.GetErrorCode() != 0 {
-			return ErrorCode(r.GetErrorCode()), r.GetErrorMessage(), nil
-		}
-		if len(r.Values) != 1 {
-			return 0, "", fmt.Errorf("fluss: lookup returned %d values for 1 key", len(r.Values))
-		}
-		values = [][]byte{r.Values[0].Values}
-		return 0, "", nil
+		v, code, msg, err := t.lookups.lookup(ctx, leader, tb, kb)
+		value = v
+		return code, msg, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if values[0] == nil {
+	if value == nil {
 		return nil, nil
 	}
-	return t.decodeValue(values[0])
+	return t.decodeValue(value)
 }
 
 // PrefixLookuper returns all rows whose primary key starts with given bucket-key values.

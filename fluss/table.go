@@ -36,10 +36,12 @@ type Table struct {
 	bucketFn row.BucketingFunction
 
 	structMaps sync.Map // reflect.Type -> *structMap, for the typed API
+	lookups    *lookupBatcher
 }
 
 func newTable(c *Connection, info *TableInfo) (*Table, error) {
 	t := &Table{conn: c, info: info, cols: info.columns()}
+	t.lookups = newLookupBatcher(t)
 	for _, col := range t.cols {
 		t.types = append(t.types, col.Type)
 	}
