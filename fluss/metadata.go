@@ -30,6 +30,8 @@ type metadataCache struct {
 	partitions  map[int64]partitionRef // partition id -> table and name
 	partIDs     map[partitionRef]int64
 	leaders     map[TableBucket]int32 // bucket -> leader tablet server id
+
+	creating map[partitionRef]chan struct{} // partitions being created by writers; closed when done
 }
 
 // partitionRef names a partition by table id and partition name.
@@ -43,6 +45,7 @@ func newMetadataCache(c *Connection) *metadataCache {
 		conn: c, tablets: map[int32]ServerNode{}, tables: map[TablePath]*TableInfo{},
 		tablePaths: map[int64]TablePath{}, partitions: map[int64]partitionRef{},
 		partIDs: map[partitionRef]int64{}, leaders: map[TableBucket]int32{},
+		creating: map[partitionRef]chan struct{}{},
 	}
 }
 
@@ -253,6 +256,46 @@ func (m *metadataCache) resolvePartition(ctx context.Context, t *TableInfo, name
 		return id, nil
 	}
 	return 0, newError(ErrPartitionNotExists, "partition %s of table %s does not exist", name, t.Path)
+}
+
+// createPartition creates the named partition of t (spec: partition key -> value), as a
+// write to a missing partition does, and returns its id once metadata shows it. Concurrent
+// callers for the same partition share one CREATE_PARTITION request.
+func (m *metadataCache) createPartition(ctx context.Context, t *TableInfo, name string, spec map[string]string) (int64, error) {
+	ref := partitionRef{t.TableID, name}
+	m.mu.Lock()
+	ch, inFlight := m.creating[ref]
+	if !inFlight {
+		ch = make(chan struct{})
+		m.creating[ref] = ch
+	}
+	m.mu.Unlock()
+	if inFlight {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	} else {
+		err := m.conn.Admin().CreatePartition(ctx, t.Path, spec, true)
+		m.mu.Lock()
+		delete(m.creating, ref)
+		m.mu.Unlock()
+		close(ch)
+		if err != nil {
+			return 0, fmt.Errorf("fluss: create partition %s of %s: %w", name, t.Path, err)
+		}
+	}
+	// A Fluss coordinator registers the partition asynchronously: wait until metadata has it.
+	for attempt := 0; ; attempt++ {
+		id, err := m.resolvePartition(ctx, t, name)
+		if CodeOf(err) != ErrPartitionNotExists || attempt >= 10 {
+			return id, err
+		}
+		if err := m.conn.backoff(ctx, attempt); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // cachedLeader returns the cached leader of tb.

@@ -113,18 +113,28 @@ func sameCols(a, b []int) bool { return slices.Equal(a, b) }
 
 // partitionName formats the partition of a full row (docs/formats.md §12).
 func (t *Table) partitionName(vals []row.Datum) (string, error) {
+	values, err := t.partitionValues(vals)
+	if err != nil {
+		return "", err
+	}
+	return metadata.PartitionName(values), nil
+}
+
+// partitionValues returns the partition-key values of a full row as partition spec strings,
+// in partition-key order.
+func (t *Table) partitionValues(vals []row.Datum) ([]string, error) {
 	values := make([]string, len(t.partKeys))
 	for i, j := range t.partKeys {
 		if vals[j].Null {
-			return "", fmt.Errorf("fluss: partition column %s is NULL", t.cols[j].Name)
+			return nil, fmt.Errorf("fluss: partition column %s is NULL", t.cols[j].Name)
 		}
 		s, err := partitionValueString(t.types[j], &vals[j])
 		if err != nil {
-			return "", fmt.Errorf("fluss: partition column %s: %w", t.cols[j].Name, err)
+			return nil, fmt.Errorf("fluss: partition column %s: %w", t.cols[j].Name, err)
 		}
 		values[i] = s
 	}
-	return metadata.PartitionName(values), nil
+	return values, nil
 }
 
 // partitionValueString formats one partition value as Java's PartitionUtils does.

@@ -129,16 +129,25 @@ func (w *writer) releaseLocked(n int) {
 	w.memFree = make(chan struct{})
 }
 
-// target resolves a row's partition (id and name).
+// target resolves a row's partition (id and name). A missing partition is created unless
+// Config.WriterDisableDynamicPartitionCreation is set.
 func (w *writer) target(ctx context.Context, vals []row.Datum) (int64, string, error) {
 	if len(w.t.partKeys) == 0 {
 		return NoPartition, "", nil
 	}
-	name, err := w.t.partitionName(vals)
+	values, err := w.t.partitionValues(vals)
 	if err != nil {
 		return 0, "", err
 	}
+	name := metadata.PartitionName(values)
 	id, err := w.conn.meta.resolvePartition(ctx, w.t.info, name)
+	if CodeOf(err) == ErrPartitionNotExists && !w.cfg.WriterDisableDynamicPartitionCreation {
+		spec := make(map[string]string, len(values))
+		for i, j := range w.t.partKeys {
+			spec[w.t.cols[j].Name] = values[i]
+		}
+		id, err = w.conn.meta.createPartition(ctx, w.t.info, name, spec)
+	}
 	return id, name, err
 }
 
