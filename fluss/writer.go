@@ -697,7 +697,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 		if reqErr != nil {
 			code, msg = CodeOf(reqErr), reqErr.Error()
 			if errors.Is(reqErr, ErrClosed) || w.ctx.Err() != nil {
-				code = -100 // closing
+				code = codeClosing
 			}
 		}
 		w.handleResultLocked(b, code, msg)
@@ -733,7 +733,7 @@ func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	}
 	q.inflight = false
 	switch {
-	case code == -100:
+	case code == codeClosing:
 		w.popLocked(b, ErrClosed)
 		return
 	case code == 0 || code == ErrDuplicateSequence:
@@ -752,7 +752,7 @@ func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	}
 	if code.Retriable() && retry {
 		b.attempts++
-		q.retryAt = time.Now().Add(retryDelay(b.attempts))
+		q.retryAt = time.Now().Add(w.retryDelay(code, b.attempts))
 		return
 	}
 	if w.idempotent {
@@ -777,6 +777,13 @@ func (w *writer) resetWriterLocked() {
 	}
 }
 
-func retryDelay(attempt int) time.Duration {
+// retryDelay is the wait before resending a batch that failed attempt times with retriable
+// code. A server that reports storage backpressure gets WriterBackpressureBackoff, doubling
+// up to four times that (the Java client also starts at writer.kv-backpressure.max-throttle);
+// every other retriable error 100ms doubling up to 1s.
+func (w *writer) retryDelay(code ErrorCode, attempt int) time.Duration {
+	if code == ErrStorageBackpressure {
+		return w.cfg.WriterBackpressureBackoff << min(attempt-1, 2)
+	}
 	return min(100*time.Millisecond<<min(attempt-1, 4), time.Second)
 }
