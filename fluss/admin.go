@@ -224,7 +224,7 @@ func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition strin
 		if partID >= 0 {
 			req.PartitionId = proto.Int64(partID)
 		}
-		if spec.kind == 2 {
+		if spec.kind == offsetKindTimestamp {
 			req.StartTimestamp = proto.Int64(spec.timestamp)
 		}
 		var resp flusspb.ListOffsetsResponse

@@ -192,13 +192,21 @@ func (f *logFetcher) unsubscribe(tb TableBucket) {
 
 // latest returns the high watermark of tb.
 func (f *logFetcher) latest(ctx context.Context, tb TableBucket) (int64, error) {
+	return f.listOffset(ctx, tb, OffsetLatest())
+}
+
+// listOffset returns the offset spec selects in tb.
+func (f *logFetcher) listOffset(ctx context.Context, tb TableBucket, spec OffsetSpec) (int64, error) {
 	leader, err := f.conn.meta.leader(ctx, f.t.info.Path, tb)
 	if err != nil {
 		return 0, err
 	}
 	req := &flusspb.ListOffsetsRequest{
-		FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(1), TableId: proto.Int64(tb.TableID),
+		FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(spec.kind), TableId: proto.Int64(tb.TableID),
 		BucketId: []int32{tb.Bucket},
+	}
+	if spec.kind == offsetKindTimestamp {
+		req.StartTimestamp = proto.Int64(spec.timestamp)
 	}
 	req.PartitionId = tb.partitionIDField()
 	var resp flusspb.ListOffsetsResponse

@@ -103,18 +103,27 @@ func (c ChangeType) String() string {
 
 // OffsetSpec selects which offset ListOffsets returns for each bucket.
 type OffsetSpec struct {
-	kind      int32 // 0 earliest, 1 latest, 2 timestamp
+	kind      int32 // the protocol's offset_type: one of the offsetKind constants
 	timestamp int64
 }
 
+// ListOffsetsRequest.offset_type values.
+const (
+	offsetKindEarliest  int32 = 0
+	offsetKindLatest    int32 = 1
+	offsetKindTimestamp int32 = 2
+)
+
 // OffsetEarliest asks for each bucket's log start offset.
-func OffsetEarliest() OffsetSpec { return OffsetSpec{kind: 0} }
+func OffsetEarliest() OffsetSpec { return OffsetSpec{kind: offsetKindEarliest} }
 
 // OffsetLatest asks for each bucket's high watermark (the offset the next record will get).
-func OffsetLatest() OffsetSpec { return OffsetSpec{kind: 1} }
+func OffsetLatest() OffsetSpec { return OffsetSpec{kind: offsetKindLatest} }
 
 // OffsetAtTimestamp asks for the first offset whose record timestamp is >= ts (epoch ms).
-func OffsetAtTimestamp(ts int64) OffsetSpec { return OffsetSpec{kind: 2, timestamp: ts} }
+func OffsetAtTimestamp(ts int64) OffsetSpec {
+	return OffsetSpec{kind: offsetKindTimestamp, timestamp: ts}
+}
 
 // ServerType is the role of a server in the cluster.
 type ServerType string
