@@ -29,3 +29,7 @@ func Start(t testing.TB, mutate func(*config.Config)) *Server {
 	t.Helper()
 	return testserver.Start(t, mutate)
 }
+
+// New starts a server like Start, for a TestMain (which has no testing.TB); Close stops it
+// and removes its data.
+func New(mutate func(*config.Config)) (*Server, error) { return testserver.New(mutate) }

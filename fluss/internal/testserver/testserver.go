@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/stromdb/strom/server"
@@ -18,6 +19,7 @@ type Server struct {
 	// Bootstrap is the coordinator address to pass as fluss.Config.BootstrapServers.
 	Bootstrap string
 	node      *server.Node
+	dir       string // removed by Close when the server created it
 }
 
 // Start starts a single-node server with its data in a temporary directory of t, on
@@ -25,8 +27,33 @@ type Server struct {
 // adjust the configuration before start.
 func Start(t testing.TB, mutate func(*config.Config)) *Server {
 	t.Helper()
+	s, err := start(t.TempDir(), mutate)
+	if err != nil {
+		t.Fatalf("start strom: %v", err)
+	}
+	t.Cleanup(func() { s.node.Close() })
+	return s
+}
+
+// New starts a server like Start, for a TestMain (which has no testing.TB): its data goes to
+// a fresh temporary directory that Close removes.
+func New(mutate func(*config.Config)) (*Server, error) {
+	dir, err := os.MkdirTemp("", "strom-test-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(dir, mutate)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.dir = dir
+	return s, nil
+}
+
+func start(dir string, mutate func(*config.Config)) (*Server, error) {
 	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = dir
 	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 	if mutate != nil {
@@ -35,12 +62,16 @@ func Start(t testing.TB, mutate func(*config.Config)) *Server {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	node, err := server.Start(context.Background(), cfg, log)
 	if err != nil {
-		t.Fatalf("start strom: %v", err)
+		return nil, err
 	}
-	s := &Server{Bootstrap: node.Addr("coordinator"), node: node}
-	t.Cleanup(func() { node.Close() })
-	return s
+	return &Server{Bootstrap: node.Addr("coordinator"), node: node}, nil
 }
 
-// Close stops the server (also done automatically at the end of the test).
-func (s *Server) Close() error { return s.node.Close() }
+// Close stops the server (also done automatically at the end of the test for Start).
+func (s *Server) Close() error {
+	err := s.node.Close()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+	return err
+}
