@@ -72,13 +72,13 @@ func (b TableBucket) String() string {
 // ChangeType is the kind of change a scanned record represents.
 type ChangeType byte
 
-// Change types, with their wire values.
+// Change types, with their wire values (the change-type byte of a Fluss log record).
 const (
-	AppendOnly   ChangeType = ChangeType(record.AppendOnly) // +A: a row of a log table
-	Insert       ChangeType = ChangeType(record.Insert)     // +I: a new key
-	UpdateBefore ChangeType = ChangeType(record.UpdateBefore)
-	UpdateAfter  ChangeType = ChangeType(record.UpdateAfter)
-	Delete       ChangeType = ChangeType(record.Delete) // -D: a deleted key (carries the old row)
+	AppendOnly   ChangeType = 0 // +A: a row of a log table
+	Insert       ChangeType = 1 // +I: a new key
+	UpdateBefore ChangeType = 2 // -U: the row an update replaced
+	UpdateAfter  ChangeType = 3 // +U: the row after an update
+	Delete       ChangeType = 4 // -D: a deleted key (carries the old row)
 )
 
 // ShortString returns "+A", "+I", "-U", "+U" or "-D".

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
 )
 
@@ -213,5 +215,136 @@ func TestStructMapCachedOnTable(t *testing.T) {
 	a.structMaps.Range(func(any, any) bool { n++; return true })
 	if n != 1 {
 		t.Fatalf("%d cached mappings, want 1", n)
+	}
+}
+
+// The public constants are the protocol's values, as the internal packages know them.
+func TestPublicConstantsMatchProtocol(t *testing.T) {
+	for _, c := range []struct {
+		pub ChangeType
+		in  record.ChangeType
+	}{{AppendOnly, record.AppendOnly}, {Insert, record.Insert}, {UpdateBefore, record.UpdateBefore}, {UpdateAfter, record.UpdateAfter}, {Delete, record.Delete}} {
+		if byte(c.pub) != byte(c.in) || c.pub.ShortString() != c.in.ShortString() {
+			t.Errorf("change type %v = %d, protocol %d", c.pub, c.pub, c.in)
+		}
+	}
+	for _, c := range []struct {
+		pub ErrorCode
+		in  ferr.Code
+	}{
+		{ErrUnknownServerError, ferr.UnknownServerError},
+		{ErrNetworkException, ferr.NetworkException},
+		{ErrUnsupportedVersion, ferr.UnsupportedVersion},
+		{ErrCorruptMessage, ferr.CorruptMessage},
+		{ErrDatabaseNotExist, ferr.DatabaseNotExist},
+		{ErrDatabaseNotEmpty, ferr.DatabaseNotEmpty},
+		{ErrDatabaseAlreadyExist, ferr.DatabaseAlreadyExist},
+		{ErrTableNotExist, ferr.TableNotExist},
+		{ErrTableAlreadyExist, ferr.TableAlreadyExist},
+		{ErrSchemaNotExist, ferr.SchemaNotExist},
+		{ErrLogStorage, ferr.LogStorageException},
+		{ErrKvStorage, ferr.KvStorageException},
+		{ErrNotLeaderOrFollower, ferr.NotLeaderOrFollower},
+		{ErrRecordTooLarge, ferr.RecordTooLargeException},
+		{ErrCorruptRecord, ferr.CorruptRecordException},
+		{ErrInvalidTable, ferr.InvalidTableException},
+		{ErrInvalidDatabase, ferr.InvalidDatabaseException},
+		{ErrInvalidReplicationFactor, ferr.InvalidReplicationFactor},
+		{ErrInvalidRequiredAcks, ferr.InvalidRequiredAcks},
+		{ErrLogOffsetOutOfRange, ferr.LogOffsetOutOfRangeException},
+		{ErrNonPrimaryKeyTable, ferr.NonPrimaryKeyTableException},
+		{ErrUnknownTableOrBucket, ferr.UnknownTableOrBucketException},
+		{ErrInvalidUpdateVersion, ferr.InvalidUpdateVersionException},
+		{ErrInvalidCoordinator, ferr.InvalidCoordinatorException},
+		{ErrFencedLeaderEpoch, ferr.FencedLeaderEpochException},
+		{ErrRequestTimeOut, ferr.RequestTimeOut},
+		{ErrStorage, ferr.StorageException},
+		{ErrOperationNotAttempted, ferr.OperationNotAttemptedException},
+		{ErrNotEnoughReplicasAfterAppend, ferr.NotEnoughReplicasAfterAppendException},
+		{ErrNotEnoughReplicas, ferr.NotEnoughReplicasException},
+		{ErrSecurityToken, ferr.SecurityTokenException},
+		{ErrOutOfOrderSequence, ferr.OutOfOrderSequenceException},
+		{ErrDuplicateSequence, ferr.DuplicateSequenceException},
+		{ErrUnknownWriterId, ferr.UnknownWriterIdException},
+		{ErrInvalidColumnProjection, ferr.InvalidColumnProjection},
+		{ErrInvalidTargetColumn, ferr.InvalidTargetColumn},
+		{ErrPartitionNotExists, ferr.PartitionNotExists},
+		{ErrTableNotPartitioned, ferr.TableNotPartitionedException},
+		{ErrInvalidTimestamp, ferr.InvalidTimestampException},
+		{ErrInvalidConfig, ferr.InvalidConfigException},
+		{ErrLakeStorageNotConfigured, ferr.LakeStorageNotConfiguredException},
+		{ErrKvSnapshotNotExist, ferr.KvSnapshotNotExist},
+		{ErrPartitionAlreadyExists, ferr.PartitionAlreadyExists},
+		{ErrInvalidPartitionSpec, ferr.PartitionSpecInvalidException},
+		{ErrLeaderNotAvailable, ferr.LeaderNotAvailableException},
+		{ErrPartitionMaxNum, ferr.PartitionMaxNumException},
+		{ErrAuthenticate, ferr.AuthenticateException},
+		{ErrSecurityDisabled, ferr.SecurityDisabledException},
+		{ErrAuthorization, ferr.AuthorizationException},
+		{ErrBucketMaxNum, ferr.BucketMaxNumException},
+		{ErrFencedTieringEpoch, ferr.FencedTieringEpochException},
+		{ErrRetriableAuthenticate, ferr.RetriableAuthenticateException},
+		{ErrInvalidServerRackInfo, ferr.InvalidServerRackInfoException},
+		{ErrLakeSnapshotNotExist, ferr.LakeSnapshotNotExist},
+		{ErrLakeTableAlreadyExist, ferr.LakeTableAlreadyExist},
+		{ErrIneligibleReplica, ferr.IneligibleReplicaException},
+		{ErrInvalidAlterTable, ferr.InvalidAlterTableException},
+		{ErrDeletionDisabled, ferr.DeletionDisabledException},
+		{ErrServerNotExist, ferr.ServerNotExistException},
+		{ErrSeverTagAlreadyExist, ferr.SeverTagAlreadyExistException},
+		{ErrSeverTagNotExist, ferr.SeverTagNotExistException},
+		{ErrRebalanceFailure, ferr.RebalanceFailureException},
+		{ErrNoRebalanceInProgress, ferr.NoRebalanceInProgressException},
+		{ErrInvalidProducerId, ferr.InvalidProducerIdException},
+		{ErrConfig, ferr.ConfigException},
+		{ErrNotCoordinatorLeader, ferr.NotCoordinatorLeaderException},
+		{ErrScannerExpired, ferr.ScannerExpired},
+		{ErrUnknownScannerId, ferr.UnknownScannerId},
+		{ErrInvalidScanRequest, ferr.InvalidScanRequest},
+		{ErrTooManyScanners, ferr.TooManyScanners},
+		{ErrDiskWriteLocked, ferr.DiskWriteLocked},
+		{ErrInsufficientKvLeaderReplicaCapacity, ferr.InsufficientKvLeaderReplicaCapacity},
+		{ErrStorageBackpressure, ferr.StorageBackpressureException},
+		{ErrHistoricalPartitionThrottled, ferr.HistoricalPartitionThrottled},
+	} {
+		if int32(c.pub) != int32(c.in) || c.pub.Name() != c.in.String() || c.pub.Retriable() != c.in.Retriable() {
+			t.Errorf("error code %v = %d, protocol %v = %d", c.pub, c.pub, c.in, c.in)
+		}
+	}
+	for r := metadata.Boolean; r <= metadata.Row; r++ {
+		if got := publicType(metadata.DataType{Root: r}).Root; TypeRoot(r) != got || got.String() != r.String() {
+			t.Errorf("type root %v -> %v", r, got)
+		}
+	}
+}
+
+// Public and internal types convert both ways without loss.
+func TestTypeConversionRoundTrip(t *testing.T) {
+	s := NewSchema([]Column{
+		NewColumn("id", BigInt().Nullable(false)),
+		{Name: "m", Type: MapOf(String(), ArrayOf(DecimalType(12, 3))), Comment: "nested"},
+		NewColumn("r", RowOf(Field{Name: "a", Type: TimestampLTZ(3)}, Field{Name: "b", Type: Binary(4), Description: "d"})),
+		{Name: "total", Type: Double(), AggFunction: &AggFunction{Type: "sum"}},
+		NewColumn("c", Char(2)),
+		NewColumn("t", Time()),
+	}, "id")
+	back := publicSchema(s.internal())
+	if len(back.Columns) != len(s.Columns) {
+		t.Fatalf("columns %v", back.Columns)
+	}
+	for i := range s.Columns {
+		a, b := s.Columns[i], back.Columns[i]
+		if a.Name != b.Name || !a.Type.Equal(b.Type) || a.Comment != b.Comment || (a.AggFunction == nil) != (b.AggFunction == nil) {
+			t.Errorf("column %d: %+v became %+v", i, a, b)
+		}
+	}
+	if got := s.Columns[1].Type.String(); got != "MAP<STRING, ARRAY<DECIMAL(12, 3)>>" {
+		t.Errorf("map type renders as %q", got)
+	}
+	if got := s.Columns[2].Type.String(); got != "ROW<`a` TIMESTAMP_LTZ(3), `b` BINARY(4)>" {
+		t.Errorf("row type renders as %q", got)
+	}
+	if f := back.Columns[2].Type.Fields[1]; f.Description != "d" || f.Name != "b" {
+		t.Errorf("row field %+v", f)
 	}
 }
