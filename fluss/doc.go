@@ -22,7 +22,7 @@
 // # Rows and types
 //
 // Rows go in and out either as Row (a slice of Go values, one per column: see Row for the
-// mapping of Fluss types to Go types) or as arrow.Record. The generic helpers
+// mapping of Fluss types to Go types) or as arrow.RecordBatch. The generic helpers
 // (NewTypedUpsertWriter, NewTypedLookuper, Decode, ...) map tagged structs to rows for
 // compile-time typing. Schemas are built from Column and DataType values (Int(), String(),
 // DecimalType(10, 2), ArrayOf(...), ...); every type in the package is the client's own, so

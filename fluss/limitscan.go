@@ -52,7 +52,7 @@ func (b *BucketBatchScanner) Schema() *arrow.Schema { return b.f.outArrow }
 
 // Next returns the scan's rows as one record the first time, and nil afterwards. The caller
 // releases the record.
-func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.Record, error) {
+func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if b.done {
 		return nil, nil
 	}
@@ -65,7 +65,7 @@ func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.Record, error) {
 
 // ToArrow runs the scan and returns all its rows as one record (possibly empty). The caller
 // releases the record.
-func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.Record, error) {
+func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.RecordBatch, error) {
 	rows, err := b.scan(ctx)
 	if err != nil {
 		return nil, publicError(err)

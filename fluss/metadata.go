@@ -235,14 +235,6 @@ func (m *metadataCache) partitionID(tableID int64, name string) (int64, bool) {
 	return id, ok
 }
 
-// partitionName returns the cached name of a partition id.
-func (m *metadataCache) partitionName(id int64) (string, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	r, ok := m.partitions[id]
-	return r.name, ok
-}
-
 // resolvePartition returns the id of the named partition of t, refreshing metadata when it
 // is not cached.
 func (m *metadataCache) resolvePartition(ctx context.Context, t *TableInfo, name string) (int64, error) {

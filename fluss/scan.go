@@ -89,8 +89,8 @@ type ScanBatch struct {
 	BaseOffset  int64 // offset of the first row of Record
 	LastOffset  int64 // offset of the last row of Record
 	Timestamp   int64
-	Record      arrow.Record // projected columns; the caller must Release it
-	ChangeTypes []ChangeType // one per row
+	Record      arrow.RecordBatch // projected columns; the caller must Release it
+	ChangeTypes []ChangeType      // one per row
 }
 
 // logFetcher holds a scanner's subscriptions and fetches from bucket leaders. Poll is not
@@ -213,13 +213,14 @@ func (f *logFetcher) listOffset(ctx context.Context, tb TableBucket, spec Offset
 	if err := f.conn.call(ctx, leader, wire.ListOffsets, req, &resp); err != nil {
 		return 0, err
 	}
-	for _, b := range resp.BucketsResp {
-		if b.GetErrorCode() != 0 {
-			return 0, &Error{Code: ErrorCode(b.GetErrorCode()), Message: b.GetErrorMessage()}
-		}
-		return b.GetOffset(), nil
+	if len(resp.BucketsResp) == 0 {
+		return 0, fmt.Errorf("fluss: no offset for %s", tb)
 	}
-	return 0, fmt.Errorf("fluss: no offset for %s", tb)
+	b := resp.BucketsResp[0]
+	if b.GetErrorCode() != 0 {
+		return 0, &Error{Code: ErrorCode(b.GetErrorCode()), Message: b.GetErrorMessage()}
+	}
+	return b.GetOffset(), nil
 }
 
 // fetched is the decoded content of one bucket's fetch.
@@ -336,12 +337,12 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				if code.Retriable() {
 					continue
 				}
-				out = releaseAll(out)
+				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
 			batches, err := f.decode(tb, b.GetRecords(), subs[tb])
 			if err != nil {
-				out = releaseAll(out)
+				releaseAll(out)
 				return nil, err
 			}
 			out = append(out, fetched{tb: tb, batches: batches})
@@ -395,10 +396,10 @@ func (f *logFetcher) decode(tb TableBucket, data []byte, from int64) ([]ScanBatc
 }
 
 // decodeBatch decodes one batch to an output-shaped record and its change types.
-func (f *logFetcher) decodeBatch(b record.Batch) (arrow.Record, []ChangeType, error) {
+func (f *logFetcher) decodeBatch(b record.Batch) (arrow.RecordBatch, []ChangeType, error) {
 	n := int(b.RecordCount())
 	cts := make([]ChangeType, n)
-	var rec arrow.Record
+	var rec arrow.RecordBatch
 	if f.t.info.desc.LogFormat() == metadata.LogFormatArrow {
 		raw, r, err := arrowlog.Decode(f.fetchArrow, b.AppendOnly(), n, b.Records(), nil)
 		if err != nil {

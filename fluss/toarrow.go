@@ -42,7 +42,7 @@ func (s *RecordBatchLogScanner) ToArrow(ctx context.Context) (arrow.Table, error
 			f.mu.Unlock()
 		}
 	}
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	release := func() {
 		for _, r := range recs {
 			r.Release()

@@ -50,7 +50,7 @@ func TestToArrow(t *testing.T) {
 	tr := array.NewTableReader(at, 0)
 	defer tr.Release()
 	for tr.Next() {
-		rec := tr.Record()
+		rec := tr.RecordBatch()
 		col, days := rec.Column(0).(*array.Int32), rec.Column(1).(*array.String)
 		for i := range col.Len() {
 			id := int(col.Value(i))

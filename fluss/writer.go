@@ -287,7 +287,7 @@ func (w *writer) added(b *writeBatch, size int) *WriteResult {
 
 // addRecord appends a whole Arrow record as one batch of a key-less, non-partitioned log
 // table.
-func (w *writer) addRecord(ctx context.Context, rec arrow.Record, size int) (*WriteResult, error) {
+func (w *writer) addRecord(ctx context.Context, rec arrow.RecordBatch, size int) (*WriteResult, error) {
 	if err := w.reserve(ctx, size); err != nil {
 		return nil, err
 	}
