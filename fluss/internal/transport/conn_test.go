@@ -17,8 +17,8 @@ import (
 )
 
 // fakeServer accepts one connection, answers API_VERSIONS (advertising GET_METADATA), and
-// then hands every further request to after.
-func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader, h wire.RequestHeader)) string {
+// then hands the connection to after, before reading anything more.
+func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -32,26 +32,27 @@ func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader, h wire.Re
 		}
 		defer nc.Close()
 		r := bufio.NewReader(nc)
-		for {
-			payload, err := wire.ReadFrame(r, nil, wire.RequestHeaderSize, 1<<30)
-			if err != nil {
-				return
-			}
-			h, _, err := wire.ParseRequestHeader(payload)
-			if err != nil {
-				return
-			}
-			if h.APIKey != wire.APIVersions {
-				after(nc, r, h)
-				return
-			}
-			resp := &flusspb.ApiVersionsResponse{ServerType: proto.Int32(int32(ServerTablet)), ApiVersions: []*flusspb.PbApiVersion{
-				{ApiKey: proto.Int32(int32(wire.GetMetadata)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)},
-			}}
-			writeResponse(t, nc, responseSuccess, h.RequestID, resp)
+		h, ok := readRequest(r)
+		if !ok || h.APIKey != wire.APIVersions {
+			return
 		}
+		resp := &flusspb.ApiVersionsResponse{ServerType: proto.Int32(int32(ServerTablet)), ApiVersions: []*flusspb.PbApiVersion{
+			{ApiKey: proto.Int32(int32(wire.GetMetadata)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)},
+		}}
+		writeResponse(t, nc, responseSuccess, h.RequestID, resp)
+		after(nc, r)
 	}()
 	return ln.Addr().String()
+}
+
+// readRequest reads one request frame and returns its header.
+func readRequest(r *bufio.Reader) (wire.RequestHeader, bool) {
+	payload, err := wire.ReadFrame(r, nil, wire.RequestHeaderSize, 1<<30)
+	if err != nil {
+		return wire.RequestHeader{}, false
+	}
+	h, _, err := wire.ParseRequestHeader(payload)
+	return h, err == nil
 }
 
 func writeResponse(t *testing.T, nc net.Conn, typ byte, id int32, m proto.Message) {
@@ -71,7 +72,7 @@ func writeResponse(t *testing.T, nc net.Conn, typ byte, id int32, m proto.Messag
 func TestWriteHonoursContext(t *testing.T) {
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader, wire.RequestHeader) { <-stall })
+	addr := fakeServer(t, func(net.Conn, *bufio.Reader) { <-stall })
 	c, err := Dial(context.Background(), addr, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestWriteHonoursContext(t *testing.T) {
 func TestWriteHonoursCancel(t *testing.T) {
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader, wire.RequestHeader) { <-stall })
+	addr := fakeServer(t, func(net.Conn, *bufio.Reader) { <-stall })
 	c, err := Dial(context.Background(), addr, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +115,11 @@ func TestWriteHonoursCancel(t *testing.T) {
 
 // A response frame above MaxResponseSize breaks the connection instead of being allocated.
 func TestMaxResponseSize(t *testing.T) {
-	addr := fakeServer(t, func(nc net.Conn, _ *bufio.Reader, h wire.RequestHeader) {
+	addr := fakeServer(t, func(nc net.Conn, r *bufio.Reader) {
+		h, ok := readRequest(r)
+		if !ok {
+			return
+		}
 		// Announce a 1 GiB frame; send only its header.
 		frame := binary.BigEndian.AppendUint32(nil, 1<<30)
 		frame = append(frame, responseSuccess)
@@ -137,7 +142,11 @@ func TestMaxResponseSize(t *testing.T) {
 
 // An error response comes back as the server's code and message.
 func TestErrorResponse(t *testing.T) {
-	addr := fakeServer(t, func(nc net.Conn, _ *bufio.Reader, h wire.RequestHeader) {
+	addr := fakeServer(t, func(nc net.Conn, r *bufio.Reader) {
+		h, ok := readRequest(r)
+		if !ok {
+			return
+		}
 		writeResponse(t, nc, responseError, h.RequestID, &flusspb.ErrorResponse{ErrorCode: proto.Int32(int32(ferr.TableNotExist)), ErrorMessage: proto.String("no such table")})
 		time.Sleep(time.Second)
 	})
@@ -158,7 +167,7 @@ func TestErrorResponse(t *testing.T) {
 
 // The handshake refuses a server of the wrong role.
 func TestExpectServerType(t *testing.T) {
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader, wire.RequestHeader) {})
+	addr := fakeServer(t, func(net.Conn, *bufio.Reader) {})
 	if _, err := Dial(context.Background(), addr, Config{ExpectServerType: ServerCoordinator}); err == nil {
 		t.Fatal("dialed a tablet server as a coordinator")
 	}
