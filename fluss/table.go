@@ -1,15 +1,10 @@
 package fluss
 
 import (
-	"encoding/hex"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -135,49 +130,6 @@ func (t *Table) partitionValues(vals []row.Datum) ([]string, error) {
 		values[i] = s
 	}
 	return values, nil
-}
-
-// partitionValueString formats one partition value as Java's PartitionUtils does.
-func partitionValueString(ty metadata.DataType, d *row.Datum) (string, error) {
-	switch ty.Root {
-	case metadata.Char, metadata.String:
-		return string(d.B), nil
-	case metadata.Boolean:
-		return strconv.FormatBool(d.I != 0), nil
-	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
-		return strconv.FormatInt(d.I, 10), nil
-	case metadata.Binary, metadata.Bytes:
-		return hex.EncodeToString(d.B), nil
-	case metadata.Date:
-		return time.Unix(d.I*86400, 0).UTC().Format("2006-01-02"), nil
-	case metadata.Time:
-		ms := d.I
-		return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000), nil
-	case metadata.Float, metadata.Double:
-		f := d.F
-		switch {
-		case math.IsNaN(f):
-			return "NaN", nil
-		case math.IsInf(f, 1):
-			return "Inf", nil
-		case math.IsInf(f, -1):
-			return "-Inf", nil
-		}
-		bits := 64
-		if ty.Root == metadata.Float {
-			bits = 32
-		}
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return strings.ReplaceAll(s, ".", "_"), nil
-	case metadata.Timestamp, metadata.TimestampLTZ:
-		ts := time.UnixMilli(d.I).Add(time.Duration(d.Nanos)).UTC()
-		frac := strings.TrimRight(fmt.Sprintf("%09d", ts.Nanosecond()), "0")
-		return ts.Format("2006-01-02-15-04-05") + "_" + frac, nil
-	}
-	return "", fmt.Errorf("type %s cannot be a partition key", ty)
 }
 
 // randomBucket returns a random bucket id.
