@@ -129,6 +129,13 @@ func (c *Connection) Admin() *Admin { return &Admin{conn: c} }
 // returns a handle for reading and writing it.
 func (c *Connection) Table(ctx context.Context, path TablePath) (*Table, error) {
 	if err := c.meta.refreshTables(ctx, []TablePath{path}); err != nil {
+		// Apache Fluss answers a metadata request for a missing table with
+		// UNKNOWN_SERVER_ERROR; the coordinator's GET_TABLE_INFO names the cause.
+		if CodeOf(err) == ErrUnknownServerError {
+			if _, infoErr := c.Admin().GetTableInfo(ctx, path); infoErr != nil && CodeOf(infoErr) != ErrUnknownServerError {
+				return nil, infoErr
+			}
+		}
 		return nil, err
 	}
 	info, ok := c.meta.tableInfo(path)

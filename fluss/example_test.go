@@ -19,6 +19,10 @@ import (
 var bootstrap = "127.0.0.1:9123"
 
 func TestMain(m *testing.M) {
+	if b := os.Getenv("FLUSS_BOOTSTRAP"); b != "" {
+		bootstrap = b
+		os.Exit(m.Run())
+	}
 	srv, err := testserver.New(nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start strom:", err)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSASL(t *testing.T) {
+	needsStrom(t)
 	srv := testserver.Start(t, func(c *config.Config) {
 		c.SecurityProtocolMap = map[string]string{"FLUSS": "SASL"}
 		c.PlainJAASConfig = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="secret";`
@@ -90,10 +91,9 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 
 // A full buffer blocks Append (backpressure) until the context ends or space frees up.
 func TestBackpressureAndCancellation(t *testing.T) {
-	srv := testserver.Start(t, nil)
 	ctx := t.Context()
 	conn, err := fluss.Connect(ctx, fluss.Config{
-		BootstrapServers: srv.Bootstrap, WriterBufferMemorySize: 1, WriterBatchTimeout: time.Hour,
+		BootstrapServers: cluster(t), WriterBufferMemorySize: 1, WriterBatchTimeout: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/fluss/internal/testserver"
 )
 
 // Concurrent lookups are merged into few LOOKUP requests, and every caller still gets its
 // own row (or nil for a missing key).
 func TestLookupBatching(t *testing.T) {
-	srv := testserver.Start(t, nil)
 	ctx := t.Context()
-	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap, WriterBatchTimeout: 5e6, LookupMaxInflightRequests: 1})
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: cluster(t), WriterBatchTimeout: 5e6, LookupMaxInflightRequests: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
