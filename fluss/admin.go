@@ -218,7 +218,7 @@ func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition strin
 	out := make(map[int32]int64, len(buckets))
 	for _, n := range slices.SortedFunc(maps.Keys(byLeader), func(x, y ServerNode) int { return int(x.ID - y.ID) }) {
 		req := &flusspb.ListOffsetsRequest{
-			FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(spec.kind),
+			FollowerServerId: proto.Int32(clientFollowerID), OffsetType: proto.Int32(spec.kind),
 			TableId: proto.Int64(info.TableID), BucketId: byLeader[n],
 		}
 		if partID >= 0 {

@@ -214,7 +214,7 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.MaxResponseSize, transport.DefaultMaxResponseSize)
 	setDur(&c.WriterBackpressureBackoff, 3*time.Second)
 	if c.WriterRetries == 0 {
-		c.WriterRetries = 1<<31 - 1
+		c.WriterRetries = math.MaxInt32
 	} else if c.WriterRetries < 0 {
 		c.WriterRetries = 0
 	}

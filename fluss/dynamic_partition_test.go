@@ -73,3 +73,50 @@ func TestDynamicPartitionCreation(t *testing.T) {
 		}
 	}
 }
+
+// A partition dropped behind a writer's back is forgotten on the server's first
+// PARTITION_NOT_EXISTS (or equivalent) answer; the next write creates it again.
+func TestWriteAfterPartitionDropped(t *testing.T) {
+	conn, ctx := connect(t)
+	tbl := createTable(t, ctx, conn, "dropped", fluss.TableDescriptor{
+		Schema: fluss.NewSchema([]fluss.Column{
+			fluss.NewColumn("region", fluss.String()),
+			fluss.NewColumn("id", fluss.Int()),
+		}, "region", "id"),
+		PartitionKeys: []string{"region"},
+		BucketCount:   1,
+	})
+	w, err := tbl.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	upsert := func(id int32) error {
+		res, err := w.Upsert(ctx, fluss.Row{"eu", id})
+		if err != nil {
+			return err
+		}
+		return res.Wait(ctx)
+	}
+	if err := upsert(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Admin().DropPartition(ctx, tbl.Path(), map[string]string{"region": "eu"}, false); err != nil {
+		t.Fatal(err)
+	}
+	err = upsert(2)
+	t.Logf("first write after the drop: %v", err)
+	if err := upsert(3); err != nil {
+		t.Fatalf("write after the partition was forgotten: %v", err)
+	}
+	lk, err := tbl.NewLookup().CreateLookuper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := lk.Lookup(ctx, fluss.Row{"eu", int32(3)}); err != nil || r == nil {
+		t.Fatalf("lookup = %v, %v", r, err)
+	}
+	if r, err := lk.Lookup(ctx, fluss.Row{"eu", int32(1)}); err != nil || r != nil {
+		t.Fatalf("row of the dropped partition: %v, %v", r, err)
+	}
+}

@@ -222,6 +222,9 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 		if isRoutingError(code) {
 			t.conn.meta.invalidate(tb.TableID, tb.PartitionID)
 		}
+		if code == ErrPartitionNotExists {
+			t.conn.meta.forgetPartition(tb.TableID, tb.PartitionID)
+		}
 		if !code.Retriable() || attempt >= 10 {
 			return &Error{Code: code, Message: msg}
 		}

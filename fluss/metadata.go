@@ -329,6 +329,28 @@ func (m *metadataCache) leader(ctx context.Context, path TablePath, tb TableBuck
 	}
 }
 
+// forgetPartition drops a partition the cluster reported as missing (dropped, e.g. by
+// auto-partition retention), with its leaders, so that the cache holds only partitions
+// that exist and a later write re-resolves (and, if allowed, re-creates) it.
+func (m *metadataCache) forgetPartition(tableID, partitionID int64) {
+	if partitionID < 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ref, ok := m.partitions[partitionID]; ok && ref.tableID == tableID {
+		delete(m.partitions, partitionID)
+		if m.partIDs[ref] == partitionID {
+			delete(m.partIDs, ref)
+		}
+	}
+	for tb := range m.leaders {
+		if tb.TableID == tableID && tb.PartitionID == partitionID {
+			delete(m.leaders, tb)
+		}
+	}
+}
+
 // invalidate forgets the bucket leaders of a table (partitionID < 0) or of one partition, so
 // that the next use refreshes them. Used after NOT_LEADER and similar routing errors.
 func (m *metadataCache) invalidate(tableID, partitionID int64) {

@@ -202,7 +202,7 @@ func (f *logFetcher) listOffset(ctx context.Context, tb TableBucket, spec Offset
 		return 0, err
 	}
 	req := &flusspb.ListOffsetsRequest{
-		FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(spec.kind), TableId: proto.Int64(tb.TableID),
+		FollowerServerId: proto.Int32(clientFollowerID), OffsetType: proto.Int32(spec.kind), TableId: proto.Int64(tb.TableID),
 		BucketId: []int32{tb.Bucket},
 	}
 	if spec.kind == offsetKindTimestamp {
@@ -310,14 +310,14 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		tr.BucketsReq = append(tr.BucketsReq, br)
 	}
 	req := &flusspb.FetchLogRequest{
-		FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytes)),
+		FollowerServerId: proto.Int32(clientFollowerID), MaxBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytes)),
 		TablesReq: []*flusspb.PbFetchLogReqForTable{tr},
 		MaxWaitMs: proto.Int32(int32(maxWait / time.Millisecond)), MinBytes: proto.Int32(1),
 	}
 	var resp flusspb.FetchLogResponse
 	if err := f.conn.call(ctx, leader, wire.FetchLog, req, &resp); err != nil {
 		if CodeOf(err) == ErrNetworkException {
-			f.conn.meta.invalidate(f.t.info.TableID, -1)
+			f.conn.meta.invalidate(f.t.info.TableID, NoPartition)
 			return nil, nil // retried by the next poll
 		}
 		return nil, err

@@ -36,6 +36,10 @@ type TableBucket struct {
 	Bucket      int32
 }
 
+// clientFollowerID is the follower_server_id of FETCH_LOG and LIST_OFFSETS requests sent by
+// clients rather than by replicating tablet servers.
+const clientFollowerID int32 = -1
+
 // NoPartition is the PartitionID of buckets of non-partitioned tables.
 const NoPartition int64 = -1
 

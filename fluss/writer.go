@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -630,6 +631,9 @@ func (w *writer) refreshLeaders(tbs []TableBucket) {
 		}
 		if _, err := w.conn.meta.leader(w.ctx, w.t.info.Path, tb); err != nil && !CodeOf(err).Retriable() && w.ctx.Err() == nil {
 			failed[tb] = err
+			if CodeOf(err) == ErrPartitionNotExists {
+				w.conn.meta.forgetPartition(tb.TableID, tb.PartitionID)
+			}
 		}
 	}
 	w.mu.Lock()
@@ -661,7 +665,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	codes := make([]ErrorCode, len(batches))
 	msgs := make([]string, len(batches))
 	var reqErr error
-	timeout := int32(min(w.cfg.RequestTimeout, time.Duration(1<<31-1)*time.Millisecond) / time.Millisecond)
+	timeout := int32(min(w.cfg.RequestTimeout, math.MaxInt32*time.Millisecond) / time.Millisecond)
 	if w.kv {
 		req := &flusspb.PutKvRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout), TargetColumns: w.targetCols}
 		for _, b := range batches {
@@ -743,6 +747,9 @@ func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	err := &Error{Code: code, Message: msg}
 	if isRoutingError(code) {
 		w.conn.meta.invalidate(b.tb.TableID, b.tb.PartitionID)
+	}
+	if code == ErrPartitionNotExists {
+		w.conn.meta.forgetPartition(b.tb.TableID, b.tb.PartitionID)
 	}
 	retry := b.attempts < w.cfg.WriterRetries
 	if w.idempotent && (code == ErrUnknownWriterId || code == ErrOutOfOrderSequence) && retry {
