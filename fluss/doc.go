@@ -47,8 +47,9 @@
 //
 // # Lookups
 //
-// Concurrent point lookups of a table are merged into one LOOKUP request per tablet server
-// (Config.LookupMaxBatchSize keys at most), without delaying a lookup that arrives alone.
+// Concurrent point (or prefix) lookups of a table are merged into one LOOKUP (PREFIX_LOOKUP)
+// request per tablet server (Config.LookupMaxBatchSize keys at most), without delaying a
+// lookup that arrives alone.
 //
 // # Errors
 //

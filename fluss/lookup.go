@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 )
 
 // LookupBuilder configures point or prefix lookups on a primary-key table.
@@ -112,7 +108,8 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 	return t.decodeValue(value)
 }
 
-// PrefixLookuper returns all rows whose primary key starts with given bucket-key values.
+// PrefixLookuper returns all rows whose primary key starts with given bucket-key values. Safe
+// for concurrent use; concurrent prefix lookups are merged like point lookups (see Lookuper).
 type PrefixLookuper struct {
 	t  *Table
 	by []int // column indexes of the lookup columns, in the caller's order
@@ -131,24 +128,9 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 	}
 	var values [][]byte
 	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
-		br := &flusspb.PbPrefixLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		br.PartitionId = tb.partitionIDField()
-		var resp flusspb.PrefixLookupResponse
-		if err := t.conn.call(ctx, leader, wire.PrefixLookup, &flusspb.PrefixLookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbPrefixLookupReqForBucket{br}}, &resp); err != nil {
-			return 0, "", err
-		}
-		if len(resp.BucketsResp) != 1 {
-			return ErrUnknownServerError, "no response for the bucket", nil
-		}
-		r := resp.BucketsResp[0]
-		if r.GetErrorCode() != 0 {
-			return ErrorCode(r.GetErrorCode()), r.GetErrorMessage(), nil
-		}
-		if len(r.ValueLists) != 1 {
-			return 0, "", fmt.Errorf("fluss: prefix lookup returned %d lists for 1 key", len(r.ValueLists))
-		}
-		values = r.ValueLists[0].Values
-		return 0, "", nil
+		vs, code, msg, err := t.lookups.prefixLookup(ctx, leader, tb, kb)
+		values = vs
+		return code, msg, err
 	})
 	if err != nil {
 		return nil, err
