@@ -7,8 +7,9 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// TableInfo is a table's metadata as the cluster reports it. Its Descriptor is a copy: changing
-// it does not change the table.
+// TableInfo is a table's metadata as the cluster reports it, obtained from Admin.GetTableInfo
+// or Table.Info (a TableInfo built by hand has no metadata behind its methods). Its
+// Descriptor is a copy: changing it changes neither the table nor what the methods return.
 type TableInfo struct {
 	Path     TablePath
 	TableID  int64
