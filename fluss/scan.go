@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -340,6 +341,10 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
+			if err := remoteOnly(tb, b, subs[tb]); err != nil {
+				releaseAll(out)
+				return nil, err
+			}
 			batches, err := f.decode(tb, b.GetRecords(), subs[tb])
 			if err != nil {
 				releaseAll(out)
@@ -349,6 +354,22 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		}
 	}
 	return out, nil
+}
+
+// ErrRemoteLogNotSupported is returned by Poll when a bucket's records at the scanner's
+// position are only in remote storage (tiered to the cluster's remote.data.dir and deleted
+// locally): this client reads logs from tablet servers only. Subscribe from an offset the
+// tablet servers still hold.
+var ErrRemoteLogNotSupported = errors.New("fluss: log segments in remote storage cannot be read by this client")
+
+// remoteOnly fails when the server answered a fetch with remote log segments instead of
+// records: without it the scanner would poll the same offset forever.
+func remoteOnly(tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) error {
+	ri := b.GetRemoteLogFetchInfo()
+	if ri == nil || len(b.GetRecords()) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s from offset %d is in %d remote segment(s) under %s", ErrRemoteLogNotSupported, tb, from, len(ri.GetRemoteLogSegments()), ri.GetRemoteLogTabletDir())
 }
 
 func releaseAll(out []fetched) []fetched {
