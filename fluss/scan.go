@@ -2,10 +2,10 @@ package fluss
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -108,6 +108,10 @@ type logFetcher struct {
 	outCols    []metadata.Column
 	outArrow   *arrow.Schema
 	pushdown   bool
+	// unprojected decodes data that was not projected by the server (remote log segments):
+	// f itself unless f pushes its projection down.
+	unprojected *logFetcher
+	remoteReads atomic.Int64 // remote segment reads, for tests
 
 	mu     sync.Mutex
 	subs   map[TableBucket]int64
@@ -115,13 +119,29 @@ type logFetcher struct {
 }
 
 func newLogFetcher(s *TableScan) (*logFetcher, error) {
+	f, err := buildLogFetcher(s, true)
+	if err != nil {
+		return nil, err
+	}
+	f.unprojected = f
+	if f.pushdown {
+		if f.unprojected, err = buildLogFetcher(s, false); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// buildLogFetcher configures a fetcher; pushdown allows pushing the projection to the
+// server (ARROW logs only).
+func buildLogFetcher(s *TableScan, pushdown bool) (*logFetcher, error) {
 	proj, err := s.projection()
 	if err != nil {
 		return nil, err
 	}
 	t := s.t
 	f := &logFetcher{t: t, conn: t.conn, proj: proj, subs: map[TableBucket]int64{}}
-	f.pushdown = proj != nil && t.info.desc.LogFormat() == metadata.LogFormatArrow
+	f.pushdown = pushdown && proj != nil && t.info.desc.LogFormat() == metadata.LogFormatArrow
 	if proj != nil {
 		f.sorted = slices.Clone(proj)
 		slices.Sort(f.sorted)
@@ -341,11 +361,7 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
-			if err := remoteOnly(tb, b, subs[tb]); err != nil {
-				releaseAll(out)
-				return nil, err
-			}
-			batches, err := f.decode(tb, b.GetRecords(), subs[tb])
+			batches, err := f.decodeBucket(tb, b, subs[tb])
 			if err != nil {
 				releaseAll(out)
 				return nil, err
@@ -356,20 +372,19 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 	return out, nil
 }
 
-// ErrRemoteLogNotSupported is returned by Poll when a bucket's records at the scanner's
-// position are only in remote storage (tiered to the cluster's remote.data.dir and deleted
-// locally): this client reads logs from tablet servers only. Subscribe from an offset the
-// tablet servers still hold.
-var ErrRemoteLogNotSupported = errors.New("fluss: log segments in remote storage cannot be read by this client")
-
-// remoteOnly fails when the server answered a fetch with remote log segments instead of
-// records: without it the scanner would poll the same offset forever.
-func remoteOnly(tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) error {
+// decodeBucket decodes one bucket's fetch answer from offset from: its records, or, when the
+// server points to remote storage instead, the remote segment's (which are not projected).
+func (f *logFetcher) decodeBucket(tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) ([]ScanBatch, error) {
 	ri := b.GetRemoteLogFetchInfo()
 	if ri == nil || len(b.GetRecords()) > 0 {
-		return nil
+		return f.decode(tb, b.GetRecords(), from)
 	}
-	return fmt.Errorf("%w: %s from offset %d is in %d remote segment(s) under %s", ErrRemoteLogNotSupported, tb, from, len(ri.GetRemoteLogSegments()), ri.GetRemoteLogTabletDir())
+	f.remoteReads.Add(1)
+	records, err := readRemote(ri, f.conn.cfg.ScannerFetchMaxBytesForBucket)
+	if err != nil {
+		return nil, fmt.Errorf("fluss: fetch %s from offset %d: %w", tb, from, err)
+	}
+	return f.unprojected.decode(tb, records, from)
 }
 
 func releaseAll(out []fetched) []fetched {

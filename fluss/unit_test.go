@@ -1,18 +1,14 @@
 package fluss
 
 import (
-	"errors"
 	"math/big"
 	"testing"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
-	"github.com/stromdb/strom/proto/flusspb"
 )
 
 // The client's bucket for INT primary keys must match the Java client (docs/formats.md §10.3,
@@ -350,21 +346,5 @@ func TestTypeConversionRoundTrip(t *testing.T) {
 	}
 	if f := back.Columns[2].Type.Fields[1]; f.Description != "d" || f.Name != "b" {
 		t.Errorf("row field %+v", f)
-	}
-}
-
-// A fetch answered with remote segments only is an error, not an endless empty poll.
-func TestRemoteOnlyFetchIsAnError(t *testing.T) {
-	tb := NewTableBucket(1, 0)
-	remote := &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(0), RemoteLogFetchInfo: &flusspb.PbRemoteLogFetchInfo{
-		RemoteLogTabletDir: proto.String("file:/remote/log/db/t-1/0"),
-		RemoteLogSegments:  []*flusspb.PbRemoteLogSegment{{RemoteLogSegmentId: proto.String("s"), RemoteLogStartOffset: proto.Int64(0), RemoteLogEndOffset: proto.Int64(9), SegmentSizeInBytes: proto.Int32(100)}},
-	}}
-	if err := remoteOnly(tb, remote, 0); !errors.Is(err, ErrRemoteLogNotSupported) {
-		t.Fatalf("remote-only answer: %v", err)
-	}
-	local := &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(0), Records: []byte{1}}
-	if err := remoteOnly(tb, local, 0); err != nil {
-		t.Fatalf("local answer: %v", err)
 	}
 }
