@@ -224,7 +224,7 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil && !errors.Is(err, context.Canceled):
+	case ctx.Err() != nil && !errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s to %s: %w", key, node.Addr(), newError(ErrRequestTimeOut, "%v", err))
 	case ctx.Err() != nil:
 		return err

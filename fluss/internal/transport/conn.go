@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -223,8 +224,14 @@ func (c *Conn) send(ctx context.Context, key wire.APIKey, version int16, req pro
 		<-interrupted // the next writer must not inherit a deadline set after its own
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (write of %s interrupted: %w)", ctx.Err(), key, err)
+		// The socket deadline is the context's (or now, on cancellation), so a timed-out
+		// write is the context ending even if its timer has not fired yet.
+		cause := ctx.Err()
+		if cause == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			cause = context.DeadlineExceeded
+		}
+		if cause != nil {
+			err = fmt.Errorf("%w (write of %s interrupted: %w)", cause, key, err)
 		}
 		c.fail(err)
 		return 0, nil, err
