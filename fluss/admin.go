@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -25,9 +24,7 @@ type Admin struct {
 func (a *Admin) CreateDatabase(ctx context.Context, name string, desc *DatabaseDescriptor, ignoreIfExists bool) error {
 	req := &flusspb.CreateDatabaseRequest{DatabaseName: proto.String(name), IgnoreIfExists: proto.Bool(ignoreIfExists)}
 	if desc != nil {
-		d := *desc
-		d.HasComment = d.HasComment || d.Comment != ""
-		req.DatabaseJson = d.JSON()
+		req.DatabaseJson = desc.internal().JSON()
 	}
 	return a.conn.callCoordinator(ctx, wire.CreateDatabase, req, &flusspb.CreateDatabaseResponse{})
 }
@@ -68,23 +65,14 @@ func (a *Admin) GetDatabaseInfo(ctx context.Context, name string) (DatabaseInfo,
 	if err != nil {
 		return DatabaseInfo{}, fmt.Errorf("fluss: database %s: %w", name, err)
 	}
-	return DatabaseInfo{Name: name, Descriptor: d, CreatedTime: resp.GetCreatedTime(), ModifiedTime: resp.GetModifiedTime()}, nil
+	return DatabaseInfo{Name: name, Descriptor: publicDatabaseDescriptor(d), CreatedTime: resp.GetCreatedTime(), ModifiedTime: resp.GetModifiedTime()}, nil
 }
 
-// CreateTable creates a table. Column ids are assigned when the schema has none. With
+// CreateTable creates a table. With
 // ignoreIfExists an existing table is not an error (TABLE_ALREADY_EXIST otherwise).
 func (a *Admin) CreateTable(ctx context.Context, path TablePath, desc TableDescriptor, ignoreIfExists bool) error {
-	d := desc.Clone()
-	d.HasComment = d.HasComment || d.Comment != ""
-	assigned := false
-	for _, c := range d.Schema.Columns {
-		if c.ID > 0 {
-			assigned = true
-		}
-	}
-	if !assigned {
-		d.Schema.AssignFieldIDs()
-	}
+	d := desc.internal()
+	d.Schema.AssignFieldIDs()
 	return a.conn.callCoordinator(ctx, wire.CreateTable, &flusspb.CreateTableRequest{
 		TablePath: pbPath(path), TableJson: d.JSON(), IgnoreIfExists: proto.Bool(ignoreIfExists),
 	}, &flusspb.CreateTableResponse{})
@@ -107,10 +95,7 @@ func (a *Admin) GetTableInfo(ctx context.Context, path TablePath) (*TableInfo, e
 	if err != nil {
 		return nil, fmt.Errorf("fluss: table %s: %w", path, err)
 	}
-	return &TableInfo{
-		Path: path, TableID: resp.GetTableId(), SchemaID: resp.GetSchemaId(), Descriptor: desc,
-		CreatedTime: resp.GetCreatedTime(), ModifiedTime: resp.GetModifiedTime(),
-	}, nil
+	return newTableInfo(path, resp.GetTableId(), resp.GetSchemaId(), desc, resp.GetCreatedTime(), resp.GetModifiedTime()), nil
 }
 
 // GetTableSchema returns schema version schemaID of a table, or the latest when schemaID < 0,
@@ -128,7 +113,7 @@ func (a *Admin) GetTableSchema(ctx context.Context, path TablePath, schemaID int
 	if err != nil {
 		return Schema{}, 0, fmt.Errorf("fluss: schema of %s: %w", path, err)
 	}
-	return s, resp.GetSchemaId(), nil
+	return publicSchema(s), resp.GetSchemaId(), nil
 }
 
 // ListTables returns the table names of a database.
@@ -207,7 +192,7 @@ func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition strin
 	}
 	info, ok := m.tableInfo(path)
 	if !ok {
-		return nil, ferr.New(ferr.TableNotExist, "table %s does not exist", path)
+		return nil, newError(ErrTableNotExist, "table %s does not exist", path)
 	}
 	partID := NoPartition
 	if partition != "" {
@@ -216,11 +201,11 @@ func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition strin
 		}
 		id, ok := m.partitionID(info.TableID, partition)
 		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "partition %s of %s does not exist", partition, path)
+			return nil, newError(ErrPartitionNotExists, "partition %s of %s does not exist", partition, path)
 		}
 		partID = id
 	} else if info.IsPartitioned() {
-		return nil, ferr.New(ferr.PartitionNotExists, "table %s is partitioned: use ListPartitionOffsets", path)
+		return nil, newError(ErrPartitionNotExists, "table %s is partitioned: use ListPartitionOffsets", path)
 	}
 	byLeader := map[ServerNode][]int32{}
 	for _, b := range buckets {
@@ -233,13 +218,13 @@ func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition strin
 	out := make(map[int32]int64, len(buckets))
 	for _, n := range slices.SortedFunc(maps.Keys(byLeader), func(x, y ServerNode) int { return int(x.ID - y.ID) }) {
 		req := &flusspb.ListOffsetsRequest{
-			FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(spec.kind),
+			FollowerServerId: proto.Int32(clientFollowerID), OffsetType: proto.Int32(spec.kind),
 			TableId: proto.Int64(info.TableID), BucketId: byLeader[n],
 		}
 		if partID >= 0 {
 			req.PartitionId = proto.Int64(partID)
 		}
-		if spec.kind == 2 {
+		if spec.kind == offsetKindTimestamp {
 			req.StartTimestamp = proto.Int64(spec.timestamp)
 		}
 		var resp flusspb.ListOffsetsResponse
@@ -289,7 +274,7 @@ func (a *Admin) GetServerNodes(ctx context.Context) ([]ServerNode, error) {
 	nodes := a.conn.meta.servers()
 	slices.SortStableFunc(nodes, func(x, y ServerNode) int {
 		if x.Type != y.Type {
-			if x.Type == "coordinator" {
+			if x.Type == CoordinatorServer {
 				return -1
 			}
 			return 1

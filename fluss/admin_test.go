@@ -3,19 +3,43 @@ package fluss_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"testing"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/fluss/flusstest"
+	"github.com/stromdb/strom/fluss/internal/testserver"
 )
 
 // connect starts a server and connects to it.
+// externalCluster, from FLUSS_BOOTSTRAP, runs the tests that need no server-side
+// configuration against a running cluster (e.g. Apache Fluss) instead of in-process Strom:
+//
+//	FLUSS_BOOTSTRAP=127.0.0.1:9123 go test ./fluss
+var externalCluster = os.Getenv("FLUSS_BOOTSTRAP")
+
+// cluster returns the bootstrap address of the cluster a test runs against: the external
+// one, or a fresh in-process server.
+func cluster(t *testing.T) string {
+	t.Helper()
+	if externalCluster != "" {
+		return externalCluster
+	}
+	return testserver.Start(t, nil).Bootstrap
+}
+
+// needsStrom skips a test that configures the server when running against an external
+// cluster.
+func needsStrom(t *testing.T) {
+	if externalCluster != "" {
+		t.Skip("configures an in-process server")
+	}
+}
+
 func connect(t *testing.T) (*fluss.Connection, context.Context) {
 	t.Helper()
-	srv := flusstest.Start(t, nil)
 	ctx := t.Context()
-	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap, WriterBatchTimeout: 5e6})
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: cluster(t), WriterBatchTimeout: 5e6})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -35,6 +59,11 @@ func TestAdminDatabasesAndTables(t *testing.T) {
 	conn, ctx := connect(t)
 	admin := conn.Admin()
 	desc := &fluss.DatabaseDescriptor{Comment: "test db", CustomProperties: map[string]string{"owner": "go"}}
+	if externalCluster != "" {
+		if err := admin.DropDatabase(ctx, "db1", true, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := admin.CreateDatabase(ctx, "db1", desc, false); err != nil {
 		t.Fatal(err)
 	}

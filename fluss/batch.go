@@ -43,7 +43,7 @@ type writeBatch struct {
 
 	// Building state, guarded by writer.mu.
 	arrowB *arrowlog.RowBuilder // ARROW log rows
-	rec    arrow.Record         // a whole Arrow record appended as is
+	rec    arrow.RecordBatch    // a whole Arrow record appended as is
 	buf    []byte               // row-log or KV batch being built in place
 	count  int32
 	size   int // reserved buffer bytes (estimate)

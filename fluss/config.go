@@ -2,9 +2,13 @@ package fluss
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stromdb/strom/fluss/internal/transport"
+	"github.com/stromdb/strom/internal/metadata"
 )
 
 // Config configures a Connection. The zero value of a field means its default; FromProperties
@@ -53,6 +57,31 @@ type Config struct {
 	// Default 500ms.
 	ScannerFetchMaxWait time.Duration
 
+	// WriterDisableDynamicPartitionCreation stops writers from creating the partition a row
+	// targets when it does not exist yet; such writes then fail with PARTITION_NOT_EXISTS
+	// (writer.dynamic-create-partition.enabled=false). By default a write to a missing
+	// partition creates it, as the Java client does.
+	WriterDisableDynamicPartitionCreation bool
+	// WriterBackpressureBackoff is the first retry delay of a batch the server rejected with
+	// STORAGE_BACKPRESSURE_EXCEPTION; later retries double it up to 4x
+	// (writer.kv-backpressure.max-throttle). Default 3s, as the Java client.
+	WriterBackpressureBackoff time.Duration
+
+	// LookupMaxBatchSize caps the keys merged into one LOOKUP request per bucket
+	// (lookup.max-batch-size). Default 128.
+	LookupMaxBatchSize int
+	// LookupMaxInflightRequests caps the LOOKUP requests of one table in flight to one
+	// tablet server; lookups arriving meanwhile queue and are merged into the next request
+	// (lookup.max-inflight-requests). A lookup never waits for a batch to fill: merging
+	// happens only under concurrency. Default 16 (the Java client allows 128 per client but
+	// also lingers up to lookup.batch-timeout to fill a batch; this client does not linger).
+	LookupMaxInflightRequests int
+
+	// MaxResponseSize bounds one response frame from a server; a larger frame is treated as a
+	// protocol error and closes the connection. Default 100 MiB (a Fluss server's own request
+	// limit); raise it together with ScannerFetchMaxBytes.
+	MaxResponseSize int
+
 	// SecurityProtocol is "PLAINTEXT" (default) or "sasl" (security.protocol).
 	SecurityProtocol string
 	// SASLMechanism must be "PLAIN" (security.sasl.mechanism).
@@ -67,8 +96,11 @@ type Config struct {
 // writer.retries, writer.batch-size, writer.batch-timeout-ms, writer.buffer.memory-size,
 // writer.enable-idempotence, scanner.log.fetch.max-bytes,
 // scanner.log.fetch.max-bytes-for-bucket, scanner.log.fetch.wait-max-time-ms, connect-timeout
-// (ms), request-timeout (ms), security.protocol, security.sasl.mechanism,
-// security.sasl.username, security.sasl.password. Unknown keys are an error.
+// (ms), request-timeout (ms), writer.dynamic-create-partition.enabled,
+// writer.kv-backpressure.max-throttle (a Fluss duration such as "3s"), lookup.max-batch-size,
+// lookup.max-inflight-requests, max-response-size, security.protocol,
+// security.sasl.mechanism, security.sasl.username, security.sasl.password. Sizes are Fluss
+// memory sizes ("64mb", "1 gb", "4096"). Unknown keys are an error.
 func FromProperties(props map[string]string) (Config, error) {
 	var c Config
 	for k, v := range props {
@@ -102,6 +134,18 @@ func FromProperties(props map[string]string) (Config, error) {
 			c.ConnectTimeout, err = parseMillis(v)
 		case "request-timeout":
 			c.RequestTimeout, err = parseMillis(v)
+		case "writer.dynamic-create-partition.enabled":
+			var b bool
+			b, err = strconv.ParseBool(v)
+			c.WriterDisableDynamicPartitionCreation = !b
+		case "writer.kv-backpressure.max-throttle":
+			c.WriterBackpressureBackoff, err = metadata.ParseFlussDuration(v)
+		case "lookup.max-batch-size":
+			c.LookupMaxBatchSize, err = strconv.Atoi(v)
+		case "lookup.max-inflight-requests":
+			c.LookupMaxInflightRequests, err = strconv.Atoi(v)
+		case "max-response-size":
+			c.MaxResponseSize, err = parseSize(v)
 		case "security.protocol":
 			c.SecurityProtocol = v
 		case "security.sasl.mechanism":
@@ -120,24 +164,16 @@ func FromProperties(props map[string]string) (Config, error) {
 	return c, nil
 }
 
-// parseSize accepts a byte count with an optional kb/mb/gb suffix (Fluss MemorySize style).
+// parseSize parses a Fluss memory size ("64mb", "1 gb", "4096") that must fit in an int.
 func parseSize(s string) (int, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := 1
-	for _, u := range []struct {
-		suffix string
-		m      int
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
+	n, err := metadata.ParseFlussMemorySize(s)
+	if err != nil {
+		return 0, err
 	}
-	n, err := strconv.Atoi(t)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid size")
+	if n > math.MaxInt {
+		return 0, fmt.Errorf("size %s is too large", s)
 	}
-	return n * mult, nil
+	return int(n), nil
 }
 
 func parseMillis(s string) (time.Duration, error) {
@@ -173,8 +209,12 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.WriterBufferMemorySize, 64<<20)
 	setInt(&c.ScannerFetchMaxBytes, 16<<20)
 	setInt(&c.ScannerFetchMaxBytesForBucket, 1<<20)
+	setInt(&c.LookupMaxBatchSize, 128)
+	setInt(&c.LookupMaxInflightRequests, 16)
+	setInt(&c.MaxResponseSize, transport.DefaultMaxResponseSize)
+	setDur(&c.WriterBackpressureBackoff, 3*time.Second)
 	if c.WriterRetries == 0 {
-		c.WriterRetries = 1<<31 - 1
+		c.WriterRetries = math.MaxInt32
 	} else if c.WriterRetries < 0 {
 		c.WriterRetries = 0
 	}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/fluss/internal/transport"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 )
@@ -22,7 +23,7 @@ const clientVersion = "0.1.0"
 // release its network connections and stop every writer and scanner created from it.
 type Connection struct {
 	cfg  Config
-	wcfg wire.ClientConfig
+	wcfg transport.Config
 	meta *metadataCache
 
 	mu      sync.Mutex
@@ -38,7 +39,7 @@ type closer interface{ closeFromConn() }
 // poolEntry is one pooled server connection; ready is closed once dialing finished.
 type poolEntry struct {
 	ready chan struct{}
-	conn  *wire.ClientConn
+	conn  *transport.Conn
 	err   error
 }
 
@@ -51,8 +52,9 @@ func Connect(ctx context.Context, cfg Config) (*Connection, error) {
 	}
 	c := &Connection{
 		cfg: cfg,
-		wcfg: wire.ClientConfig{
+		wcfg: transport.Config{
 			SoftwareName: "fluss-go", SoftwareVersion: clientVersion,
+			MaxResponseSize: cfg.MaxResponseSize,
 		},
 		conns:   make(map[string]*poolEntry),
 		closers: make(map[closer]struct{}),
@@ -127,18 +129,25 @@ func (c *Connection) Admin() *Admin { return &Admin{conn: c} }
 // returns a handle for reading and writing it.
 func (c *Connection) Table(ctx context.Context, path TablePath) (*Table, error) {
 	if err := c.meta.refreshTables(ctx, []TablePath{path}); err != nil {
+		// Apache Fluss answers a metadata request for a missing table with
+		// UNKNOWN_SERVER_ERROR; the coordinator's GET_TABLE_INFO names the cause.
+		if CodeOf(err) == ErrUnknownServerError {
+			if _, infoErr := c.Admin().GetTableInfo(ctx, path); infoErr != nil && CodeOf(infoErr) != ErrUnknownServerError {
+				return nil, infoErr
+			}
+		}
 		return nil, err
 	}
 	info, ok := c.meta.tableInfo(path)
 	if !ok {
-		return nil, ferr.New(ferr.TableNotExist, "table %s does not exist", path)
+		return nil, newError(ErrTableNotExist, "table %s does not exist", path)
 	}
 	return newTable(c, info)
 }
 
 // serverConn returns the pooled connection to node, dialing it (API_VERSIONS and SASL
 // handshake) if needed. Broken connections are replaced.
-func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType int32) (*wire.ClientConn, error) {
+func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType transport.ServerType) (*transport.Conn, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -153,7 +162,7 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ConnectTimeout)
 			wc := c.wcfg
 			wc.ExpectServerType = serverType
-			e.conn, e.err = wire.Dial(dctx, addr, wc)
+			e.conn, e.err = transport.Dial(dctx, addr, wc)
 			cancel()
 			if e.err != nil {
 				c.mu.Lock()
@@ -191,12 +200,12 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 // call sends one request to node and waits for the answer, bounded by RequestTimeout.
 // Transport failures are returned as NETWORK_EXCEPTION errors (retriable).
 func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey, req, resp proto.Message) error {
-	var st int32
+	st := transport.ServerUnknown
 	switch node.Type {
-	case "coordinator":
-		st = 1
-	case "tablet":
-		st = 2
+	case CoordinatorServer:
+		st = transport.ServerCoordinator
+	case TabletServer:
+		st = transport.ServerTablet
 	}
 	uid := node.uid()
 	if node.ID < 0 {
@@ -211,17 +220,21 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
 	}
-	if err := cc.Call(ctx, key, req, resp); err != nil {
-		var fe *ferr.Error
-		if errors.As(err, &fe) || ctx.Err() != nil {
-			if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
-				return fmt.Errorf("%s to %s: %w", key, node.Addr(), ferr.New(ferr.RequestTimeOut, "%v", err))
-			}
-			return err
-		}
-		return fmt.Errorf("%s to %s: %w", key, node.Addr(), networkError(err))
+	err = cc.Call(ctx, key, req, resp)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && !errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s to %s: %w", key, node.Addr(), newError(ErrRequestTimeOut, "%v", err))
+	case ctx.Err() != nil:
+		return err
 	}
-	return nil
+	var ie *ferr.Error
+	if errors.As(err, &ie) && !errors.Is(err, transport.ErrConnClosed) {
+		// An error response: the server's code and message, as the public type.
+		return &Error{Code: ErrorCode(ie.Code), Message: ie.Message}
+	}
+	return fmt.Errorf("%s to %s: %w", key, node.Addr(), networkError(err))
 }
 
 // networkError marks a transport failure with NETWORK_EXCEPTION, keeping the cause.
@@ -229,11 +242,16 @@ func networkError(err error) error {
 	if err == nil || errors.Is(err, ErrClosed) {
 		return err
 	}
-	var fe *ferr.Error
+	var fe *Error
 	if errors.As(err, &fe) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ferr.New(ferr.NetworkException, "network error"), err)
+	var ie *ferr.Error
+	if errors.As(err, &ie) {
+		// A handshake refused by the server (e.g. SASL): keep its code.
+		return fmt.Errorf("%w: %w", &Error{Code: ErrorCode(ie.Code), Message: ie.Message}, err)
+	}
+	return fmt.Errorf("%w: %w", newError(ErrNetworkException, "network error"), err)
 }
 
 // callCoordinator sends an admin request to the coordinator.

@@ -8,10 +8,10 @@ import (
 // FuzzDecodeValueBatch feeds arbitrary LIMIT_SCAN payloads of a primary-key table to the
 // value-batch decoder: it must return rows or an error, never panic.
 func FuzzDecodeValueBatch(f *testing.F) {
-	info := &TableInfo{Path: TablePath{"d", "t"}, TableID: 1, Descriptor: TableDescriptor{
+	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{
 		Schema:      NewSchema([]Column{NewColumn("id", Int()), NewColumn("s", String())}, "id"),
 		BucketCount: 1,
-	}}
+	}.internal(), 0, 0)
 	tbl, err := newTable(nil, info)
 	if err != nil {
 		f.Fatal(err)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/fluss/flusstest"
+	"github.com/stromdb/strom/fluss/internal/testserver"
 	"github.com/stromdb/strom/server/config"
 )
 
 func TestSASL(t *testing.T) {
-	srv := flusstest.Start(t, func(c *config.Config) {
+	needsStrom(t)
+	srv := testserver.Start(t, func(c *config.Config) {
 		c.SecurityProtocolMap = map[string]string{"FLUSS": "SASL"}
 		c.PlainJAASConfig = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required user_admin="secret";`
 	})
@@ -35,7 +36,7 @@ func TestSASL(t *testing.T) {
 
 // After Close, no goroutine of the client (writers, scanners, connections) is left.
 func TestNoGoroutineLeakAfterClose(t *testing.T) {
-	srv := flusstest.Start(t, nil)
+	srv := testserver.Start(t, nil)
 	ctx := t.Context()
 	base := runtime.NumGoroutine()
 	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap})
@@ -90,10 +91,9 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 
 // A full buffer blocks Append (backpressure) until the context ends or space frees up.
 func TestBackpressureAndCancellation(t *testing.T) {
-	srv := flusstest.Start(t, nil)
 	ctx := t.Context()
 	conn, err := fluss.Connect(ctx, fluss.Config{
-		BootstrapServers: srv.Bootstrap, WriterBufferMemorySize: 1, WriterBatchTimeout: time.Hour,
+		BootstrapServers: cluster(t), WriterBufferMemorySize: 1, WriterBatchTimeout: time.Hour,
 	})
 	if err != nil {
 		t.Fatal(err)

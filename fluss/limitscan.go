@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/internal/wire"
@@ -53,7 +52,7 @@ func (b *BucketBatchScanner) Schema() *arrow.Schema { return b.f.outArrow }
 
 // Next returns the scan's rows as one record the first time, and nil afterwards. The caller
 // releases the record.
-func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.Record, error) {
+func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if b.done {
 		return nil, nil
 	}
@@ -66,10 +65,10 @@ func (b *BucketBatchScanner) Next(ctx context.Context) (arrow.Record, error) {
 
 // ToArrow runs the scan and returns all its rows as one record (possibly empty). The caller
 // releases the record.
-func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.Record, error) {
+func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.RecordBatch, error) {
 	rows, err := b.scan(ctx)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	return arrowlog.RowsToRecord(b.f.outArrow, b.f.outCols, rows, nil)
 }
@@ -78,7 +77,7 @@ func (b *BucketBatchScanner) ToArrow(ctx context.Context) (arrow.Record, error) 
 func (b *BucketBatchScanner) Rows(ctx context.Context) ([]Row, error) {
 	rows, err := b.scan(ctx)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	out := make([]Row, len(rows))
 	for i, r := range rows {
@@ -105,7 +104,7 @@ func (b *BucketBatchScanner) scan(ctx context.Context) ([][]row.Datum, error) {
 		if err == nil {
 			break
 		}
-		code := ferr.CodeOf(err)
+		code := CodeOf(err)
 		if isRoutingError(code) {
 			t.conn.meta.invalidate(b.bucket.TableID, b.bucket.PartitionID)
 		}
@@ -162,7 +161,7 @@ func (b *BucketBatchScanner) decodeValues(data []byte) ([][]row.Datum, error) {
 			return nil, fmt.Errorf("fluss: value: %w", err)
 		}
 		var ds []row.Datum
-		if t.info.Descriptor.KvFormat() == metadata.KvFormatIndexed {
+		if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
 			ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 		} else {
 			ds, err = row.DecodeCompactedRow(t.types, rb, nil)

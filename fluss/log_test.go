@@ -20,6 +20,11 @@ func createTable(t *testing.T, ctx context.Context, conn *fluss.Connection, name
 		t.Fatal(err)
 	}
 	path := fluss.NewTablePath("it", name)
+	if externalCluster != "" { // a long-lived cluster: start from scratch
+		if err := admin.DropTable(ctx, path, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := admin.CreateTable(ctx, path, desc, false); err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 )
 
 // LookupBuilder configures point or prefix lookups on a primary-key table.
@@ -34,7 +29,7 @@ func (b *LookupBuilder) LookupBy(columns ...string) *LookupBuilder {
 func (b *LookupBuilder) CreateLookuper() (*Lookuper, error) {
 	t := b.t
 	if !t.HasPrimaryKey() {
-		return nil, ferr.New(ferr.NonPrimaryKeyTableException, "table %s has no primary key", t.info.Path)
+		return nil, newError(ErrNonPrimaryKeyTable, "table %s has no primary key", t.info.Path)
 	}
 	if b.by != nil && !slices.Equal(b.by, t.info.PrimaryKeys()) {
 		return nil, fmt.Errorf("fluss: lookup columns %v are not the primary key %v: use CreatePrefixLookuper", b.by, t.info.PrimaryKeys())
@@ -49,12 +44,12 @@ func (b *LookupBuilder) CreateLookuper() (*Lookuper, error) {
 func (b *LookupBuilder) CreatePrefixLookuper() (*PrefixLookuper, error) {
 	t := b.t
 	if !t.HasPrimaryKey() {
-		return nil, ferr.New(ferr.NonPrimaryKeyTableException, "table %s has no primary key", t.info.Path)
+		return nil, newError(ErrNonPrimaryKeyTable, "table %s has no primary key", t.info.Path)
 	}
 	if err := t.checkKeyEncoding(); err != nil {
 		return nil, err
 	}
-	by := t.info.Descriptor.Schema.ColumnIndexes(b.by)
+	by := t.info.desc.Schema.ColumnIndexes(b.by)
 	if len(by) != len(b.by) || len(b.by) == 0 {
 		return nil, fmt.Errorf("fluss: unknown or empty lookup columns %v", b.by)
 	}
@@ -75,8 +70,9 @@ func sameSet(a, b []int) bool {
 	return slices.Equal(x, y)
 }
 
-// Lookuper looks rows up by primary key. Safe for concurrent use; concurrent lookups are in
-// flight together.
+// Lookuper looks rows up by primary key. Safe for concurrent use: concurrent lookups of a
+// table (from any of its Lookupers) are merged into one LOOKUP request per tablet server,
+// see Config.LookupMaxBatchSize and Config.LookupMaxInflightRequests.
 type Lookuper struct{ t *Table }
 
 // Lookup returns the row with the given primary key (values of the primary-key columns in
@@ -97,37 +93,23 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 			return nil, err
 		}
 	}
-	var values [][]byte
-	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
-		br := &flusspb.PbLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		br.PartitionId = tb.partitionIDField()
-		var resp flusspb.LookupResponse
-		if err := t.conn.call(ctx, leader, wire.Lookup, &flusspb.LookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbLookupReqForBucket{br}}, &resp); err != nil {
-			return 0, "", err
-		}
-		if len(resp.BucketsResp) != 1 {
-			return ferr.UnknownServerError, "no response for the bucket", nil
-		}
-		r := resp.BucketsResp[0]
-		if r.GetErrorCode() != 0 {
-			return ferr.Code(r.GetErrorCode()), r.GetErrorMessage(), nil
-		}
-		if len(r.Values) != 1 {
-			return 0, "", fmt.Errorf("fluss: lookup returned %d values for 1 key", len(r.Values))
-		}
-		values = [][]byte{r.Values[0].Values}
-		return 0, "", nil
+	var value []byte
+	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
+		v, code, msg, err := t.lookups.lookup(ctx, leader, tb, kb)
+		value = v
+		return code, msg, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if values[0] == nil {
+	if value == nil {
 		return nil, nil
 	}
-	return t.decodeValue(values[0])
+	return t.decodeValue(value)
 }
 
-// PrefixLookuper returns all rows whose primary key starts with given bucket-key values.
+// PrefixLookuper returns all rows whose primary key starts with given bucket-key values. Safe
+// for concurrent use; concurrent prefix lookups are merged like point lookups (see Lookuper).
 type PrefixLookuper struct {
 	t  *Table
 	by []int // column indexes of the lookup columns, in the caller's order
@@ -145,25 +127,10 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 		return nil, fmt.Errorf("fluss: prefix key: %w", err)
 	}
 	var values [][]byte
-	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ferr.Code, string, error) {
-		br := &flusspb.PbPrefixLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), Keys: [][]byte{kb}}
-		br.PartitionId = tb.partitionIDField()
-		var resp flusspb.PrefixLookupResponse
-		if err := t.conn.call(ctx, leader, wire.PrefixLookup, &flusspb.PrefixLookupRequest{TableId: proto.Int64(tb.TableID), BucketsReq: []*flusspb.PbPrefixLookupReqForBucket{br}}, &resp); err != nil {
-			return 0, "", err
-		}
-		if len(resp.BucketsResp) != 1 {
-			return ferr.UnknownServerError, "no response for the bucket", nil
-		}
-		r := resp.BucketsResp[0]
-		if r.GetErrorCode() != 0 {
-			return ferr.Code(r.GetErrorCode()), r.GetErrorMessage(), nil
-		}
-		if len(r.ValueLists) != 1 {
-			return 0, "", fmt.Errorf("fluss: prefix lookup returned %d lists for 1 key", len(r.ValueLists))
-		}
-		values = r.ValueLists[0].Values
-		return 0, "", nil
+	err = lookupRetry(ctx, t, vals, kb, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
+		vs, code, msg, err := t.lookups.prefixLookup(ctx, leader, tb, kb)
+		values = vs
+		return code, msg, err
 	})
 	if err != nil {
 		return nil, err
@@ -202,7 +169,7 @@ func keyRow(t *Table, idx []int, key Row) ([]row.Datum, error) {
 }
 
 // lookupRetry routes a lookup to its bucket's leader and retries retriable failures.
-func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []byte, do func(ServerNode, TableBucket) (ferr.Code, string, error)) error {
+func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []byte, do func(ServerNode, TableBucket) (ErrorCode, string, error)) error {
 	bucket, err := t.bucketOfKey(bucketKey)
 	if err != nil {
 		return err
@@ -220,22 +187,25 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 	tb := TableBucket{t.info.TableID, partID, bucket}
 	for attempt := 0; ; attempt++ {
 		leader, err := t.conn.meta.leader(ctx, t.info.Path, tb)
-		var code ferr.Code
+		var code ErrorCode
 		var msg string
 		if err == nil {
 			code, msg, err = do(leader, tb)
 		}
 		if err != nil {
-			code, msg = ferr.CodeOf(err), err.Error()
-			if code != ferr.NetworkException && !code.Retriable() {
+			code, msg = CodeOf(err), err.Error()
+			if code != ErrNetworkException && !code.Retriable() {
 				return err
 			}
 		}
-		if code == ferr.None {
+		if code == 0 {
 			return nil
 		}
 		if isRoutingError(code) {
 			t.conn.meta.invalidate(tb.TableID, tb.PartitionID)
+		}
+		if code == ErrPartitionNotExists {
+			t.conn.meta.forgetPartition(tb.TableID, tb.PartitionID)
 		}
 		if !code.Retriable() || attempt >= 10 {
 			return &Error{Code: code, Message: msg}
@@ -250,16 +220,16 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 func (t *Table) decodeValue(v []byte) (Row, error) {
 	_, rb, err := row.SplitValue(v)
 	if err != nil {
-		return nil, fmt.Errorf("fluss: value: %w", err)
+		return nil, publicError(fmt.Errorf("fluss: value: %w", err))
 	}
 	var ds []row.Datum
-	if t.info.Descriptor.KvFormat() == metadata.KvFormatIndexed {
+	if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
 		ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 	} else {
 		ds, err = row.DecodeCompactedRow(t.types, rb, nil)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fluss: decode row: %w", err)
+		return nil, publicError(fmt.Errorf("fluss: decode row: %w", err))
 	}
 	return fromDatums(t.cols, ds), nil
 }

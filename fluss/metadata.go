@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -31,6 +30,8 @@ type metadataCache struct {
 	partitions  map[int64]partitionRef // partition id -> table and name
 	partIDs     map[partitionRef]int64
 	leaders     map[TableBucket]int32 // bucket -> leader tablet server id
+
+	creating map[partitionRef]chan struct{} // partitions being created by writers; closed when done
 }
 
 // partitionRef names a partition by table id and partition name.
@@ -44,6 +45,7 @@ func newMetadataCache(c *Connection) *metadataCache {
 		conn: c, tablets: map[int32]ServerNode{}, tables: map[TablePath]*TableInfo{},
 		tablePaths: map[int64]TablePath{}, partitions: map[int64]partitionRef{},
 		partIDs: map[partitionRef]int64{}, leaders: map[TableBucket]int32{},
+		creating: map[partitionRef]chan struct{}{},
 	}
 }
 
@@ -69,7 +71,7 @@ func (m *metadataCache) bootstrap(ctx context.Context) error {
 				return m.merge(&resp)
 			}
 			lastErr = err
-			if !ferr.CodeOf(err).Retriable() || ctx.Err() != nil {
+			if !CodeOf(err).Retriable() || ctx.Err() != nil {
 				break
 			}
 			if err := m.conn.backoff(ctx, attempt); err != nil {
@@ -87,7 +89,7 @@ func (m *metadataCache) bootstrap(ctx context.Context) error {
 func (m *metadataCache) merge(resp *flusspb.MetadataResponse) error {
 	tablets := make(map[int32]ServerNode, len(resp.TabletServers))
 	for _, n := range resp.TabletServers {
-		tablets[n.GetNodeId()] = ServerNode{ID: n.GetNodeId(), Host: n.GetHost(), Port: n.GetPort(), Type: "tablet"}
+		tablets[n.GetNodeId()] = ServerNode{ID: n.GetNodeId(), Host: n.GetHost(), Port: n.GetPort(), Type: TabletServer}
 	}
 	var infos []*TableInfo
 	for _, tm := range resp.TableMetadata {
@@ -95,19 +97,13 @@ func (m *metadataCache) merge(resp *flusspb.MetadataResponse) error {
 		if err != nil {
 			return fmt.Errorf("fluss: table %s.%s: %w", tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName(), err)
 		}
-		infos = append(infos, &TableInfo{
-			Path:         TablePath{tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName()},
-			TableID:      tm.GetTableId(),
-			SchemaID:     tm.GetSchemaId(),
-			Descriptor:   desc,
-			CreatedTime:  tm.GetCreatedTime(),
-			ModifiedTime: tm.GetModifiedTime(),
-		})
+		path := TablePath{tm.GetTablePath().GetDatabaseName(), tm.GetTablePath().GetTableName()}
+		infos = append(infos, newTableInfo(path, tm.GetTableId(), tm.GetSchemaId(), desc, tm.GetCreatedTime(), tm.GetModifiedTime()))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cs := resp.GetCoordinatorServer(); cs != nil {
-		m.coordinator = &ServerNode{ID: cs.GetNodeId(), Host: cs.GetHost(), Port: cs.GetPort(), Type: "coordinator"}
+		m.coordinator = &ServerNode{ID: cs.GetNodeId(), Host: cs.GetHost(), Port: cs.GetPort(), Type: CoordinatorServer}
 	}
 	m.tablets = tablets
 	for i, info := range infos {
@@ -187,7 +183,7 @@ func (m *metadataCache) anyTablet(ctx context.Context) (ServerNode, error) {
 			return ServerNode{}, err
 		}
 	}
-	return ServerNode{}, ferr.New(ferr.LeaderNotAvailableException, "the cluster reports no tablet server")
+	return ServerNode{}, newError(ErrLeaderNotAvailable, "the cluster reports no tablet server")
 }
 
 // refresh sends GET_METADATA for the given tables and partitions and merges the answer.
@@ -239,14 +235,6 @@ func (m *metadataCache) partitionID(tableID int64, name string) (int64, bool) {
 	return id, ok
 }
 
-// partitionName returns the cached name of a partition id.
-func (m *metadataCache) partitionName(id int64) (string, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	r, ok := m.partitions[id]
-	return r.name, ok
-}
-
 // resolvePartition returns the id of the named partition of t, refreshing metadata when it
 // is not cached.
 func (m *metadataCache) resolvePartition(ctx context.Context, t *TableInfo, name string) (int64, error) {
@@ -259,7 +247,47 @@ func (m *metadataCache) resolvePartition(ctx context.Context, t *TableInfo, name
 	if id, ok := m.partitionID(t.TableID, name); ok {
 		return id, nil
 	}
-	return 0, ferr.New(ferr.PartitionNotExists, "partition %s of table %s does not exist", name, t.Path)
+	return 0, newError(ErrPartitionNotExists, "partition %s of table %s does not exist", name, t.Path)
+}
+
+// createPartition creates the named partition of t (spec: partition key -> value), as a
+// write to a missing partition does, and returns its id once metadata shows it. Concurrent
+// callers for the same partition share one CREATE_PARTITION request.
+func (m *metadataCache) createPartition(ctx context.Context, t *TableInfo, name string, spec map[string]string) (int64, error) {
+	ref := partitionRef{t.TableID, name}
+	m.mu.Lock()
+	ch, inFlight := m.creating[ref]
+	if !inFlight {
+		ch = make(chan struct{})
+		m.creating[ref] = ch
+	}
+	m.mu.Unlock()
+	if inFlight {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	} else {
+		err := m.conn.Admin().CreatePartition(ctx, t.Path, spec, true)
+		m.mu.Lock()
+		delete(m.creating, ref)
+		m.mu.Unlock()
+		close(ch)
+		if err != nil {
+			return 0, fmt.Errorf("fluss: create partition %s of %s: %w", name, t.Path, err)
+		}
+	}
+	// A Fluss coordinator registers the partition asynchronously: wait until metadata has it.
+	for attempt := 0; ; attempt++ {
+		id, err := m.resolvePartition(ctx, t, name)
+		if CodeOf(err) != ErrPartitionNotExists || attempt >= 10 {
+			return id, err
+		}
+		if err := m.conn.backoff(ctx, attempt); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // cachedLeader returns the cached leader of tb.
@@ -282,7 +310,7 @@ func (m *metadataCache) leader(ctx context.Context, path TablePath, tb TableBuck
 			return n, nil
 		}
 		if attempt == 3 {
-			return ServerNode{}, ferr.New(ferr.LeaderNotAvailableException, "no leader for %s", tb)
+			return ServerNode{}, newError(ErrLeaderNotAvailable, "no leader for %s", tb)
 		}
 		if attempt > 0 {
 			if err := m.conn.backoff(ctx, attempt-1); err != nil {
@@ -295,8 +323,30 @@ func (m *metadataCache) leader(ctx context.Context, path TablePath, tb TableBuck
 		} else {
 			err = m.refreshTables(ctx, []TablePath{path})
 		}
-		if err != nil && !ferr.CodeOf(err).Retriable() {
+		if err != nil && !CodeOf(err).Retriable() {
 			return ServerNode{}, err
+		}
+	}
+}
+
+// forgetPartition drops a partition the cluster reported as missing (dropped, e.g. by
+// auto-partition retention), with its leaders, so that the cache holds only partitions
+// that exist and a later write re-resolves (and, if allowed, re-creates) it.
+func (m *metadataCache) forgetPartition(tableID, partitionID int64) {
+	if partitionID < 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ref, ok := m.partitions[partitionID]; ok && ref.tableID == tableID {
+		delete(m.partitions, partitionID)
+		if m.partIDs[ref] == partitionID {
+			delete(m.partIDs, ref)
+		}
+	}
+	for tb := range m.leaders {
+		if tb.TableID == tableID && tb.PartitionID == partitionID {
+			delete(m.leaders, tb)
 		}
 	}
 }
@@ -328,10 +378,10 @@ func (m *metadataCache) servers() []ServerNode {
 }
 
 // isRoutingError reports codes after which cached leaders must be dropped.
-func isRoutingError(c ferr.Code) bool {
+func isRoutingError(c ErrorCode) bool {
 	switch c {
-	case ferr.NotLeaderOrFollower, ferr.LeaderNotAvailableException, ferr.UnknownTableOrBucketException,
-		ferr.FencedLeaderEpochException, ferr.NetworkException, ferr.InvalidCoordinatorException:
+	case ErrNotLeaderOrFollower, ErrLeaderNotAvailable, ErrUnknownTableOrBucket,
+		ErrFencedLeaderEpoch, ErrNetworkException, ErrInvalidCoordinator:
 		return true
 	}
 	return false

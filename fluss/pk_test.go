@@ -183,7 +183,21 @@ func TestPrefixLookupAndPartitions(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Upsert(ctx, fluss.Row{"asia", int32(1), int32(1), int32(1)})
+	// With dynamic partition creation off, a write to a missing partition fails.
+	static, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: conn.Config().BootstrapServers, WriterDisableDynamicPartitionCreation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer static.Close()
+	stbl, err := static.Table(ctx, tbl.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := stbl.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sw.Upsert(ctx, fluss.Row{"asia", int32(1), int32(1), int32(1)})
 	mustCode(t, err, fluss.ErrPartitionNotExists)
 
 	lk, err := tbl.NewLookup().CreateLookuper()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
@@ -56,7 +56,7 @@ func (s *TableScan) projection() ([]int, error) {
 	if s.names != nil {
 		idx := make([]int, len(s.names))
 		for i, n := range s.names {
-			j := s.t.info.Descriptor.Schema.ColumnIndex(n)
+			j := s.t.info.desc.Schema.ColumnIndex(n)
 			if j < 0 {
 				return nil, fmt.Errorf("fluss: table %s has no column %q", s.t.info.Path, n)
 			}
@@ -90,8 +90,8 @@ type ScanBatch struct {
 	BaseOffset  int64 // offset of the first row of Record
 	LastOffset  int64 // offset of the last row of Record
 	Timestamp   int64
-	Record      arrow.Record // projected columns; the caller must Release it
-	ChangeTypes []ChangeType // one per row
+	Record      arrow.RecordBatch // projected columns; the caller must Release it
+	ChangeTypes []ChangeType      // one per row
 }
 
 // logFetcher holds a scanner's subscriptions and fetches from bucket leaders. Poll is not
@@ -108,6 +108,10 @@ type logFetcher struct {
 	outCols    []metadata.Column
 	outArrow   *arrow.Schema
 	pushdown   bool
+	// unprojected decodes data that was not projected by the server (remote log segments):
+	// f itself unless f pushes its projection down.
+	unprojected *logFetcher
+	remoteReads atomic.Int64 // remote segment reads, for tests
 
 	mu     sync.Mutex
 	subs   map[TableBucket]int64
@@ -115,13 +119,29 @@ type logFetcher struct {
 }
 
 func newLogFetcher(s *TableScan) (*logFetcher, error) {
+	f, err := buildLogFetcher(s, true)
+	if err != nil {
+		return nil, err
+	}
+	f.unprojected = f
+	if f.pushdown {
+		if f.unprojected, err = buildLogFetcher(s, false); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// buildLogFetcher configures a fetcher; pushdown allows pushing the projection to the
+// server (ARROW logs only).
+func buildLogFetcher(s *TableScan, pushdown bool) (*logFetcher, error) {
 	proj, err := s.projection()
 	if err != nil {
 		return nil, err
 	}
 	t := s.t
 	f := &logFetcher{t: t, conn: t.conn, proj: proj, subs: map[TableBucket]int64{}}
-	f.pushdown = proj != nil && t.info.Descriptor.LogFormat() == metadata.LogFormatArrow
+	f.pushdown = pushdown && proj != nil && t.info.desc.LogFormat() == metadata.LogFormatArrow
 	if proj != nil {
 		f.sorted = slices.Clone(proj)
 		slices.Sort(f.sorted)
@@ -165,7 +185,7 @@ func (f *logFetcher) subscribe(ctx context.Context, tb TableBucket, offset int64
 		if f.t.info.IsPartitioned() {
 			return fmt.Errorf("fluss: table %s is partitioned: use SubscribePartition", f.t.info.Path)
 		}
-		return ferr.New(ferr.TableNotPartitionedException, "table %s is not partitioned", f.t.info.Path)
+		return newError(ErrTableNotPartitioned, "table %s is not partitioned", f.t.info.Path)
 	}
 	if offset == LatestOffset {
 		off, err := f.latest(ctx, tb)
@@ -193,26 +213,35 @@ func (f *logFetcher) unsubscribe(tb TableBucket) {
 
 // latest returns the high watermark of tb.
 func (f *logFetcher) latest(ctx context.Context, tb TableBucket) (int64, error) {
+	return f.listOffset(ctx, tb, OffsetLatest())
+}
+
+// listOffset returns the offset spec selects in tb.
+func (f *logFetcher) listOffset(ctx context.Context, tb TableBucket, spec OffsetSpec) (int64, error) {
 	leader, err := f.conn.meta.leader(ctx, f.t.info.Path, tb)
 	if err != nil {
 		return 0, err
 	}
 	req := &flusspb.ListOffsetsRequest{
-		FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(1), TableId: proto.Int64(tb.TableID),
+		FollowerServerId: proto.Int32(clientFollowerID), OffsetType: proto.Int32(spec.kind), TableId: proto.Int64(tb.TableID),
 		BucketId: []int32{tb.Bucket},
+	}
+	if spec.kind == offsetKindTimestamp {
+		req.StartTimestamp = proto.Int64(spec.timestamp)
 	}
 	req.PartitionId = tb.partitionIDField()
 	var resp flusspb.ListOffsetsResponse
 	if err := f.conn.call(ctx, leader, wire.ListOffsets, req, &resp); err != nil {
 		return 0, err
 	}
-	for _, b := range resp.BucketsResp {
-		if b.GetErrorCode() != 0 {
-			return 0, &Error{Code: ErrorCode(b.GetErrorCode()), Message: b.GetErrorMessage()}
-		}
-		return b.GetOffset(), nil
+	if len(resp.BucketsResp) == 0 {
+		return 0, fmt.Errorf("fluss: no offset for %s", tb)
 	}
-	return 0, fmt.Errorf("fluss: no offset for %s", tb)
+	b := resp.BucketsResp[0]
+	if b.GetErrorCode() != 0 {
+		return 0, &Error{Code: ErrorCode(b.GetErrorCode()), Message: b.GetErrorMessage()}
+	}
+	return b.GetOffset(), nil
 }
 
 // fetched is the decoded content of one bucket's fetch.
@@ -241,7 +270,7 @@ func (f *logFetcher) poll(ctx context.Context, maxWait time.Duration) ([]fetched
 	for tb := range subs {
 		leader, err := f.conn.meta.leader(ctx, f.t.info.Path, tb)
 		if err != nil {
-			if ferr.CodeOf(err).Retriable() {
+			if CodeOf(err).Retriable() {
 				continue
 			}
 			return nil, err
@@ -302,14 +331,14 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		tr.BucketsReq = append(tr.BucketsReq, br)
 	}
 	req := &flusspb.FetchLogRequest{
-		FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytes)),
+		FollowerServerId: proto.Int32(clientFollowerID), MaxBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytes)),
 		TablesReq: []*flusspb.PbFetchLogReqForTable{tr},
 		MaxWaitMs: proto.Int32(int32(maxWait / time.Millisecond)), MinBytes: proto.Int32(1),
 	}
 	var resp flusspb.FetchLogResponse
 	if err := f.conn.call(ctx, leader, wire.FetchLog, req, &resp); err != nil {
-		if ferr.CodeOf(err) == ferr.NetworkException {
-			f.conn.meta.invalidate(f.t.info.TableID, -1)
+		if CodeOf(err) == ErrNetworkException {
+			f.conn.meta.invalidate(f.t.info.TableID, NoPartition)
 			return nil, nil // retried by the next poll
 		}
 		return nil, err
@@ -321,26 +350,41 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 			if b.PartitionId != nil {
 				tb.PartitionID = b.GetPartitionId()
 			}
-			if code := ferr.Code(b.GetErrorCode()); code != ferr.None {
-				if isRoutingError(code) || code == ferr.FencedLeaderEpochException {
+			if code := ErrorCode(b.GetErrorCode()); code != 0 {
+				if isRoutingError(code) || code == ErrFencedLeaderEpoch {
 					f.conn.meta.invalidate(tb.TableID, tb.PartitionID)
 					continue
 				}
 				if code.Retriable() {
 					continue
 				}
-				out = releaseAll(out)
+				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
-			batches, err := f.decode(tb, b.GetRecords(), subs[tb])
+			batches, err := f.decodeBucket(tb, b, subs[tb])
 			if err != nil {
-				out = releaseAll(out)
+				releaseAll(out)
 				return nil, err
 			}
 			out = append(out, fetched{tb: tb, batches: batches})
 		}
 	}
 	return out, nil
+}
+
+// decodeBucket decodes one bucket's fetch answer from offset from: its records, or, when the
+// server points to remote storage instead, the remote segment's (which are not projected).
+func (f *logFetcher) decodeBucket(tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) ([]ScanBatch, error) {
+	ri := b.GetRemoteLogFetchInfo()
+	if ri == nil || len(b.GetRecords()) > 0 {
+		return f.decode(tb, b.GetRecords(), from)
+	}
+	f.remoteReads.Add(1)
+	records, err := readRemote(ri, f.conn.cfg.ScannerFetchMaxBytesForBucket)
+	if err != nil {
+		return nil, fmt.Errorf("fluss: fetch %s from offset %d: %w", tb, from, err)
+	}
+	return f.unprojected.decode(tb, records, from)
 }
 
 func releaseAll(out []fetched) []fetched {
@@ -388,11 +432,11 @@ func (f *logFetcher) decode(tb TableBucket, data []byte, from int64) ([]ScanBatc
 }
 
 // decodeBatch decodes one batch to an output-shaped record and its change types.
-func (f *logFetcher) decodeBatch(b record.Batch) (arrow.Record, []ChangeType, error) {
+func (f *logFetcher) decodeBatch(b record.Batch) (arrow.RecordBatch, []ChangeType, error) {
 	n := int(b.RecordCount())
 	cts := make([]ChangeType, n)
-	var rec arrow.Record
-	if f.t.info.Descriptor.LogFormat() == metadata.LogFormatArrow {
+	var rec arrow.RecordBatch
+	if f.t.info.desc.LogFormat() == metadata.LogFormatArrow {
 		raw, r, err := arrowlog.Decode(f.fetchArrow, b.AppendOnly(), n, b.Records(), nil)
 		if err != nil {
 			return nil, nil, err
@@ -406,7 +450,7 @@ func (f *logFetcher) decodeBatch(b record.Batch) (arrow.Record, []ChangeType, er
 	} else {
 		rows := make([][]row.Datum, 0, n)
 		rd := record.NewRowLogReader(b.Records(), b.RecordCount())
-		indexed := f.t.info.Descriptor.LogFormat() == metadata.LogFormatIndexed
+		indexed := f.t.info.desc.LogFormat() == metadata.LogFormatIndexed
 		for i := 0; ; i++ {
 			ct, rb, ok := rd.Next()
 			if !ok {
@@ -560,7 +604,7 @@ func (s *LogScanner) UnsubscribePartition(partitionID int64, bucket int32) {
 func (s *LogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanRecord, error) {
 	out, err := s.f.pollUntil(ctx, timeout)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	var recs []ScanRecord
 	for _, fe := range out {
@@ -569,7 +613,7 @@ func (s *LogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanRec
 			if err != nil {
 				b.Record.Release()
 				releaseAll(out)
-				return nil, fmt.Errorf("fluss: %w", err)
+				return nil, publicError(fmt.Errorf("fluss: %w", err))
 			}
 			for i, ds := range rows {
 				recs = append(recs, ScanRecord{
@@ -637,7 +681,7 @@ func (s *RecordBatchLogScanner) UnsubscribePartition(partitionID int64, bucket i
 func (s *RecordBatchLogScanner) Poll(ctx context.Context, timeout time.Duration) ([]ScanBatch, error) {
 	out, err := s.f.pollUntil(ctx, timeout)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	var batches []ScanBatch
 	for _, fe := range out {

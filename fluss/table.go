@@ -1,14 +1,10 @@
 package fluss
 
 import (
-	"encoding/hex"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -33,14 +29,18 @@ type Table struct {
 	partKeys  []int // partition-key column indexes
 
 	bucketFn row.BucketingFunction
+
+	structMaps sync.Map // reflect.Type -> *structMap, for the typed API
+	lookups    *lookupBatcher
 }
 
 func newTable(c *Connection, info *TableInfo) (*Table, error) {
 	t := &Table{conn: c, info: info, cols: info.columns()}
+	t.lookups = newLookupBatcher(t)
 	for _, col := range t.cols {
 		t.types = append(t.types, col.Type)
 	}
-	d := &info.Descriptor
+	d := &info.desc
 	t.pk = d.Schema.PrimaryKeyIndexes()
 	t.physPK = d.Schema.ColumnIndexes(d.PhysicalPrimaryKey())
 	t.bucketKey = d.BucketKeyIndexes()
@@ -67,7 +67,7 @@ func (t *Table) ArrowSchema() *arrow.Schema { return t.arrowSchema }
 
 // checkKeyEncoding fails for lake formats whose key encodings this client lacks.
 func (t *Table) checkKeyEncoding() error {
-	lake := t.info.Descriptor.DataLakeFormat()
+	lake := t.info.desc.DataLakeFormat()
 	switch lake {
 	case row.LakeNone, "lance":
 	default:
@@ -108,61 +108,28 @@ func sameCols(a, b []int) bool { return slices.Equal(a, b) }
 
 // partitionName formats the partition of a full row (docs/formats.md §12).
 func (t *Table) partitionName(vals []row.Datum) (string, error) {
-	values := make([]string, len(t.partKeys))
-	for i, j := range t.partKeys {
-		if vals[j].Null {
-			return "", fmt.Errorf("fluss: partition column %s is NULL", t.cols[j].Name)
-		}
-		s, err := partitionValueString(t.types[j], &vals[j])
-		if err != nil {
-			return "", fmt.Errorf("fluss: partition column %s: %w", t.cols[j].Name, err)
-		}
-		values[i] = s
+	values, err := t.partitionValues(vals)
+	if err != nil {
+		return "", err
 	}
 	return metadata.PartitionName(values), nil
 }
 
-// partitionValueString formats one partition value as Java's PartitionUtils does.
-func partitionValueString(ty metadata.DataType, d *row.Datum) (string, error) {
-	switch ty.Root {
-	case metadata.Char, metadata.String:
-		return string(d.B), nil
-	case metadata.Boolean:
-		return strconv.FormatBool(d.I != 0), nil
-	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
-		return strconv.FormatInt(d.I, 10), nil
-	case metadata.Binary, metadata.Bytes:
-		return hex.EncodeToString(d.B), nil
-	case metadata.Date:
-		return time.Unix(d.I*86400, 0).UTC().Format("2006-01-02"), nil
-	case metadata.Time:
-		ms := d.I
-		return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000), nil
-	case metadata.Float, metadata.Double:
-		f := d.F
-		switch {
-		case math.IsNaN(f):
-			return "NaN", nil
-		case math.IsInf(f, 1):
-			return "Inf", nil
-		case math.IsInf(f, -1):
-			return "-Inf", nil
+// partitionValues returns the partition-key values of a full row as partition spec strings,
+// in partition-key order.
+func (t *Table) partitionValues(vals []row.Datum) ([]string, error) {
+	values := make([]string, len(t.partKeys))
+	for i, j := range t.partKeys {
+		if vals[j].Null {
+			return nil, fmt.Errorf("fluss: partition column %s is NULL", t.cols[j].Name)
 		}
-		bits := 64
-		if ty.Root == metadata.Float {
-			bits = 32
+		s, err := partitionValueString(t.types[j], &vals[j])
+		if err != nil {
+			return nil, fmt.Errorf("fluss: partition column %s: %w", t.cols[j].Name, err)
 		}
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return strings.ReplaceAll(s, ".", "_"), nil
-	case metadata.Timestamp, metadata.TimestampLTZ:
-		ts := time.UnixMilli(d.I).Add(time.Duration(d.Nanos)).UTC()
-		frac := strings.TrimRight(fmt.Sprintf("%09d", ts.Nanosecond()), "0")
-		return ts.Format("2006-01-02-15-04-05") + "_" + frac, nil
+		values[i] = s
 	}
-	return "", fmt.Errorf("type %s cannot be a partition key", ty)
+	return values, nil
 }
 
 // randomBucket returns a random bucket id.

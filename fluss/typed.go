@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 )
 
 // Typed access: a struct type T maps to a table's columns by field tag `fluss:"column"` (or
@@ -19,12 +18,11 @@ type structMap struct {
 	fields []int // struct field index for each column, -1 if none
 }
 
-var structMaps sync.Map // key: [2]any{reflect.Type, *Table} -> *structMap
-
+// mapStruct returns the mapping of struct type T to t's columns. Mappings are cached on the
+// Table (keyed by type), so they live exactly as long as the Table handle.
 func mapStruct[T any](t *Table) (*structMap, error) {
 	typ := reflect.TypeFor[T]()
-	key := [2]any{typ, t}
-	if m, ok := structMaps.Load(key); ok {
+	if m, ok := t.structMaps.Load(typ); ok {
 		return m.(*structMap), nil
 	}
 	if typ.Kind() != reflect.Struct {
@@ -57,7 +55,7 @@ func mapStruct[T any](t *Table) (*structMap, error) {
 		}
 		m.fields[found] = i
 	}
-	structMaps.Store(key, m)
+	t.structMaps.Store(typ, m)
 	return m, nil
 }
 

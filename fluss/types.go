@@ -36,6 +36,10 @@ type TableBucket struct {
 	Bucket      int32
 }
 
+// clientFollowerID is the follower_server_id of FETCH_LOG and LIST_OFFSETS requests sent by
+// clients rather than by replicating tablet servers.
+const clientFollowerID int32 = -1
+
 // NoPartition is the PartitionID of buckets of non-partitioned tables.
 const NoPartition int64 = -1
 
@@ -72,13 +76,13 @@ func (b TableBucket) String() string {
 // ChangeType is the kind of change a scanned record represents.
 type ChangeType byte
 
-// Change types, with their wire values.
+// Change types, with their wire values (the change-type byte of a Fluss log record).
 const (
-	AppendOnly   ChangeType = ChangeType(record.AppendOnly) // +A: a row of a log table
-	Insert       ChangeType = ChangeType(record.Insert)     // +I: a new key
-	UpdateBefore ChangeType = ChangeType(record.UpdateBefore)
-	UpdateAfter  ChangeType = ChangeType(record.UpdateAfter)
-	Delete       ChangeType = ChangeType(record.Delete) // -D: a deleted key (carries the old row)
+	AppendOnly   ChangeType = 0 // +A: a row of a log table
+	Insert       ChangeType = 1 // +I: a new key
+	UpdateBefore ChangeType = 2 // -U: the row an update replaced
+	UpdateAfter  ChangeType = 3 // +U: the row after an update
+	Delete       ChangeType = 4 // -D: a deleted key (carries the old row)
 )
 
 // ShortString returns "+A", "+I", "-U", "+U" or "-D".
@@ -103,26 +107,43 @@ func (c ChangeType) String() string {
 
 // OffsetSpec selects which offset ListOffsets returns for each bucket.
 type OffsetSpec struct {
-	kind      int32 // 0 earliest, 1 latest, 2 timestamp
+	kind      int32 // the protocol's offset_type: one of the offsetKind constants
 	timestamp int64
 }
 
+// ListOffsetsRequest.offset_type values.
+const (
+	offsetKindEarliest  int32 = 0
+	offsetKindLatest    int32 = 1
+	offsetKindTimestamp int32 = 2
+)
+
 // OffsetEarliest asks for each bucket's log start offset.
-func OffsetEarliest() OffsetSpec { return OffsetSpec{kind: 0} }
+func OffsetEarliest() OffsetSpec { return OffsetSpec{kind: offsetKindEarliest} }
 
 // OffsetLatest asks for each bucket's high watermark (the offset the next record will get).
-func OffsetLatest() OffsetSpec { return OffsetSpec{kind: 1} }
+func OffsetLatest() OffsetSpec { return OffsetSpec{kind: offsetKindLatest} }
 
 // OffsetAtTimestamp asks for the first offset whose record timestamp is >= ts (epoch ms).
-func OffsetAtTimestamp(ts int64) OffsetSpec { return OffsetSpec{kind: 2, timestamp: ts} }
+func OffsetAtTimestamp(ts int64) OffsetSpec {
+	return OffsetSpec{kind: offsetKindTimestamp, timestamp: ts}
+}
+
+// ServerType is the role of a server in the cluster.
+type ServerType string
+
+// Server roles.
+const (
+	CoordinatorServer ServerType = "coordinator"
+	TabletServer      ServerType = "tablet"
+)
 
 // ServerNode is a server of the cluster as reported by metadata.
 type ServerNode struct {
 	ID   int32
 	Host string
 	Port int32
-	// Type is "coordinator" or "tablet".
-	Type string
+	Type ServerType
 }
 
 // Addr returns "host:port".
@@ -130,7 +151,7 @@ func (n ServerNode) Addr() string { return fmt.Sprintf("%s:%d", n.Host, n.Port) 
 
 // uid is the connection-pool key: servers of each role have their own id space.
 func (n ServerNode) uid() string {
-	if n.Type == "coordinator" {
+	if n.Type == CoordinatorServer {
 		return fmt.Sprintf("cs-%d", n.ID)
 	}
 	return fmt.Sprintf("ts-%d", n.ID)

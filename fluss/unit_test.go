@@ -5,24 +5,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
 )
 
 // The client's bucket for INT primary keys must match the Java client (docs/formats.md §10.3,
 // including keys whose last byte is >= 0x80, where the Rust client differs).
 func TestBucketMatchesJava(t *testing.T) {
-	info := &TableInfo{Path: TablePath{"d", "t"}, TableID: 1, Descriptor: TableDescriptor{
+	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{
 		Schema:      NewSchema([]Column{NewColumn("id", Int()), NewColumn("v", String())}, "id"),
 		BucketKeys:  []string{"id"},
 		BucketCount: 3,
-	}}
+	}.internal(), 0, 0)
 	for _, tc := range []struct {
 		id      int32
 		n3, n16 int32
 	}{{0, 2, 8}, {1, 0, 12}, {2, 0, 10}, {42, 2, 10}, {128, 1, 2}, {1000, 2, 3}} {
 		for _, n := range []int32{3, 16} {
-			info.Descriptor.BucketCount = n
+			info.desc.BucketCount = n
 			tbl, err := newTable(nil, info)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +66,7 @@ func TestPartitionValueString(t *testing.T) {
 		{Timestamp(9), row.Datum{I: 1748662955428, Nanos: 99988}, "2025-05-31-03-42-35_428099988"},
 		{Timestamp(3), row.Datum{I: 1748662955000}, "2025-05-31-03-42-35_"},
 	} {
-		got, err := partitionValueString(tc.ty, &tc.d)
+		got, err := partitionValueString(tc.ty.internal(), &tc.d)
 		if err != nil || got != tc.want {
 			t.Errorf("%s %+v: %q, %v; want %q", tc.ty, tc.d, got, err, tc.want)
 		}
@@ -72,7 +74,7 @@ func TestPartitionValueString(t *testing.T) {
 }
 
 func TestRowConversionRoundTrip(t *testing.T) {
-	cols := []metadata.Column{
+	cols := NewSchema([]Column{
 		NewColumn("b", Boolean()), NewColumn("i8", TinyInt()), NewColumn("i16", SmallInt()),
 		NewColumn("i32", Int()), NewColumn("i64", BigInt()), NewColumn("f", Float()),
 		NewColumn("d", Double()), NewColumn("s", String()), NewColumn("bin", Bytes()),
@@ -80,7 +82,7 @@ func TestRowConversionRoundTrip(t *testing.T) {
 		NewColumn("date", Date()), NewColumn("time", Time()), NewColumn("ts", Timestamp(6)),
 		NewColumn("arr", ArrayOf(Int())), NewColumn("m", MapOf(String(), BigInt())),
 		NewColumn("n", String()),
-	}
+	}).internal().Columns
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC)
 	in := Row{true, int8(-1), int16(300), int32(-70000), int64(1) << 40, float32(1.5), 2.25, "héllo", []byte{0, 1},
 		"-123.45", Decimal{Unscaled: big.NewInt(-98765432109876543), Scale: 3},
@@ -124,7 +126,7 @@ func TestRowConversionRoundTrip(t *testing.T) {
 		ty DataType
 		v  any
 	}{{TinyInt(), 200}, {Int(), "x"}, {DecimalType(4, 2), "123.45"}, {DecimalType(5, 1), "1.25"}, {Int().Nullable(false), nil}, {Boolean(), 1}} {
-		if _, err := toDatum(bad.ty, bad.v); err == nil {
+		if _, err := toDatum(bad.ty.internal(), bad.v); err == nil {
 			t.Errorf("toDatum(%s, %v) accepted", bad.ty, bad.v)
 		}
 	}
@@ -183,5 +185,166 @@ func TestConfig(t *testing.T) {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("withDefaults(%+v) accepted", bad)
 		}
+	}
+}
+
+// Struct mappings are cached per Table handle, not in a package-level map that would keep
+// every Table ever used alive.
+func TestStructMapCachedOnTable(t *testing.T) {
+	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{
+		Schema:      NewSchema([]Column{NewColumn("id", Int()), NewColumn("name", String())}, "id"),
+		BucketCount: 1,
+	}.internal(), 0, 0)
+	type rec struct {
+		ID   int32
+		Name string
+	}
+	a, _ := newTable(nil, info)
+	b, _ := newTable(nil, info)
+	m1, err := mapStruct[rec](a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, _ := mapStruct[rec](a); m2 != m1 {
+		t.Fatal("mapping not cached on the table")
+	}
+	if m3, _ := mapStruct[rec](b); m3 == m1 {
+		t.Fatal("mapping shared between tables")
+	}
+	n := 0
+	a.structMaps.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("%d cached mappings, want 1", n)
+	}
+}
+
+// The public constants are the protocol's values, as the internal packages know them.
+func TestPublicConstantsMatchProtocol(t *testing.T) {
+	for _, c := range []struct {
+		pub ChangeType
+		in  record.ChangeType
+	}{{AppendOnly, record.AppendOnly}, {Insert, record.Insert}, {UpdateBefore, record.UpdateBefore}, {UpdateAfter, record.UpdateAfter}, {Delete, record.Delete}} {
+		if byte(c.pub) != byte(c.in) || c.pub.ShortString() != c.in.ShortString() {
+			t.Errorf("change type %v = %d, protocol %d", c.pub, c.pub, c.in)
+		}
+	}
+	for _, c := range []struct {
+		pub ErrorCode
+		in  ferr.Code
+	}{
+		{ErrUnknownServerError, ferr.UnknownServerError},
+		{ErrNetworkException, ferr.NetworkException},
+		{ErrUnsupportedVersion, ferr.UnsupportedVersion},
+		{ErrCorruptMessage, ferr.CorruptMessage},
+		{ErrDatabaseNotExist, ferr.DatabaseNotExist},
+		{ErrDatabaseNotEmpty, ferr.DatabaseNotEmpty},
+		{ErrDatabaseAlreadyExist, ferr.DatabaseAlreadyExist},
+		{ErrTableNotExist, ferr.TableNotExist},
+		{ErrTableAlreadyExist, ferr.TableAlreadyExist},
+		{ErrSchemaNotExist, ferr.SchemaNotExist},
+		{ErrLogStorage, ferr.LogStorageException},
+		{ErrKvStorage, ferr.KvStorageException},
+		{ErrNotLeaderOrFollower, ferr.NotLeaderOrFollower},
+		{ErrRecordTooLarge, ferr.RecordTooLargeException},
+		{ErrCorruptRecord, ferr.CorruptRecordException},
+		{ErrInvalidTable, ferr.InvalidTableException},
+		{ErrInvalidDatabase, ferr.InvalidDatabaseException},
+		{ErrInvalidReplicationFactor, ferr.InvalidReplicationFactor},
+		{ErrInvalidRequiredAcks, ferr.InvalidRequiredAcks},
+		{ErrLogOffsetOutOfRange, ferr.LogOffsetOutOfRangeException},
+		{ErrNonPrimaryKeyTable, ferr.NonPrimaryKeyTableException},
+		{ErrUnknownTableOrBucket, ferr.UnknownTableOrBucketException},
+		{ErrInvalidUpdateVersion, ferr.InvalidUpdateVersionException},
+		{ErrInvalidCoordinator, ferr.InvalidCoordinatorException},
+		{ErrFencedLeaderEpoch, ferr.FencedLeaderEpochException},
+		{ErrRequestTimeOut, ferr.RequestTimeOut},
+		{ErrStorage, ferr.StorageException},
+		{ErrOperationNotAttempted, ferr.OperationNotAttemptedException},
+		{ErrNotEnoughReplicasAfterAppend, ferr.NotEnoughReplicasAfterAppendException},
+		{ErrNotEnoughReplicas, ferr.NotEnoughReplicasException},
+		{ErrSecurityToken, ferr.SecurityTokenException},
+		{ErrOutOfOrderSequence, ferr.OutOfOrderSequenceException},
+		{ErrDuplicateSequence, ferr.DuplicateSequenceException},
+		{ErrUnknownWriterId, ferr.UnknownWriterIdException},
+		{ErrInvalidColumnProjection, ferr.InvalidColumnProjection},
+		{ErrInvalidTargetColumn, ferr.InvalidTargetColumn},
+		{ErrPartitionNotExists, ferr.PartitionNotExists},
+		{ErrTableNotPartitioned, ferr.TableNotPartitionedException},
+		{ErrInvalidTimestamp, ferr.InvalidTimestampException},
+		{ErrInvalidConfig, ferr.InvalidConfigException},
+		{ErrLakeStorageNotConfigured, ferr.LakeStorageNotConfiguredException},
+		{ErrKvSnapshotNotExist, ferr.KvSnapshotNotExist},
+		{ErrPartitionAlreadyExists, ferr.PartitionAlreadyExists},
+		{ErrInvalidPartitionSpec, ferr.PartitionSpecInvalidException},
+		{ErrLeaderNotAvailable, ferr.LeaderNotAvailableException},
+		{ErrPartitionMaxNum, ferr.PartitionMaxNumException},
+		{ErrAuthenticate, ferr.AuthenticateException},
+		{ErrSecurityDisabled, ferr.SecurityDisabledException},
+		{ErrAuthorization, ferr.AuthorizationException},
+		{ErrBucketMaxNum, ferr.BucketMaxNumException},
+		{ErrFencedTieringEpoch, ferr.FencedTieringEpochException},
+		{ErrRetriableAuthenticate, ferr.RetriableAuthenticateException},
+		{ErrInvalidServerRackInfo, ferr.InvalidServerRackInfoException},
+		{ErrLakeSnapshotNotExist, ferr.LakeSnapshotNotExist},
+		{ErrLakeTableAlreadyExist, ferr.LakeTableAlreadyExist},
+		{ErrIneligibleReplica, ferr.IneligibleReplicaException},
+		{ErrInvalidAlterTable, ferr.InvalidAlterTableException},
+		{ErrDeletionDisabled, ferr.DeletionDisabledException},
+		{ErrServerNotExist, ferr.ServerNotExistException},
+		{ErrSeverTagAlreadyExist, ferr.SeverTagAlreadyExistException},
+		{ErrSeverTagNotExist, ferr.SeverTagNotExistException},
+		{ErrRebalanceFailure, ferr.RebalanceFailureException},
+		{ErrNoRebalanceInProgress, ferr.NoRebalanceInProgressException},
+		{ErrInvalidProducerId, ferr.InvalidProducerIdException},
+		{ErrConfig, ferr.ConfigException},
+		{ErrNotCoordinatorLeader, ferr.NotCoordinatorLeaderException},
+		{ErrScannerExpired, ferr.ScannerExpired},
+		{ErrUnknownScannerId, ferr.UnknownScannerId},
+		{ErrInvalidScanRequest, ferr.InvalidScanRequest},
+		{ErrTooManyScanners, ferr.TooManyScanners},
+		{ErrDiskWriteLocked, ferr.DiskWriteLocked},
+		{ErrInsufficientKvLeaderReplicaCapacity, ferr.InsufficientKvLeaderReplicaCapacity},
+		{ErrStorageBackpressure, ferr.StorageBackpressureException},
+		{ErrHistoricalPartitionThrottled, ferr.HistoricalPartitionThrottled},
+	} {
+		if int32(c.pub) != int32(c.in) || c.pub.Name() != c.in.String() || c.pub.Retriable() != c.in.Retriable() {
+			t.Errorf("error code %v = %d, protocol %v = %d", c.pub, c.pub, c.in, c.in)
+		}
+	}
+	for r := metadata.Boolean; r <= metadata.Row; r++ {
+		if got := publicType(metadata.DataType{Root: r}).Root; TypeRoot(r) != got || got.String() != r.String() {
+			t.Errorf("type root %v -> %v", r, got)
+		}
+	}
+}
+
+// Public and internal types convert both ways without loss.
+func TestTypeConversionRoundTrip(t *testing.T) {
+	s := NewSchema([]Column{
+		NewColumn("id", BigInt().Nullable(false)),
+		{Name: "m", Type: MapOf(String(), ArrayOf(DecimalType(12, 3))), Comment: "nested"},
+		NewColumn("r", RowOf(Field{Name: "a", Type: TimestampLTZ(3)}, Field{Name: "b", Type: Binary(4), Description: "d"})),
+		{Name: "total", Type: Double(), AggFunction: &AggFunction{Type: "sum"}},
+		NewColumn("c", Char(2)),
+		NewColumn("t", Time()),
+	}, "id")
+	back := publicSchema(s.internal())
+	if len(back.Columns) != len(s.Columns) {
+		t.Fatalf("columns %v", back.Columns)
+	}
+	for i := range s.Columns {
+		a, b := s.Columns[i], back.Columns[i]
+		if a.Name != b.Name || !a.Type.Equal(b.Type) || a.Comment != b.Comment || (a.AggFunction == nil) != (b.AggFunction == nil) {
+			t.Errorf("column %d: %+v became %+v", i, a, b)
+		}
+	}
+	if got := s.Columns[1].Type.String(); got != "MAP<STRING, ARRAY<DECIMAL(12, 3)>>" {
+		t.Errorf("map type renders as %q", got)
+	}
+	if got := s.Columns[2].Type.String(); got != "ROW<`a` TIMESTAMP_LTZ(3), `b` BINARY(4)>" {
+		t.Errorf("row type renders as %q", got)
+	}
+	if f := back.Columns[2].Type.Fields[1]; f.Description != "d" || f.Name != "b" {
+		t.Errorf("row field %+v", f)
 	}
 }

@@ -48,7 +48,7 @@ func (a *AppendWriter) Append(ctx context.Context, r Row) (*WriteResult, error) 
 // (Table.ArrowSchema). For a non-partitioned table without bucket key the record is sent as
 // one batch, without per-row conversion; otherwise its rows are routed one by one. The
 // returned result completes when all of its rows are acknowledged.
-func (a *AppendWriter) AppendRecord(ctx context.Context, rec arrow.Record) (*WriteResult, error) {
+func (a *AppendWriter) AppendRecord(ctx context.Context, rec arrow.RecordBatch) (*WriteResult, error) {
 	t := a.w.t
 	if err := checkRecordSchema(t, rec); err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (b *UpsertBuilder) CreateWriter() (*UpsertWriter, error) {
 	if b.names != nil {
 		idx = nil
 		for _, n := range b.names {
-			i := t.info.Descriptor.Schema.ColumnIndex(n)
+			i := t.info.desc.Schema.ColumnIndex(n)
 			if i < 0 {
 				return nil, fmt.Errorf("fluss: table %s has no column %q", t.info.Path, n)
 			}
@@ -193,7 +193,7 @@ func (u *UpsertWriter) Delete(ctx context.Context, r Row) (*WriteResult, error) 
 }
 
 // UpsertRecord upserts every row of an Arrow record whose columns match the table's.
-func (u *UpsertWriter) UpsertRecord(ctx context.Context, rec arrow.Record) (*WriteResult, error) {
+func (u *UpsertWriter) UpsertRecord(ctx context.Context, rec arrow.RecordBatch) (*WriteResult, error) {
 	if err := checkRecordSchema(u.w.t, rec); err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (u *UpsertWriter) Flush(ctx context.Context) error { return u.w.flush(ctx) 
 func (u *UpsertWriter) Close() error { return u.w.drainAndClose() }
 
 // checkRecordSchema verifies that rec's column types match the table's Arrow schema.
-func checkRecordSchema(t *Table, rec arrow.Record) error {
+func checkRecordSchema(t *Table, rec arrow.RecordBatch) error {
 	want := t.arrowSchema
 	if int(rec.NumCols()) != want.NumFields() {
 		return fmt.Errorf("fluss: record has %d columns, table %s has %d", rec.NumCols(), t.info.Path, want.NumFields())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
@@ -72,11 +72,11 @@ func newWriter(t *Table, kv bool, targetCols []int32) (*writer, error) {
 	w := &writer{
 		t: t, conn: t.conn, cfg: t.conn.cfg, kv: kv, targetCols: targetCols, acks: acks,
 		idempotent: !t.conn.cfg.WriterDisableIdempotence,
-		logFormat:  t.info.Descriptor.LogFormat(), kvFormat: t.info.Descriptor.KvFormat(),
+		logFormat:  t.info.desc.LogFormat(), kvFormat: t.info.desc.KvFormat(),
 		queues: map[TableBucket]*bucketQueue{}, sticky: map[int64]int32{},
 		memFree: make(chan struct{}), writerID: -1, wake: make(chan struct{}, 1),
 	}
-	w.compression, w.zstdLevel = logCompression(&t.info.Descriptor)
+	w.compression, w.zstdLevel = logCompression(&t.info.desc)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if err := t.conn.register(w); err != nil {
 		return nil, err
@@ -130,16 +130,25 @@ func (w *writer) releaseLocked(n int) {
 	w.memFree = make(chan struct{})
 }
 
-// target resolves a row's partition (id and name).
+// target resolves a row's partition (id and name). A missing partition is created unless
+// Config.WriterDisableDynamicPartitionCreation is set.
 func (w *writer) target(ctx context.Context, vals []row.Datum) (int64, string, error) {
 	if len(w.t.partKeys) == 0 {
 		return NoPartition, "", nil
 	}
-	name, err := w.t.partitionName(vals)
+	values, err := w.t.partitionValues(vals)
 	if err != nil {
 		return 0, "", err
 	}
+	name := metadata.PartitionName(values)
 	id, err := w.conn.meta.resolvePartition(ctx, w.t.info, name)
+	if CodeOf(err) == ErrPartitionNotExists && !w.cfg.WriterDisableDynamicPartitionCreation {
+		spec := make(map[string]string, len(values))
+		for i, j := range w.t.partKeys {
+			spec[w.t.cols[j].Name] = values[i]
+		}
+		id, err = w.conn.meta.createPartition(ctx, w.t.info, name, spec)
+	}
 	return id, name, err
 }
 
@@ -279,7 +288,7 @@ func (w *writer) added(b *writeBatch, size int) *WriteResult {
 
 // addRecord appends a whole Arrow record as one batch of a key-less, non-partitioned log
 // table.
-func (w *writer) addRecord(ctx context.Context, rec arrow.Record, size int) (*WriteResult, error) {
+func (w *writer) addRecord(ctx context.Context, rec arrow.RecordBatch, size int) (*WriteResult, error) {
 	if err := w.reserve(ctx, size); err != nil {
 		return nil, err
 	}
@@ -603,7 +612,7 @@ func (w *writer) initWriter() (int64, error) {
 		if err == nil {
 			return resp.GetWriterId(), nil
 		}
-		if attempt >= 3 || !ferr.CodeOf(err).Retriable() {
+		if attempt >= 3 || !CodeOf(err).Retriable() {
 			return 0, err
 		}
 		if err := w.conn.backoff(w.ctx, attempt); err != nil {
@@ -620,8 +629,11 @@ func (w *writer) refreshLeaders(tbs []TableBucket) {
 		if _, ok := w.conn.meta.cachedLeader(tb); ok {
 			continue
 		}
-		if _, err := w.conn.meta.leader(w.ctx, w.t.info.Path, tb); err != nil && !ferr.CodeOf(err).Retriable() && w.ctx.Err() == nil {
+		if _, err := w.conn.meta.leader(w.ctx, w.t.info.Path, tb); err != nil && !CodeOf(err).Retriable() && w.ctx.Err() == nil {
 			failed[tb] = err
+			if CodeOf(err) == ErrPartitionNotExists {
+				w.conn.meta.forgetPartition(tb.TableID, tb.PartitionID)
+			}
 		}
 	}
 	w.mu.Lock()
@@ -650,10 +662,10 @@ func (w *writer) refreshLeaders(tbs []TableBucket) {
 // send ships batches to one leader in one request and processes the answer.
 func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	defer w.wg.Done()
-	codes := make([]ferr.Code, len(batches))
+	codes := make([]ErrorCode, len(batches))
 	msgs := make([]string, len(batches))
 	var reqErr error
-	timeout := int32(min(w.cfg.RequestTimeout, time.Duration(1<<31-1)*time.Millisecond) / time.Millisecond)
+	timeout := int32(min(w.cfg.RequestTimeout, math.MaxInt32*time.Millisecond) / time.Millisecond)
 	if w.kv {
 		req := &flusspb.PutKvRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout), TargetColumns: w.targetCols}
 		for _, b := range batches {
@@ -687,9 +699,9 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	for i, b := range batches {
 		code, msg := codes[i], msgs[i]
 		if reqErr != nil {
-			code, msg = ferr.CodeOf(reqErr), reqErr.Error()
+			code, msg = CodeOf(reqErr), reqErr.Error()
 			if errors.Is(reqErr, ErrClosed) || w.ctx.Err() != nil {
-				code = -100 // closing
+				code = codeClosing
 			}
 		}
 		w.handleResultLocked(b, code, msg)
@@ -700,9 +712,9 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 
 // matchResponses maps per-bucket answers to batches; batches without an answer get
 // UNKNOWN_SERVER_ERROR.
-func (w *writer) matchResponses(batches []*writeBatch, codes []ferr.Code, msgs []string, n int, get func(int) (part int64, bucket, code int32, msg string, hasPart bool)) {
+func (w *writer) matchResponses(batches []*writeBatch, codes []ErrorCode, msgs []string, n int, get func(int) (part int64, bucket, code int32, msg string, hasPart bool)) {
 	for i := range codes {
-		codes[i], msgs[i] = ferr.UnknownServerError, "no response for this bucket"
+		codes[i], msgs[i] = ErrUnknownServerError, "no response for this bucket"
 	}
 	for j := 0; j < n; j++ {
 		part, bucket, code, msg, hasPart := get(j)
@@ -711,24 +723,24 @@ func (w *writer) matchResponses(batches []*writeBatch, codes []ferr.Code, msgs [
 		}
 		for i, b := range batches {
 			if b.tb.Bucket == bucket && b.tb.PartitionID == part {
-				codes[i], msgs[i] = ferr.Code(code), msg
+				codes[i], msgs[i] = ErrorCode(code), msg
 			}
 		}
 	}
 }
 
 // handleResultLocked applies the outcome of sending b.
-func (w *writer) handleResultLocked(b *writeBatch, code ferr.Code, msg string) {
+func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	q := w.queues[b.tb]
 	if q == nil || len(q.batches) == 0 || q.batches[0] != b {
 		return // completed by close
 	}
 	q.inflight = false
 	switch {
-	case code == -100:
+	case code == codeClosing:
 		w.popLocked(b, ErrClosed)
 		return
-	case code == ferr.None || code == ferr.DuplicateSequenceException:
+	case code == 0 || code == ErrDuplicateSequence:
 		w.popLocked(b, nil)
 		return
 	}
@@ -736,15 +748,18 @@ func (w *writer) handleResultLocked(b *writeBatch, code ferr.Code, msg string) {
 	if isRoutingError(code) {
 		w.conn.meta.invalidate(b.tb.TableID, b.tb.PartitionID)
 	}
+	if code == ErrPartitionNotExists {
+		w.conn.meta.forgetPartition(b.tb.TableID, b.tb.PartitionID)
+	}
 	retry := b.attempts < w.cfg.WriterRetries
-	if w.idempotent && (code == ferr.UnknownWriterIdException || code == ferr.OutOfOrderSequenceException) && retry {
+	if w.idempotent && (code == ErrUnknownWriterId || code == ErrOutOfOrderSequence) && retry {
 		w.resetWriterLocked()
 		b.attempts++
 		return
 	}
 	if code.Retriable() && retry {
 		b.attempts++
-		q.retryAt = time.Now().Add(retryDelay(b.attempts))
+		q.retryAt = time.Now().Add(w.retryDelay(code, b.attempts))
 		return
 	}
 	if w.idempotent {
@@ -769,6 +784,13 @@ func (w *writer) resetWriterLocked() {
 	}
 }
 
-func retryDelay(attempt int) time.Duration {
+// retryDelay is the wait before resending a batch that failed attempt times with retriable
+// code. A server that reports storage backpressure gets WriterBackpressureBackoff, doubling
+// up to four times that (the Java client also starts at writer.kv-backpressure.max-throttle);
+// every other retriable error 100ms doubling up to 1s.
+func (w *writer) retryDelay(code ErrorCode, attempt int) time.Duration {
+	if code == ErrStorageBackpressure {
+		return w.cfg.WriterBackpressureBackoff << min(attempt-1, 2)
+	}
 	return min(100*time.Millisecond<<min(attempt-1, 4), time.Second)
 }

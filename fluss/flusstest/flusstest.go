@@ -1,45 +1,35 @@
 // Package flusstest starts an in-process Strom server for tests of code that uses package
-// fluss.
+// fluss:
+//
+//	func TestMyApp(t *testing.T) {
+//		srv := flusstest.Start(t, nil)
+//		conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: srv.Bootstrap})
+//		...
+//	}
+//
+// flusstest is a Go module of its own (github.com/stromdb/strom/fluss/flusstest): the server
+// and its dependencies (etcd, Pebble, ...) enter a build only through it, so programs that
+// import package fluss stay free of them. Import it from test files only.
 package flusstest
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 
-	"github.com/stromdb/strom/server"
+	"github.com/stromdb/strom/fluss/internal/testserver"
 	"github.com/stromdb/strom/server/config"
 )
 
 // Server is a running in-process Strom node.
-type Server struct {
-	// Bootstrap is the coordinator address to pass as fluss.Config.BootstrapServers.
-	Bootstrap string
-	node      *server.Node
-}
+type Server = testserver.Server
 
-// Start starts a single-node server with its data in a temporary directory of t, on
-// loopback ports chosen by the OS, and stops it when the test ends. mutate, if non-nil, may
-// adjust the configuration before start.
+// Start starts a single-node server with its data in a temporary directory of t, on loopback
+// ports chosen by the OS, and stops it when the test ends. mutate, if non-nil, may adjust
+// the server configuration before start.
 func Start(t testing.TB, mutate func(*config.Config)) *Server {
 	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	node, err := server.Start(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatalf("start strom: %v", err)
-	}
-	s := &Server{Bootstrap: node.Addr("coordinator"), node: node}
-	t.Cleanup(func() { node.Close() })
-	return s
+	return testserver.Start(t, mutate)
 }
 
-// Close stops the server (also done automatically at the end of the test).
-func (s *Server) Close() error { return s.node.Close() }
+// New starts a server like Start, for a TestMain (which has no testing.TB); Close stops it
+// and removes its data.
+func New(mutate func(*config.Config)) (*Server, error) { return testserver.New(mutate) }

@@ -41,7 +41,7 @@ func (a *app) clusterCommand() *cobra.Command {
 				TotalBuckets int64        `json:"total_buckets"`
 			}{Servers: []serverJSON{}, Tables: []tableJSON{}}
 			for _, n := range nodes {
-				out.Servers = append(out.Servers, serverJSON{ID: n.ID, Type: n.Type, Address: n.Addr()})
+				out.Servers = append(out.Servers, serverJSON{ID: n.ID, Type: string(n.Type), Address: n.Addr()})
 			}
 			dbs, err := admin.ListDatabases(ctx)
 			if err != nil {

@@ -52,7 +52,7 @@ row.`,
 					return usagef("missing %s=VALUE: the primary key of %s is (%s)", name, path, strings.Join(pk, ", "))
 				}
 				delete(given, name)
-				col := schema.Column(name)
+				col := schema.Columns[schema.ColumnIndex(name)]
 				if key[i], err = parseText(col.Type, text); err != nil {
 					return usagef("%s=%q: %v (type %s)", name, text, err, col.Type)
 				}

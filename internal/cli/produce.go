@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/progress"
 )
 
@@ -182,7 +181,7 @@ const (
 
 // rowSource reads rows in the table's column order from JSON lines or CSV.
 type rowSource struct {
-	cols   []metadata.Column
+	cols   []fluss.Column
 	null   string
 	header bool
 	comma  rune
@@ -320,7 +319,7 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 	}
 }
 
-func columnNames(cols []metadata.Column) string {
+func columnNames(cols []fluss.Column) string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name

@@ -147,7 +147,9 @@ func (a *app) connection(ctx context.Context) (*fluss.Connection, error) {
 	if a.conn != nil {
 		return a.conn, nil
 	}
-	cfg := fluss.Config{BootstrapServers: a.bootstrap, RequestTimeout: a.timeout, ConnectTimeout: a.timeout}
+	// Partitions are created only on request (produce --create-partitions), not by the
+	// client on every write to a missing one.
+	cfg := fluss.Config{BootstrapServers: a.bootstrap, RequestTimeout: a.timeout, ConnectTimeout: a.timeout, WriterDisableDynamicPartitionCreation: true}
 	if a.user != "" {
 		cfg.SecurityProtocol, cfg.SASLMechanism = "sasl", "PLAIN"
 		cfg.SASLUsername, cfg.SASLPassword = a.user, a.password

@@ -76,7 +76,7 @@ func (s tableSpec) descriptor() (fluss.TableDescriptor, error) {
 	}
 	return fluss.TableDescriptor{
 		Schema: fluss.NewSchema(cols, s.PrimaryKey...), PartitionKeys: s.PartitionKeys, BucketKeys: s.BucketKey,
-		BucketCount: s.Buckets, Comment: s.Comment, HasComment: s.Comment != "",
+		BucketCount: s.Buckets, Comment: s.Comment,
 		Properties: s.Properties, CustomProperties: s.Custom,
 	}, nil
 }

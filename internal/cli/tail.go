@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/metadata"
 )
 
 // tailRecord is one line of `strom tail --json`.
@@ -197,7 +196,7 @@ func parseWhen(s string) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
-func (a *app) printRecord(cols []metadata.Column, partitions map[int64]string, r fluss.ScanRecord) error {
+func (a *app) printRecord(cols []fluss.Column, partitions map[int64]string, r fluss.ScanRecord) error {
 	rec := tailRecord{
 		ChangeType: r.ChangeType.ShortString(),
 		Partition:  partitions[r.Bucket.PartitionID],

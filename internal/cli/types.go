@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/internal/metadata"
 )
 
@@ -14,19 +15,44 @@ import (
 // CHAR(4), ARRAY<STRING>, MAP<STRING, INT>, ROW<a INT, b STRING>. Names are case-insensitive;
 // INTEGER, VARCHAR (= STRING), VARBINARY (= BYTES), NUMERIC/DEC and TIMESTAMP WITH LOCAL TIME
 // ZONE are accepted as aliases.
-func ParseType(s string) (metadata.DataType, error) {
+func ParseType(s string) (fluss.DataType, error) {
 	p := &typeParser{src: s}
 	t, err := p.parse()
 	if err != nil {
-		return metadata.DataType{}, fmt.Errorf("type %q: %w", s, err)
+		return fluss.DataType{}, fmt.Errorf("type %q: %w", s, err)
 	}
 	if p.skipSpace(); p.pos < len(p.src) {
-		return metadata.DataType{}, fmt.Errorf("type %q: unexpected %q", s, p.src[p.pos:])
+		return fluss.DataType{}, fmt.Errorf("type %q: unexpected %q", s, p.src[p.pos:])
 	}
 	if err := t.Validate(); err != nil {
-		return metadata.DataType{}, fmt.Errorf("type %q: %w", s, err)
+		return fluss.DataType{}, fmt.Errorf("type %q: %w", s, err)
 	}
-	return t, nil
+	return publicType(t), nil
+}
+
+// publicType converts a parsed (and validated) type to the client's form. The parser builds
+// the metadata form so that it can use metadata's validation of type parameters.
+func publicType(t metadata.DataType) fluss.DataType {
+	out := fluss.DataType{
+		Root: fluss.TypeRoot(t.Root), NotNull: t.NotNull,
+		Length: t.Length, Precision: t.Precision, Scale: t.Scale,
+	}
+	sub := func(e *metadata.DataType) *fluss.DataType {
+		if e == nil {
+			return nil
+		}
+		p := publicType(*e)
+		return &p
+	}
+	if t.Root == metadata.Map {
+		out.Key, out.Value = sub(t.Elem), sub(t.Value)
+	} else {
+		out.Elem = sub(t.Elem)
+	}
+	for _, f := range t.Fields {
+		out.Fields = append(out.Fields, fluss.Field{Name: f.Name, Type: publicType(f.Type), Description: f.Description})
+	}
+	return out
 }
 
 type typeParser struct {

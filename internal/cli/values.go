@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/metadata"
 )
 
 // Text and JSON forms of Fluss values, shared by produce (input), tail and lookup (output):
@@ -43,41 +42,41 @@ const (
 
 // parseText converts the text form of a value (a CSV cell, a key=value argument) to the Go
 // value package fluss expects for t.
-func parseText(t metadata.DataType, s string) (any, error) {
+func parseText(t fluss.DataType, s string) (any, error) {
 	switch t.Root {
-	case metadata.Boolean:
+	case fluss.TypeBoolean:
 		return strconv.ParseBool(strings.TrimSpace(s))
-	case metadata.TinyInt:
+	case fluss.TypeTinyInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 8)
 		return int8(n), err
-	case metadata.SmallInt:
+	case fluss.TypeSmallInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 16)
 		return int16(n), err
-	case metadata.Int:
+	case fluss.TypeInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 		return int32(n), err
-	case metadata.BigInt:
+	case fluss.TypeBigInt:
 		return strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	case metadata.Float:
+	case fluss.TypeFloat:
 		f, err := parseFloat(s, 32)
 		return float32(f), err
-	case metadata.Double:
+	case fluss.TypeDouble:
 		return parseFloat(s, 64)
-	case metadata.Char, metadata.String:
+	case fluss.TypeChar, fluss.TypeString:
 		return s, nil
-	case metadata.Binary, metadata.Bytes:
+	case fluss.TypeBinary, fluss.TypeBytes:
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
 		if err != nil {
 			return nil, fmt.Errorf("want base64: %w", err)
 		}
 		return b, nil
-	case metadata.Decimal:
+	case fluss.TypeDecimal:
 		return fluss.ParseDecimal(strings.TrimSpace(s))
-	case metadata.Date:
+	case fluss.TypeDate:
 		return time.Parse(dateLayout, strings.TrimSpace(s))
-	case metadata.Time:
+	case fluss.TypeTime:
 		return parseTimeOfDay(strings.TrimSpace(s))
-	case metadata.Timestamp:
+	case fluss.TypeTimestamp:
 		s = strings.TrimSpace(s)
 		for _, layout := range []string{tsLayout, tsLayoutText} {
 			if v, err := time.Parse(layout, s); err == nil {
@@ -89,9 +88,9 @@ func parseText(t metadata.DataType, s string) (any, error) {
 			return nil, fmt.Errorf("want 2006-01-02T15:04:05.999999999")
 		}
 		return v.UTC(), nil
-	case metadata.TimestampLTZ:
+	case fluss.TypeTimestampLTZ:
 		return parseInstant(strings.TrimSpace(s))
-	case metadata.Array, metadata.Map, metadata.Row:
+	case fluss.TypeArray, fluss.TypeMap, fluss.TypeRow:
 		d := json.NewDecoder(strings.NewReader(s))
 		d.UseNumber()
 		var v any
@@ -142,28 +141,28 @@ func parseInstant(s string) (time.Time, error) {
 
 // fromJSON converts a value decoded by encoding/json with UseNumber to the Go value package
 // fluss expects for t. Strings are read as the text form, so every scalar may be quoted.
-func fromJSON(t metadata.DataType, v any) (any, error) {
+func fromJSON(t fluss.DataType, v any) (any, error) {
 	switch x := v.(type) {
 	case nil:
 		return nil, nil
 	case string:
-		if t.Root == metadata.Array || t.Root == metadata.Map || t.Root == metadata.Row {
+		if t.Root == fluss.TypeArray || t.Root == fluss.TypeMap || t.Root == fluss.TypeRow {
 			return nil, fmt.Errorf("want a JSON %s, got a string", jsonKind(t))
 		}
 		return parseText(t, x)
 	case json.Number:
 		switch t.Root {
-		case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt, metadata.Float, metadata.Double,
-			metadata.Decimal, metadata.TimestampLTZ:
+		case fluss.TypeTinyInt, fluss.TypeSmallInt, fluss.TypeInt, fluss.TypeBigInt, fluss.TypeFloat, fluss.TypeDouble,
+			fluss.TypeDecimal, fluss.TypeTimestampLTZ:
 			return parseText(t, x.String())
 		}
 	case bool:
-		if t.Root == metadata.Boolean {
+		if t.Root == fluss.TypeBoolean {
 			return x, nil
 		}
 	case []any:
 		switch t.Root {
-		case metadata.Array:
+		case fluss.TypeArray:
 			out := make([]any, len(x))
 			for i, e := range x {
 				var err error
@@ -172,14 +171,14 @@ func fromJSON(t metadata.DataType, v any) (any, error) {
 				}
 			}
 			return out, nil
-		case metadata.Map:
+		case fluss.TypeMap:
 			out := make(map[any]any, len(x))
 			for i, e := range x {
 				pair, ok := e.(map[string]any)
 				if !ok {
 					return nil, fmt.Errorf("entry %d: want {\"key\": ..., \"value\": ...}", i)
 				}
-				k, err := fromJSON(*t.Elem, pair["key"])
+				k, err := fromJSON(*t.Key, pair["key"])
 				if err != nil {
 					return nil, fmt.Errorf("entry %d key: %w", i, err)
 				}
@@ -190,7 +189,7 @@ func fromJSON(t metadata.DataType, v any) (any, error) {
 				out[k] = val
 			}
 			return out, nil
-		case metadata.Row:
+		case fluss.TypeRow:
 			if len(x) != len(t.Fields) {
 				return nil, fmt.Errorf("want %d fields, got %d", len(t.Fields), len(x))
 			}
@@ -205,10 +204,10 @@ func fromJSON(t metadata.DataType, v any) (any, error) {
 		}
 	case map[string]any:
 		switch t.Root {
-		case metadata.Map:
+		case fluss.TypeMap:
 			out := make(map[any]any, len(x))
 			for ks, e := range x {
-				k, err := parseText(*t.Elem, ks)
+				k, err := parseText(*t.Key, ks)
 				if err != nil {
 					return nil, fmt.Errorf("key %q: %w", ks, err)
 				}
@@ -217,7 +216,7 @@ func fromJSON(t metadata.DataType, v any) (any, error) {
 				}
 			}
 			return out, nil
-		case metadata.Row:
+		case fluss.TypeRow:
 			out := make(fluss.Row, len(t.Fields))
 			for i, f := range t.Fields {
 				var err error
@@ -231,19 +230,19 @@ func fromJSON(t metadata.DataType, v any) (any, error) {
 	return nil, fmt.Errorf("want %s, got %s", jsonKind(t), jsonKindOf(v))
 }
 
-func jsonKind(t metadata.DataType) string {
+func jsonKind(t fluss.DataType) string {
 	switch t.Root {
-	case metadata.Boolean:
+	case fluss.TypeBoolean:
 		return "a boolean"
-	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt, metadata.Float, metadata.Double:
+	case fluss.TypeTinyInt, fluss.TypeSmallInt, fluss.TypeInt, fluss.TypeBigInt, fluss.TypeFloat, fluss.TypeDouble:
 		return "a number"
-	case metadata.Decimal:
+	case fluss.TypeDecimal:
 		return "a decimal string or number"
-	case metadata.Array:
+	case fluss.TypeArray:
 		return "an array"
-	case metadata.Map:
+	case fluss.TypeMap:
 		return "an object or an array of {key, value}"
-	case metadata.Row:
+	case fluss.TypeRow:
 		return "an object"
 	}
 	return "a string"
@@ -303,7 +302,7 @@ func marshal(v any) ([]byte, error) {
 }
 
 // rowJSON returns the JSON form of a row of the given columns.
-func rowJSON(cols []metadata.Column, r fluss.Row) *object {
+func rowJSON(cols []fluss.Column, r fluss.Row) *object {
 	o := &object{}
 	for i, c := range cols {
 		var v any
@@ -316,7 +315,7 @@ func rowJSON(cols []metadata.Column, r fluss.Row) *object {
 }
 
 // toJSON converts a value read by package fluss to its JSON form (see the table above).
-func toJSON(t metadata.DataType, v any) any {
+func toJSON(t fluss.DataType, v any) any {
 	if v == nil {
 		return nil
 	}
@@ -335,14 +334,14 @@ func toJSON(t metadata.DataType, v any) any {
 		return formatTimeOfDay(x)
 	case time.Time:
 		switch t.Root {
-		case metadata.Date:
+		case fluss.TypeDate:
 			return x.UTC().Format(dateLayout)
-		case metadata.Timestamp:
+		case fluss.TypeTimestamp:
 			return x.UTC().Format(tsLayout)
 		}
 		return x.UTC().Format(time.RFC3339Nano)
 	case []any:
-		if t.Root != metadata.Array {
+		if t.Root != fluss.TypeArray {
 			break
 		}
 		out := make([]any, len(x))
@@ -351,12 +350,12 @@ func toJSON(t metadata.DataType, v any) any {
 		}
 		return out
 	case map[any]any:
-		if t.Root != metadata.Map {
+		if t.Root != fluss.TypeMap {
 			break
 		}
 		return mapJSON(t, x)
 	case fluss.Row:
-		if t.Root != metadata.Row {
+		if t.Root != fluss.TypeRow {
 			break
 		}
 		o := &object{}
@@ -388,20 +387,20 @@ func formatTimeOfDay(d time.Duration) string {
 	return time.Time{}.Add(d).Format("15:04:05.999999999")
 }
 
-func mapJSON(t metadata.DataType, m map[any]any) any {
+func mapJSON(t fluss.DataType, m map[any]any) any {
 	type entry struct {
 		key  string
 		k, v any
 	}
 	entries := make([]entry, 0, len(m))
 	for k, v := range m {
-		kj := toJSON(*t.Elem, k)
+		kj := toJSON(*t.Key, k)
 		kb, _ := marshal(kj)
 		entries = append(entries, entry{key: string(kb), k: kj, v: toJSON(*t.Value, v)})
 	}
 	// Deterministic output: sort by the key's JSON text.
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	if t.Elem.Root == metadata.String || t.Elem.Root == metadata.Char {
+	if t.Key.Root == fluss.TypeString || t.Key.Root == fluss.TypeChar {
 		o := &object{}
 		for _, e := range entries {
 			o.add(e.k.(string), e.v)

@@ -258,3 +258,20 @@ func TestLoadTimeZone(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlussMemorySize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "1024": 1024, "64mb": 64 << 20, "1 GB": 1 << 30, "4k": 4 << 10, "2 bytes": 2,
+		"3 mebibytes": 3 << 20, " 1t ": 1 << 40,
+	} {
+		got, err := ParseFlussMemorySize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseFlussMemorySize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "mb", "-1", "1 xb", "1.5mb", "9223372036854775807kb", "99999999999999999999"} {
+		if _, err := ParseFlussMemorySize(in); err == nil {
+			t.Errorf("ParseFlussMemorySize(%q) succeeded, want an error", in)
+		}
+	}
+}
