@@ -1,0 +1,530 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/logstore"
+)
+
+// Bucket is one bucket this server leads, as the tiering sees it.
+type Bucket struct {
+	Table     *cluster.TableInfo
+	Partition *cluster.PartitionInfo // nil for non-partitioned tables
+	ID        cluster.Bucket
+	Log       *logstore.Log
+}
+
+// Source lists the buckets the tablet server leads.
+type Source interface {
+	LakeBuckets() []Bucket
+}
+
+// Options configures a Tierer.
+type Options struct {
+	Config  Config
+	Catalog cluster.Catalog
+	Logger  *slog.Logger
+	Now     func() time.Time
+	// MaxRoundBytes bounds the log bytes one round reads per table (default 64 MiB); a table
+	// with more backlog is tiered again right away.
+	MaxRoundBytes int
+	// Tick is how often due tables are looked for (default 250ms).
+	Tick time.Duration
+}
+
+// Tierer tiers lake-enabled tables into Iceberg. Its methods are safe for concurrent use.
+type Tierer struct {
+	opts Options
+	log  *slog.Logger
+	cat  catalog.Catalog
+
+	mu     sync.Mutex
+	tables map[int64]*tableState
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// tableState is what the Tierer knows of one table. offsets is nil until read back from the
+// table's last tiering snapshot in Iceberg, and reset to nil after a failed commit, so that
+// a round never starts from offsets Iceberg does not hold.
+type tableState struct {
+	offsets   Offsets
+	nextRound time.Time
+	lastErr   string
+}
+
+// New opens the configured catalog. Start begins tiering.
+func New(ctx context.Context, opts Options) (*Tierer, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxRoundBytes <= 0 {
+		opts.MaxRoundBytes = 64 << 20
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = 250 * time.Millisecond
+	}
+	cat, err := OpenCatalog(ctx, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &Tierer{opts: opts, log: opts.Logger, cat: cat, tables: map[int64]*tableState{}}, nil
+}
+
+// Start runs the tiering loop over src until Close.
+func (t *Tierer) Start(src Source) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stop, t.done = cancel, make(chan struct{})
+	go t.loop(ctx, src)
+}
+
+// Close stops tiering (an unfinished round's files stay orphaned, uncommitted) and closes the
+// catalog.
+func (t *Tierer) Close() error {
+	if t.stop != nil {
+		t.stop()
+		<-t.done
+	}
+	if c, ok := t.cat.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (t *Tierer) loop(ctx context.Context, src Source) {
+	defer close(t.done)
+	tick := time.NewTicker(t.opts.Tick)
+	defer tick.Stop()
+	for {
+		byTable := map[int64][]Bucket{}
+		for _, b := range src.LakeBuckets() {
+			if b.Table.Descriptor.DataLakeEnabled() {
+				byTable[b.ID.TableID] = append(byTable[b.ID.TableID], b)
+			}
+		}
+		for id, bs := range byTable {
+			if ctx.Err() != nil {
+				return
+			}
+			if !t.due(id) {
+				continue
+			}
+			more, err := t.TierOnce(ctx, bs)
+			t.scheduleNext(id, bs[0].Table, more, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *Tierer) state(id int64) *tableState {
+	st := t.tables[id]
+	if st == nil {
+		st = &tableState{}
+		t.tables[id] = st
+	}
+	return st
+}
+
+func (t *Tierer) due(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.opts.Now().Before(t.state(id).nextRound)
+}
+
+func (t *Tierer) scheduleNext(id int64, info *cluster.TableInfo, more bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.state(id)
+	wait := Freshness(&info.Descriptor)
+	if more && err == nil {
+		wait = 0
+	}
+	st.nextRound = t.opts.Now().Add(wait)
+	if err != nil {
+		if msg := err.Error(); msg != st.lastErr {
+			t.log.Error("lake tiering failed", "table", info.Path, "table_id", id, "err", err)
+			st.lastErr = msg
+		}
+		return
+	}
+	st.lastErr = ""
+}
+
+// Freshness is the table's table.datalake.freshness (Fluss's default 3 min): the interval of
+// its tiering rounds.
+func Freshness(d *metadata.TableDescriptor) time.Duration {
+	v, ok := d.Properties[metadata.PropDatalakeFreshness]
+	if !ok {
+		v, _ = metadata.TablePropertyDefault(metadata.PropDatalakeFreshness)
+	}
+	f, err := metadata.ParseFlussDuration(v)
+	if err != nil || f <= 0 {
+		return 3 * time.Minute
+	}
+	return f
+}
+
+// Floor returns the first offset of bucket b that retention must keep: the tiered offset of a
+// lake-enabled table (0 while it is not known yet), or MaxInt64 when the table is not tiered.
+func (t *Tierer) Floor(b cluster.Bucket) int64 {
+	info, ok := t.opts.Catalog.TableByID(b.TableID)
+	if !ok || !info.Descriptor.DataLakeEnabled() {
+		return math.MaxInt64
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.tables[b.TableID]
+	if st == nil || st.offsets == nil {
+		return 0
+	}
+	return st.offsets[BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket}]
+}
+
+// Identifier is the Iceberg table a Fluss table tiers into: database.table.
+func Identifier(p cluster.TablePath) table.Identifier { return table.Identifier{p.Database, p.Table} }
+
+// ensureTable loads the table's Iceberg table, creating it (and its namespace) on first use.
+func (t *Tierer) ensureTable(ctx context.Context, info *cluster.TableInfo, layout *Layout) (*table.Table, error) {
+	id := Identifier(info.Path)
+	tbl, err := t.cat.LoadTable(ctx, id)
+	if err == nil {
+		return tbl, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("load Iceberg table %v: %w", id, err)
+	}
+	if err := t.cat.CreateNamespace(ctx, table.Identifier{info.Path.Database}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return nil, fmt.Errorf("create Iceberg namespace %s: %w", info.Path.Database, err)
+	}
+	tbl, err = t.cat.CreateTable(ctx, id, layout.Schema,
+		catalog.WithPartitionSpec(&layout.Spec), catalog.WithSortOrder(layout.SortOrder), catalog.WithProperties(layout.Properties))
+	if err != nil {
+		return nil, fmt.Errorf("create Iceberg table %v: %w", id, err)
+	}
+	t.log.Info("created Iceberg table", "table", info.Path, "location", tbl.Location())
+	return tbl, nil
+}
+
+// LakeSnapshot is one tiering commit: its Iceberg snapshot id and the tiered log end offset
+// of every bucket tiered so far.
+type LakeSnapshot struct {
+	SnapshotID int64
+	TableID    int64
+	Offsets    Offsets
+}
+
+// ErrNoSnapshot is returned when the table has no snapshot committed by the tiering.
+var ErrNoSnapshot = errors.New("no lake snapshot")
+
+// lastTiered returns the newest snapshot of tbl committed by the tiering (with id, when id is
+// non-nil) and the offsets it recorded.
+func lastTiered(tbl *table.Table, id *int64) (*LakeSnapshot, error) {
+	snaps := slices.Clone(tbl.Metadata().Snapshots())
+	slices.SortFunc(snaps, func(a, b table.Snapshot) int {
+		if a.SequenceNumber != b.SequenceNumber {
+			return int(b.SequenceNumber - a.SequenceNumber)
+		}
+		return int(b.TimestampMs - a.TimestampMs)
+	})
+	for _, s := range snaps {
+		if s.Summary == nil || s.Summary.Properties[CommitUserKey] != TieringUser {
+			continue
+		}
+		if id != nil && s.SnapshotID != *id {
+			continue
+		}
+		path := s.Summary.Properties[OffsetsProperty]
+		if path == "" {
+			return nil, fmt.Errorf("snapshot %d has no %s property", s.SnapshotID, OffsetsProperty)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read tiered offsets of snapshot %d: %w", s.SnapshotID, err)
+		}
+		tableID, offs, err := DecodeOffsets(data)
+		if err != nil {
+			return nil, fmt.Errorf("tiered offsets of snapshot %d (%s): %w", s.SnapshotID, path, err)
+		}
+		return &LakeSnapshot{SnapshotID: s.SnapshotID, TableID: tableID, Offsets: offs}, nil
+	}
+	return nil, ErrNoSnapshot
+}
+
+// Snapshot returns the table's latest tiering snapshot (or the one with id snapshotID),
+// read from Iceberg: what GET_LAKE_SNAPSHOT answers. It returns ErrNoSnapshot when there is
+// none, or when the Iceberg table holds another (dropped) table's data of the same name.
+func (t *Tierer) Snapshot(ctx context.Context, info *cluster.TableInfo, snapshotID *int64) (*LakeSnapshot, error) {
+	tbl, err := t.cat.LoadTable(ctx, Identifier(info.Path))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, ErrNoSnapshot
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := lastTiered(tbl, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	if s.TableID != info.ID {
+		return nil, ErrNoSnapshot
+	}
+	return s, nil
+}
+
+// TierOnce runs one tiering round over the buckets of one table (all of the same table): it
+// reads each bucket from its tiered offset up to the high watermark, and commits the rows and
+// the new offsets in one Iceberg snapshot. more reports that the round stopped at the byte
+// budget with data left.
+func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err error) {
+	if len(buckets) == 0 {
+		return false, nil
+	}
+	info := buckets[0].Table
+	if f := info.Descriptor.LogFormat(); f != metadata.LogFormatArrow {
+		return false, fmt.Errorf("table.log.format %s is not tiered (only ARROW)", f)
+	}
+	if info.HasPrimaryKey() {
+		return false, fmt.Errorf("tiering of primary-key tables is not implemented yet")
+	}
+	layout, err := NewLayout(&info.Descriptor)
+	if err != nil {
+		return false, err
+	}
+	tbl, err := t.ensureTable(ctx, info, layout)
+	if err != nil {
+		return false, err
+	}
+
+	t.mu.Lock()
+	st := t.state(info.ID)
+	committed := st.offsets
+	t.mu.Unlock()
+	if committed == nil {
+		s, err := lastTiered(tbl, nil)
+		switch {
+		case errors.Is(err, ErrNoSnapshot):
+			committed = Offsets{}
+		case err != nil:
+			return false, err
+		case s.TableID != info.ID:
+			return false, fmt.Errorf("Iceberg table %v holds data tiered from another table (id %d, this table is %d): drop it in Iceberg or rename the table", Identifier(info.Path), s.TableID, info.ID)
+		default:
+			committed = s.Offsets
+		}
+		t.mu.Lock()
+		st.offsets = committed
+		t.mu.Unlock()
+	}
+
+	target, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return false, err
+	}
+	mem := memory.DefaultAllocator
+	next := maps.Clone(committed)
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	budget := t.opts.MaxRoundBytes
+	rows := int64(0)
+	schemas := map[int16]*arrow.Schema{}
+	for _, b := range buckets {
+		key := BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}
+		from, ok := committed[key]
+		if start := b.Log.LogStartOffset(); !ok || from < start {
+			if ok {
+				t.log.Warn("lake tiering: log start is past the tiered offset, records were deleted before tiering",
+					"table", info.Path, "bucket", b.ID, "tiered", from, "log_start", start)
+			}
+			from = start
+		}
+		hw := b.Log.HighWatermark()
+		off := from
+		for off < hw && budget > 0 {
+			res, err := b.Log.Read(off, budget, true)
+			if err != nil {
+				return false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
+			}
+			buf, err := res.AppendTo(nil)
+			res.Release()
+			if err != nil {
+				return false, err
+			}
+			if len(buf) == 0 {
+				break
+			}
+			budget -= len(buf)
+			for batch, err := range record.Iterate(buf) {
+				if err != nil {
+					return false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
+				}
+				if batch.NextOffset() <= off {
+					continue
+				}
+				sc, ok := schemas[batch.SchemaID()]
+				if !ok {
+					ms, found := t.opts.Catalog.Schema(info.ID, int32(batch.SchemaID()))
+					if !found {
+						return false, fmt.Errorf("schema %d of table %s not found", batch.SchemaID(), info.Path)
+					}
+					if sc, err = arrowlog.ArrowSchema(ms.Columns); err != nil {
+						return false, err
+					}
+					schemas[batch.SchemaID()] = sc
+				}
+				_, rec, err := arrowlog.Decode(sc, batch.AppendOnly(), int(batch.RecordCount()), batch.Records(), mem)
+				if err != nil {
+					return false, fmt.Errorf("decode %s batch at %d: %w", b.ID, batch.BaseOffset(), err)
+				}
+				var keep []int
+				if skip := off - batch.BaseOffset(); skip > 0 {
+					for i := int(skip); i < int(rec.NumRows()); i++ {
+						keep = append(keep, i)
+					}
+				}
+				out, err := toIceberg(ctx, mem, target, rowsOf{rec: rec, baseOffset: batch.BaseOffset(), commitMs: batch.CommitTimestamp(), bucket: b.ID.Bucket}, keep)
+				rec.Release()
+				if err != nil {
+					return false, fmt.Errorf("convert %s batch at %d: %w", b.ID, batch.BaseOffset(), err)
+				}
+				rows += out.NumRows()
+				recs = append(recs, out)
+				off = batch.NextOffset()
+			}
+		}
+		if off > from || !ok {
+			next[key] = off
+		}
+		if off < hw {
+			more = true
+		}
+	}
+	if rows == 0 {
+		return more, nil
+	}
+
+	path, err := t.writeOffsets(info, next)
+	if err != nil {
+		return false, err
+	}
+	rdr, err := array.NewRecordReader(target, recs)
+	if err != nil {
+		return false, err
+	}
+	defer rdr.Release()
+	tx := tbl.NewTransaction()
+	props := iceberg.Properties{CommitUserKey: TieringUser, OffsetsProperty: path}
+	if err := tx.Append(ctx, rdr, props); err != nil {
+		t.forget(info.ID)
+		return false, fmt.Errorf("write Iceberg data files: %w", err)
+	}
+	newTbl, err := tx.Commit(ctx)
+	if err != nil {
+		// The outcome is unknown to us only in theory (the catalog commit is one SQL
+		// transaction); either way the next round re-reads the offsets from Iceberg.
+		t.forget(info.ID)
+		return false, fmt.Errorf("commit Iceberg snapshot: %w", err)
+	}
+	t.mu.Lock()
+	st.offsets = next
+	t.mu.Unlock()
+	var lag int64
+	for _, b := range buckets {
+		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
+	}
+	t.log.Info("lake tiering committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID,
+		"rows", rows, "buckets", len(buckets), "lag_records", lag)
+	return more, nil
+}
+
+func (t *Tierer) forget(tableID int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st := t.tables[tableID]; st != nil {
+		st.offsets = nil
+	}
+}
+
+// writeOffsets stores the offsets file of a commit, durably, under
+// DataDir/lake/offsets/<db>/<table>-<id>/metadata/<uuid>.offsets (the layout of Fluss's
+// remote lake directory); the file is never changed after it is referenced by a snapshot.
+func (t *Tierer) writeOffsets(info *cluster.TableInfo, o Offsets) (string, error) {
+	data, err := EncodeOffsets(info.ID, o)
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.Abs(filepath.Join(t.opts.Config.Dir(), "offsets", info.Path.Database,
+		fmt.Sprintf("%s-%d", info.Path.Table, info.ID), "metadata"))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, uuid.NewString()+".offsets")
+	if err := writeFileSync(path, data); err != nil {
+		return "", fmt.Errorf("write tiered offsets: %w", err)
+	}
+	return path, nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
