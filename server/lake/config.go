@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/rest" // registers catalog type "rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite" for the embedded catalog
 )
@@ -87,6 +86,9 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 			c.Catalog["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.Join(abs, "warehouse")}).String()
 		}
 	case CatalogREST:
+		if !restCatalogBuilt {
+			return c, fmt.Errorf("%stype: rest needs a strom binary built with -tags lake_rest", optIcebergPrefix)
+		}
 		if c.Catalog["uri"] == "" {
 			return c, fmt.Errorf("%suri must be set for the rest catalog", optIcebergPrefix)
 		}
