@@ -150,3 +150,43 @@ async def test_sigkill_during_tiering_neither_loses_nor_duplicates(lake_server):
     lake = await conn.get_admin().get_latest_lake_snapshot(path)
     assert sum(lake.table_buckets_offset.values()) == written
     conn.close()
+
+
+async def test_partitioned_table_tiered_per_partition(lake_server):
+    conn = await connect(lake_server.bootstrap)
+    admin = conn.get_admin()
+    path = fluss.TablePath("lake_db", "by_region")
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("region", pa.string()), pa.field("name", pa.string())])
+    await admin.create_database("lake_db", ignore_if_exists=True)
+    await admin.create_table(path, fluss.TableDescriptor(
+        fluss.Schema(schema), partition_keys=["region"], bucket_count=2, bucket_keys=["id"], properties=FRESH))
+    for r in ("EU", "US"):
+        await admin.create_partition(path, {"region": r})
+    table = await conn.get_table(path)
+    writer = table.new_append().create_writer()
+    want = []
+    for i in range(120):
+        region = "EU" if i % 3 else "US"
+        writer.append({"id": i, "region": region, "name": f"n{i}"})
+        want.append((i, region, f"n{i}"))
+    await writer.flush()
+
+    tbl, rows = await wait_tiered(lake_server, "lake_db", "by_region", 120)
+    await asyncio.sleep(1.0)
+    tbl, rows = iceberg_rows(lake_server, "lake_db", "by_region")
+    got = sorted(zip(rows.column("id").to_pylist(), rows.column("region").to_pylist(), rows.column("name").to_pylist()))
+    assert got == want
+    # Fluss's spec: identity on each partition key, then bucket(key, n) for the bucket key.
+    spec = [(f.name, str(f.transform)) for f in tbl.spec().fields]
+    assert spec == [("region", "identity"), ("id_bucket", "bucket[2]")]
+    # A partition filter reads only that partition's rows.
+    eu = tbl.scan(row_filter="region == 'EU'").to_arrow()
+    assert sorted(eu.column("id").to_pylist()) == [i for i in range(120) if i % 3]
+
+    lake = await admin.get_latest_lake_snapshot(path)
+    parts = {p.partition_name: p.partition_id for p in await admin.list_partition_infos(path)}
+    offsets = {}
+    for tb, off in lake.table_buckets_offset.items():
+        offsets[tb.partition_id] = offsets.get(tb.partition_id, 0) + off
+    assert offsets == {parts["EU"]: 80, parts["US"]: 40}
+    conn.close()
