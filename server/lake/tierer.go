@@ -195,10 +195,12 @@ func Freshness(d *metadata.TableDescriptor) time.Duration {
 }
 
 // Floor returns the first offset of bucket b that retention must keep: the tiered offset of a
-// lake-enabled table (0 while it is not known yet), or MaxInt64 when the table is not tiered.
+// lake-enabled table (0 while it is not known yet, or while tiering fails), or MaxInt64 when
+// the table is not tiered (lake not enabled, or a primary-key table, which Strom does not
+// tier yet and whose changelog retention the key-value store already bounds).
 func (t *Tierer) Floor(b cluster.Bucket) int64 {
 	info, ok := t.opts.Catalog.TableByID(b.TableID)
-	if !ok || !info.Descriptor.DataLakeEnabled() {
+	if !ok || !info.Descriptor.DataLakeEnabled() || info.HasPrimaryKey() {
 		return math.MaxInt64
 	}
 	t.mu.Lock()
