@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"math"
@@ -196,11 +197,10 @@ func Freshness(d *metadata.TableDescriptor) time.Duration {
 
 // Floor returns the first offset of bucket b that retention must keep: the tiered offset of a
 // lake-enabled table (0 while it is not known yet, or while tiering fails), or MaxInt64 when
-// the table is not tiered (lake not enabled, or a primary-key table, which Strom does not
-// tier yet and whose changelog retention the key-value store already bounds).
+// the table is not lake-enabled.
 func (t *Tierer) Floor(b cluster.Bucket) int64 {
 	info, ok := t.opts.Catalog.TableByID(b.TableID)
-	if !ok || !info.Descriptor.DataLakeEnabled() || info.HasPrimaryKey() {
+	if !ok || !info.Descriptor.DataLakeEnabled() {
 		return math.MaxInt64
 	}
 	t.mu.Lock()
@@ -315,9 +315,6 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 	if f := info.Descriptor.LogFormat(); f != metadata.LogFormatArrow {
 		return false, fmt.Errorf("table.log.format %s is not tiered (only ARROW)", f)
 	}
-	if info.HasPrimaryKey() {
-		return false, fmt.Errorf("tiering of primary-key tables is not implemented yet")
-	}
 	layout, err := NewLayout(&info.Descriptor)
 	if err != nil {
 		return false, err
@@ -326,42 +323,108 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 	if err != nil {
 		return false, err
 	}
-
-	t.mu.Lock()
-	st := t.state(info.ID)
-	committed := st.offsets
-	t.mu.Unlock()
-	if committed == nil {
-		s, err := lastTiered(tbl, nil)
-		switch {
-		case errors.Is(err, ErrNoSnapshot):
-			committed = Offsets{}
-		case err != nil:
-			return false, err
-		case s.TableID != info.ID:
-			return false, fmt.Errorf("Iceberg table %v holds data tiered from another table (id %d, this table is %d): drop it in Iceberg or rename the table", Identifier(info.Path), s.TableID, info.ID)
-		default:
-			committed = s.Offsets
-		}
-		t.mu.Lock()
-		st.offsets = committed
-		t.mu.Unlock()
+	committed, err := t.committedOffsets(info, tbl)
+	if err != nil {
+		return false, err
 	}
-
 	target, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return false, err
 	}
-	mem := memory.DefaultAllocator
-	next := maps.Clone(committed)
-	var recs []arrow.RecordBatch
+	batches, next, more, err := t.read(info, buckets, committed)
+	if err != nil {
+		return false, err
+	}
 	defer func() {
-		for _, r := range recs {
-			r.Release()
+		for _, b := range batches {
+			b.rec.Release()
 		}
 	}()
+	var w *roundFiles
+	if info.HasPrimaryKey() {
+		w, err = t.primaryKeyChanges(ctx, tbl, layout, target, batches)
+	} else {
+		w, err = t.appendedRows(ctx, target, batches)
+	}
+	if err != nil {
+		return false, err
+	}
+	defer w.release()
+	if w.rows == 0 && w.deletes == 0 {
+		return more, nil
+	}
+	path, err := t.writeOffsets(info, next)
+	if err != nil {
+		return false, err
+	}
+	props := iceberg.Properties{CommitUserKey: TieringUser, OffsetsProperty: path}
+	newTbl, err := w.commit(ctx, tbl, props)
+	if err != nil {
+		// The outcome is unknown to us only in theory (the catalog commit is one SQL
+		// transaction); either way the next round re-reads the offsets from Iceberg.
+		t.forget(info.ID)
+		return false, err
+	}
+	t.mu.Lock()
+	t.state(info.ID).offsets = next
+	t.mu.Unlock()
+	var lag int64
+	for _, b := range buckets {
+		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
+	}
+	t.log.Info("lake tiering committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID,
+		"rows", w.rows, "deleted_keys", w.deletes, "buckets", len(buckets), "lag_records", lag)
+	return more, nil
+}
+
+// committedOffsets returns the offsets of the table's last tiering commit, reading them from
+// Iceberg when they are not known.
+func (t *Tierer) committedOffsets(info *cluster.TableInfo, tbl *table.Table) (Offsets, error) {
+	t.mu.Lock()
+	st := t.state(info.ID)
+	committed := st.offsets
+	t.mu.Unlock()
+	if committed != nil {
+		return committed, nil
+	}
+	s, err := lastTiered(tbl, nil)
+	switch {
+	case errors.Is(err, ErrNoSnapshot):
+		committed = Offsets{}
+	case err != nil:
+		return nil, err
+	case s.TableID != info.ID:
+		return nil, fmt.Errorf("Iceberg table %v holds data tiered from another table (id %d, this table is %d): drop it in Iceberg or rename the table", Identifier(info.Path), s.TableID, info.ID)
+	default:
+		committed = s.Offsets
+	}
+	t.mu.Lock()
+	st.offsets = committed
+	t.mu.Unlock()
+	return committed, nil
+}
+
+// logBatch is one decoded log batch of a round.
+type logBatch struct {
+	rowsOf
+	changeTypes []byte // nil for append-only batches
+	from        int    // first row to tier (> 0 only when the round starts inside the batch)
+}
+
+// read decodes, per bucket, the batches from the committed offset up to the high watermark
+// (within the round's byte budget), and returns them with the offsets the round ends at.
+func (t *Tierer) read(info *cluster.TableInfo, buckets []Bucket, committed Offsets) (out []logBatch, next Offsets, more bool, err error) {
+	defer func() {
+		if err != nil {
+			for _, b := range out {
+				b.rec.Release()
+			}
+			out = nil
+		}
+	}()
+	mem := memory.DefaultAllocator
+	next = maps.Clone(committed)
 	budget := t.opts.MaxRoundBytes
-	rows := int64(0)
 	schemas := map[int16]*arrow.Schema{}
 	for _, b := range buckets {
 		key := BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}
@@ -378,12 +441,12 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 		for off < hw && budget > 0 {
 			res, err := b.Log.Read(off, budget, true)
 			if err != nil {
-				return false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
+				return out, nil, false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
 			}
 			buf, err := res.AppendTo(nil)
 			res.Release()
 			if err != nil {
-				return false, err
+				return out, nil, false, err
 			}
 			if len(buf) == 0 {
 				break
@@ -391,7 +454,7 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 			budget -= len(buf)
 			for batch, err := range record.Iterate(buf) {
 				if err != nil {
-					return false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
+					return out, nil, false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
 				}
 				if batch.NextOffset() <= off {
 					continue
@@ -400,30 +463,22 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 				if !ok {
 					ms, found := t.opts.Catalog.Schema(info.ID, int32(batch.SchemaID()))
 					if !found {
-						return false, fmt.Errorf("schema %d of table %s not found", batch.SchemaID(), info.Path)
+						return out, nil, false, fmt.Errorf("schema %d of table %s not found", batch.SchemaID(), info.Path)
 					}
 					if sc, err = arrowlog.ArrowSchema(ms.Columns); err != nil {
-						return false, err
+						return out, nil, false, err
 					}
 					schemas[batch.SchemaID()] = sc
 				}
-				_, rec, err := arrowlog.Decode(sc, batch.AppendOnly(), int(batch.RecordCount()), batch.Records(), mem)
+				cts, rec, err := arrowlog.Decode(sc, batch.AppendOnly(), int(batch.RecordCount()), batch.Records(), mem)
 				if err != nil {
-					return false, fmt.Errorf("decode %s batch at %d: %w", b.ID, batch.BaseOffset(), err)
+					return out, nil, false, fmt.Errorf("decode %s batch at %d: %w", b.ID, batch.BaseOffset(), err)
 				}
-				var keep []int
-				if skip := off - batch.BaseOffset(); skip > 0 {
-					for i := int(skip); i < int(rec.NumRows()); i++ {
-						keep = append(keep, i)
-					}
-				}
-				out, err := toIceberg(ctx, mem, target, rowsOf{rec: rec, baseOffset: batch.BaseOffset(), commitMs: batch.CommitTimestamp(), bucket: b.ID.Bucket}, keep)
-				rec.Release()
-				if err != nil {
-					return false, fmt.Errorf("convert %s batch at %d: %w", b.ID, batch.BaseOffset(), err)
-				}
-				rows += out.NumRows()
-				recs = append(recs, out)
+				out = append(out, logBatch{
+					rowsOf:      rowsOf{rec: rec, baseOffset: batch.BaseOffset(), commitMs: batch.CommitTimestamp(), bucket: b.ID.Bucket},
+					changeTypes: cts,
+					from:        int(max(off-batch.BaseOffset(), 0)),
+				})
 				off = batch.NextOffset()
 			}
 		}
@@ -434,42 +489,100 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 			more = true
 		}
 	}
-	if rows == 0 {
-		return more, nil
-	}
+	return out, next, more, nil
+}
 
-	path, err := t.writeOffsets(info, next)
-	if err != nil {
-		return false, err
+// roundFiles is what one round commits: rows to append and, for primary-key tables,
+// equality deletes (one row per changed key, key columns only).
+type roundFiles struct {
+	target        *arrow.Schema
+	data          []arrow.RecordBatch
+	deleteSchema  *arrow.Schema
+	deleteRecs    []arrow.RecordBatch
+	equalityIDs   []int
+	rowDelta      bool // primary-key table: commit a row delta with equality deletes
+	rows, deletes int64
+}
+
+func (w *roundFiles) release() {
+	for _, r := range w.data {
+		r.Release()
 	}
-	rdr, err := array.NewRecordReader(target, recs)
-	if err != nil {
-		return false, err
+	for _, r := range w.deleteRecs {
+		r.Release()
 	}
-	defer rdr.Release()
+}
+
+// appendedRows converts the rows of a log table's batches.
+func (t *Tierer) appendedRows(ctx context.Context, target *arrow.Schema, batches []logBatch) (*roundFiles, error) {
+	w := &roundFiles{target: target}
+	for _, b := range batches {
+		var keep []int
+		if b.from > 0 {
+			for i := b.from; i < int(b.rec.NumRows()); i++ {
+				keep = append(keep, i)
+			}
+		}
+		out, err := toIceberg(ctx, memory.DefaultAllocator, target, b.rowsOf, keep)
+		if err != nil {
+			w.release()
+			return nil, fmt.Errorf("convert bucket %d batch at %d: %w", b.bucket, b.baseOffset, err)
+		}
+		w.rows += out.NumRows()
+		w.data = append(w.data, out)
+	}
+	return w, nil
+}
+
+// commit writes the round's files and commits them with props in one snapshot: an append
+// for log tables, a row delta (data files and equality deletes) for primary-key tables.
+func (w *roundFiles) commit(ctx context.Context, tbl *table.Table, props iceberg.Properties) (*table.Table, error) {
 	tx := tbl.NewTransaction()
-	props := iceberg.Properties{CommitUserKey: TieringUser, OffsetsProperty: path}
-	if err := tx.Append(ctx, rdr, props); err != nil {
-		t.forget(info.ID)
-		return false, fmt.Errorf("write Iceberg data files: %w", err)
+	if !w.rowDelta {
+		rdr, err := array.NewRecordReader(w.target, w.data)
+		if err != nil {
+			return nil, err
+		}
+		defer rdr.Release()
+		if err := tx.Append(ctx, rdr, props); err != nil {
+			return nil, fmt.Errorf("write Iceberg data files: %w", err)
+		}
+	} else {
+		rd := tx.NewRowDelta(props)
+		if len(w.data) > 0 {
+			for df, err := range table.WriteRecords(ctx, tbl, w.target, retained(w.data)) {
+				if err != nil {
+					return nil, fmt.Errorf("write Iceberg data files: %w", err)
+				}
+				rd.AddRows(df)
+			}
+		}
+		dels, err := tx.WriteEqualityDeletes(ctx, w.equalityIDs, retained(w.deleteRecs))
+		if err != nil {
+			return nil, fmt.Errorf("write Iceberg equality deletes: %w", err)
+		}
+		rd.AddDeletes(dels...)
+		if err := rd.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("stage Iceberg row delta: %w", err)
+		}
 	}
 	newTbl, err := tx.Commit(ctx)
 	if err != nil {
-		// The outcome is unknown to us only in theory (the catalog commit is one SQL
-		// transaction); either way the next round re-reads the offsets from Iceberg.
-		t.forget(info.ID)
-		return false, fmt.Errorf("commit Iceberg snapshot: %w", err)
+		return nil, fmt.Errorf("commit Iceberg snapshot: %w", err)
 	}
-	t.mu.Lock()
-	st.offsets = next
-	t.mu.Unlock()
-	var lag int64
-	for _, b := range buckets {
-		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
+	return newTbl, nil
+}
+
+// retained yields recs for a consumer that releases what it consumes, keeping our references.
+func retained(recs []arrow.RecordBatch) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, r := range recs {
+			r.Retain()
+			if !yield(r, nil) {
+				return
+			}
+		}
 	}
-	t.log.Info("lake tiering committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID,
-		"rows", rows, "buckets", len(buckets), "lag_records", lag)
-	return more, nil
 }
 
 func (t *Tierer) forget(tableID int64) {
