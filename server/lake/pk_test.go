@@ -127,7 +127,7 @@ func TestTierPrimaryKeyTableMergeOnRead(t *testing.T) {
 
 	// FULL-image update of 1, delete of 2, insert then WAL-image update of 4 in one round.
 	appendChanges(t, l, info, change{UB, 1, "a"}, change{UA, 1, "a2"}, change{D, 2, "b"}) // 3-5
-	appendChanges(t, l, info, change{I, 4, "d"}, change{UA, 4, "d2"})                      // 6-7
+	appendChanges(t, l, info, change{I, 4, "d"}, change{UA, 4, "d2"})                     // 6-7
 	if _, err := tr.TierOnce(ctx, buckets); err != nil {
 		t.Fatal(err)
 	}
