@@ -229,7 +229,9 @@ async def wait_pk_rows(srv, db, name, want, timeout=30.0):
             if got == want:
                 return tbl
         await asyncio.sleep(0.3)
-    raise AssertionError(f"Iceberg rows {got}, want {want}:\n{srv.log_text()[-3000:]}")
+    extra = sorted(set(got or []) - set(want))
+    missing = sorted(set(want) - set(got or []))
+    raise AssertionError(f"Iceberg rows differ: extra {extra}, missing {missing}:\n{srv.log_text()[-3000:]}")
 
 
 def iceberg_rows_pk(srv, db, name):
@@ -277,4 +279,31 @@ async def test_primary_key_table_after_updates_and_deletes(lake_server):
     lake = await admin.get_latest_lake_snapshot(path)
     latest = await admin.list_offsets(path, bucket_ids=[0, 1], offset_spec=fluss.OffsetSpec.latest())
     assert {tb.bucket_id: off for tb, off in lake.table_buckets_offset.items()} == latest
+    conn.close()
+
+
+async def test_sigkill_during_primary_key_tiering(lake_server):
+    conn = await connect(lake_server.bootstrap)
+    path = fluss.TablePath("lake_db", "crashy_users")
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+    await conn.get_admin().create_database("lake_db", ignore_if_exists=True)
+    props = dict(FRESH, **{"table.datalake.freshness": "100ms"})
+    await conn.get_admin().create_table(path, fluss.TableDescriptor(fluss.Schema(schema, primary_keys=["id"]), bucket_count=2, properties=props))
+    want = {}
+    for round_ in range(3):
+        writer = (await conn.get_table(path)).new_upsert().create_writer()
+        for i in range(round_ * 20, round_ * 20 + 60):
+            writer.upsert({"id": i, "name": f"r{round_}-{i}"})
+            want[i] = f"r{round_}-{i}"
+        for i in range(round_, 200, 7):
+            if i in want:
+                writer.delete({"id": i})
+                want.pop(i)
+        await writer.flush()
+        await asyncio.sleep(0.15 * (round_ + 1))
+        lake_server.kill()
+        conn.close()
+        lake_server.start()
+        conn = await connect(lake_server.bootstrap)
+    await wait_pk_rows(lake_server, "lake_db", "crashy_users", sorted(want.items()))
     conn.close()
