@@ -77,8 +77,11 @@ func TestRetentionHoldsUntieredRecordsOfLakeTables(t *testing.T) {
 	plain, lake := create("plain", false), create("tiered", true)
 	time.Sleep(600 * time.Millisecond) // past the lake table's first (empty) round
 	for i := 0; i < 4; i++ {
-		produce(t, tablet, plain, rowBatch(2))
-		produce(t, tablet, lake, rowBatch(2))
+		for _, id := range []int64{plain, lake} {
+			if r := produce(t, tablet, id, arrowBatch(1, 2, arrowRecords(t, 2))); r.GetErrorCode() != 0 {
+				t.Fatalf("produce: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+			}
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for earliest(plain) == 0 {
