@@ -60,14 +60,14 @@ func logTable(buckets int32) *cluster.TableInfo {
 }
 
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	info    *cluster.TableInfo
 	buckets []Bucket
 	next    int32 // next id to write
 }
 
-func newHarness(t *testing.T, buckets int32) *harness {
+func newHarness(t testing.TB, buckets int32) *harness {
 	h := &harness{t: t, dir: t.TempDir(), info: logTable(buckets)}
 	for b := int32(0); b < buckets; b++ {
 		id := cluster.Bucket{TableID: h.info.ID, PartitionID: cluster.NoPartition, Bucket: b}
