@@ -139,8 +139,11 @@ func NewLayout(d *metadata.TableDescriptor) (*Layout, error) {
 }
 
 // icebergType maps a Fluss type as FlussDataTypeToIcebergDataType does. Nested element, key,
-// value and field ids would be taken from *next (nested types are not tiered yet).
+// value and field ids are taken from *next, in the order FlussDataTypeToIcebergDataType
+// assigns them (an element's id after its type's, a map's key and value ids first, a row's
+// field ids after each field's type).
 func icebergType(t metadata.DataType, next *int) (iceberg.Type, error) {
+	take := func() int { id := *next; *next++; return id }
 	switch t.Root {
 	case metadata.Boolean:
 		return iceberg.PrimitiveTypes.Bool, nil
@@ -166,8 +169,40 @@ func icebergType(t metadata.DataType, next *int) (iceberg.Type, error) {
 		return iceberg.PrimitiveTypes.Timestamp, nil
 	case metadata.TimestampLTZ:
 		return iceberg.PrimitiveTypes.TimestampTz, nil
-	case metadata.Array, metadata.Map, metadata.Row:
-		return nil, fmt.Errorf("nested type %v is not tiered to Iceberg by Strom yet", t.Root)
+	case metadata.Array:
+		if t.Elem == nil {
+			return nil, fmt.Errorf("ARRAY without element type")
+		}
+		et, err := icebergType(*t.Elem, next)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: take(), Element: et, ElementRequired: t.Elem.NotNull}, nil
+	case metadata.Map:
+		if t.Elem == nil || t.Value == nil {
+			return nil, fmt.Errorf("MAP without key or value type")
+		}
+		// Key and value ids are consecutive, taken before the key and value types' own.
+		kid, vid := take(), take()
+		kt, err := icebergType(*t.Elem, next)
+		if err != nil {
+			return nil, err
+		}
+		vt, err := icebergType(*t.Value, next)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: t.Value.NotNull}, nil
+	case metadata.Row:
+		fs := make([]iceberg.NestedField, len(t.Fields))
+		for i, f := range t.Fields {
+			ft, err := icebergType(f.Type, next)
+			if err != nil {
+				return nil, fmt.Errorf("row field %s: %w", f.Name, err)
+			}
+			fs[i] = iceberg.NestedField{ID: take(), Name: f.Name, Type: ft, Required: f.Type.NotNull, Doc: f.Description}
+		}
+		return &iceberg.StructType{FieldList: fs}, nil
 	}
 	return nil, fmt.Errorf("unsupported Fluss type root %d", t.Root)
 }
