@@ -107,7 +107,7 @@ func TestTierPrimaryKeyTableMergeOnRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := New(ctx, Options{Config: cfg, Catalog: fakeCatalog{info}})
+		tr, err := New(ctx, Options{Config: cfg, Catalog: fakeCatalog{t: info}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -220,7 +220,7 @@ func (t *Tierer) ensureTable(ctx context.Context, info *cluster.TableInfo, layou
 	id := Identifier(info.Path)
 	tbl, err := t.cat.LoadTable(ctx, id)
 	if err == nil {
-		return tbl, nil
+		return t.addNewColumns(ctx, info, layout, tbl)
 	}
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, fmt.Errorf("load Iceberg table %v: %w", id, err)
@@ -235,6 +235,39 @@ func (t *Tierer) ensureTable(ctx context.Context, info *cluster.TableInfo, layou
 	}
 	t.log.Info("created Iceberg table", "table", info.Path, "location", tbl.Location())
 	return tbl, nil
+}
+
+// addNewColumns brings columns added to the Fluss table by ALTER TABLE into the Iceberg table,
+// as Fluss's IcebergLakeCatalog.alterTable does: each one appended as an optional column just
+// before the system columns. It is a no-op when Iceberg already has every column.
+func (t *Tierer) addNewColumns(ctx context.Context, info *cluster.TableInfo, layout *Layout, tbl *table.Table) (*table.Table, error) {
+	sc := tbl.Schema()
+	var missing []iceberg.NestedField
+	for _, f := range layout.Schema.Fields() {
+		if _, ok := sc.FindFieldByName(f.Name); !ok {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return tbl, nil
+	}
+	tx := tbl.NewTransaction()
+	us := tx.UpdateSchema(true, false)
+	for _, f := range missing {
+		if f.Required {
+			return nil, fmt.Errorf("column %s added to %s is NOT NULL; only nullable columns can be added to the Iceberg table", f.Name, info.Path)
+		}
+		us.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil).MoveBefore([]string{f.Name}, []string{BucketColumn})
+	}
+	if err := us.Commit(); err != nil {
+		return nil, fmt.Errorf("add columns to Iceberg table %v: %w", Identifier(info.Path), err)
+	}
+	out, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("add columns to Iceberg table %v: %w", Identifier(info.Path), err)
+	}
+	t.log.Info("added columns to Iceberg table", "table", info.Path, "columns", len(missing))
+	return out, nil
 }
 
 // LakeSnapshot is one tiering commit: its Iceberg snapshot id and the tiered log end offset

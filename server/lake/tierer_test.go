@@ -24,13 +24,20 @@ import (
 )
 
 // fakeCatalog is the coordinator's catalog for one table.
-type fakeCatalog struct{ t *cluster.TableInfo }
+type fakeCatalog struct {
+	t *cluster.TableInfo
+	// older holds earlier schema versions (ALTER TABLE ADD COLUMN).
+	older map[int32]metadata.Schema
+}
 
 func (c fakeCatalog) TableByID(id int64) (*cluster.TableInfo, bool) { return c.t, id == c.t.ID }
 func (c fakeCatalog) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool) {
 	return c.t, p == c.t.Path
 }
 func (c fakeCatalog) Schema(tableID int64, schemaID int32) (metadata.Schema, bool) {
+	if s, ok := c.older[schemaID]; ok && tableID == c.t.ID {
+		return s, true
+	}
 	return c.t.Descriptor.Schema, tableID == c.t.ID && schemaID == c.t.SchemaID
 }
 func (c fakeCatalog) PartitionByID(int64) (*cluster.PartitionInfo, bool) { return nil, false }
@@ -86,7 +93,7 @@ func (h *harness) tierer() *Tierer {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	tr, err := New(context.Background(), Options{Config: cfg, Catalog: fakeCatalog{h.info},
+	tr, err := New(context.Background(), Options{Config: cfg, Catalog: fakeCatalog{t: h.info},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		h.t.Fatal(err)
