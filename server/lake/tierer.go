@@ -401,6 +401,16 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 	t.mu.Lock()
 	t.state(info.ID).offsets = next
 	t.mu.Unlock()
+	if autoCompaction(&info.Descriptor) {
+		// A failed compaction leaves the committed round as it is; the next round retries.
+		compacted, removed, err := compact(ctx, newTbl, props)
+		if err != nil {
+			t.log.Warn("lake compaction failed", "table", info.Path, "err", err)
+		} else if removed > 0 {
+			newTbl = compacted
+			t.log.Info("lake compaction committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID, "replaced_files", removed)
+		}
+	}
 	var lag int64
 	for _, b := range buckets {
 		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
