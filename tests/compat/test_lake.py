@@ -307,3 +307,24 @@ async def test_sigkill_during_primary_key_tiering(lake_server):
         conn = await connect(lake_server.bootstrap)
     await wait_pk_rows(lake_server, "lake_db", "crashy_users", sorted(want.items()))
     conn.close()
+
+
+async def test_auto_compaction_keeps_rows(lake_server):
+    conn = await connect(lake_server.bootstrap)
+    path = fluss.TablePath("lake_db", "compacted")
+    props = dict(FRESH, **{"table.datalake.auto-compaction": "true"})
+    table = await create_log_table(conn, path, buckets=1, props=props)
+    written = 0
+    for _ in range(7):  # one small file per round
+        await append(table, range(written, written + 20))
+        written += 20
+        await wait_tiered(lake_server, "lake_db", "compacted", written)
+    await asyncio.sleep(1.0)
+    tbl, rows = iceberg_rows(lake_server, "lake_db", "compacted")
+    check_rows(rows, range(written))
+    files = tbl.inspect.files().num_rows
+    assert files < 7, f"{files} data files after 7 rounds: nothing compacted"
+    lake = await conn.get_admin().get_latest_lake_snapshot(path)
+    assert lake.snapshot_id == tbl.current_snapshot().snapshot_id
+    assert sum(lake.table_buckets_offset.values()) == written
+    conn.close()
