@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -124,5 +125,16 @@ func OpenCatalog(ctx context.Context, c Config) (catalog.Catalog, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sql catalog %s: %w", path, err)
 	}
-	return cat, nil
+	return &ownedDBCatalog{Catalog: cat, db: db}, nil
+}
+
+// ownedDBCatalog closes the database handle the embedded catalog was opened on (the SQL
+// catalog leaves caller-supplied handles open).
+type ownedDBCatalog struct {
+	*sqlcat.Catalog
+	db *sql.DB
+}
+
+func (c *ownedDBCatalog) Close() error {
+	return errors.Join(c.Catalog.Close(), c.db.Close())
 }
