@@ -10,9 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
@@ -133,6 +136,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 
 	if cfg.HTTPEnabled() {
 		n.metrics = metrics.New(metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store})
+		if n.tierer != nil {
+			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
+			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
+				n.metrics.Registry).MustRegister(n.tierer)
+		}
 	}
 
 	coordSvc := wire.NewService(1)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -75,6 +76,22 @@ type tableState struct {
 	offsets   Offsets
 	nextRound time.Time
 	lastErr   string
+	progress
+}
+
+// progress is what the metrics report of a table (Fluss's lakeTiering_table metrics).
+type progress struct {
+	path         cluster.TablePath
+	freshness    time.Duration
+	seen         time.Time     // first seen by the tiering
+	tiered       time.Time     // last successful round; zero before the first
+	duration     time.Duration // of the last round
+	failures     int64
+	records      int64 // Iceberg total-records after the last commit, -1 unknown
+	fileBytes    int64 // Iceberg total-files-size after the last commit, -1 unknown
+	pending      int64 // log records behind the tiered offsets after the last round
+	running      bool
+	pendingSince time.Time // when the table became due; zero while running or waiting
 }
 
 // New opens the configured catalog. Start begins tiering.
@@ -133,11 +150,14 @@ func (t *Tierer) loop(ctx context.Context, src Source) {
 			if ctx.Err() != nil {
 				return
 			}
-			if !t.due(id) {
+			if !t.due(id, bs[0].Table) {
 				continue
 			}
+			start := t.opts.Now()
+			t.setRunning(id, true)
 			more, err := t.TierOnce(ctx, bs)
-			t.scheduleNext(id, bs[0].Table, more, err)
+			t.setRunning(id, false)
+			t.scheduleNext(id, bs[0].Table, more, err, t.opts.Now().Sub(start))
 		}
 		select {
 		case <-ctx.Done():
@@ -150,19 +170,36 @@ func (t *Tierer) loop(ctx context.Context, src Source) {
 func (t *Tierer) state(id int64) *tableState {
 	st := t.tables[id]
 	if st == nil {
-		st = &tableState{}
+		st = &tableState{progress: progress{seen: t.opts.Now(), records: -1, fileBytes: -1}}
 		t.tables[id] = st
 	}
 	return st
 }
 
-func (t *Tierer) due(id int64) bool {
+// due reports whether the table's next round is due, noting since when it waits.
+func (t *Tierer) due(id int64, info *cluster.TableInfo) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return !t.opts.Now().Before(t.state(id).nextRound)
+	st := t.state(id)
+	st.path, st.freshness = info.Path, Freshness(&info.Descriptor)
+	now := t.opts.Now()
+	if now.Before(st.nextRound) {
+		return false
+	}
+	if st.pendingSince.IsZero() {
+		st.pendingSince = now
+	}
+	return true
 }
 
-func (t *Tierer) scheduleNext(id int64, info *cluster.TableInfo, more bool, err error) {
+func (t *Tierer) setRunning(id int64, running bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.state(id)
+	st.running, st.pendingSince = running, time.Time{}
+}
+
+func (t *Tierer) scheduleNext(id int64, info *cluster.TableInfo, more bool, err error, took time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.state(id)
@@ -171,7 +208,9 @@ func (t *Tierer) scheduleNext(id int64, info *cluster.TableInfo, more bool, err 
 		wait = 0
 	}
 	st.nextRound = t.opts.Now().Add(wait)
+	st.duration = took
 	if err != nil {
+		st.failures++
 		if msg := err.Error(); msg != st.lastErr {
 			t.log.Error("lake tiering failed", "table", info.Path, "table_id", id, "err", err)
 			st.lastErr = msg
@@ -179,6 +218,7 @@ func (t *Tierer) scheduleNext(id int64, info *cluster.TableInfo, more bool, err 
 		return
 	}
 	st.lastErr = ""
+	st.tiered = t.opts.Now()
 }
 
 // Freshness is the table's table.datalake.freshness (Fluss's default 3 min): the interval of
@@ -415,6 +455,14 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 	for _, b := range buckets {
 		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
 	}
+	t.mu.Lock()
+	st := t.state(info.ID)
+	st.pending = lag
+	if sum := newTbl.CurrentSnapshot().Summary; sum != nil {
+		st.records = summaryInt(sum.Properties, "total-records")
+		st.fileBytes = summaryInt(sum.Properties, "total-files-size")
+	}
+	t.mu.Unlock()
 	t.log.Info("lake tiering committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID,
 		"rows", w.rows, "deleted_keys", w.deletes, "buckets", len(buckets), "lag_records", lag)
 	return more, nil
@@ -626,6 +674,14 @@ func retained(recs []arrow.RecordBatch) iter.Seq2[arrow.RecordBatch, error] {
 			}
 		}
 	}
+}
+
+func summaryInt(p iceberg.Properties, key string) int64 {
+	n, err := strconv.ParseInt(p[key], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func (t *Tierer) forget(tableID int64) {
