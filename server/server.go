@@ -10,9 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
@@ -20,6 +23,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/coordinator"
+	"github.com/stromdb/strom/server/lake"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/tablet"
@@ -34,6 +38,7 @@ type Node struct {
 	store       *meta.EtcdStore
 	coordinator *coordinator.Coordinator
 	tablet      *tablet.Server
+	tierer      *lake.Tierer // nil without datalake.format
 
 	listeners []boundListener
 	limits    *wire.Limits     // shared by every listener
@@ -80,6 +85,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 	}()
 
+	lakeCfg, err := lake.ConfigFrom(cfg.Raw, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	n.store, err = meta.OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "meta"), log)
 	if err != nil {
 		return nil, err
@@ -95,25 +104,43 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	n.coordinator, err = coordinator.Open(ctx, n.store, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
+		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
 		ProducerOffsetsTTL: producerTTL}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	n.tablet, err = tablet.New(tablet.Options{
+	tabletOpts := tablet.Options{
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
 		Config: cfg, Authorizer: authz, InternalListener: internalListener,
-	}, log.With("role", "tablet"))
+	}
+	if lakeCfg.Enabled() {
+		n.tierer, err = lake.New(ctx, lake.Options{Config: lakeCfg, Catalog: n.coordinator, Logger: log.With("role", "lake")})
+		if err != nil {
+			return nil, fmt.Errorf("open data lake: %w", err)
+		}
+		tabletOpts.RetentionFloor = n.tierer.Floor
+	}
+	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err
 	}
 	if err := n.coordinator.Start(ctx, n.tablet); err != nil {
 		return nil, err
 	}
+	if n.tierer != nil {
+		n.coordinator.SetLakeSnapshots(n.tierer)
+		n.tierer.Start(n.tablet)
+	}
 
 	if cfg.HTTPEnabled() {
 		n.metrics = metrics.New(metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store})
+		if n.tierer != nil {
+			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
+			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
+				n.metrics.Registry).MustRegister(n.tierer)
+		}
 	}
 
 	coordSvc := wire.NewService(1)
@@ -304,6 +331,10 @@ func (n *Node) close() error {
 	var errs []error
 	if n.coordinator != nil {
 		n.coordinator.Close()
+	}
+	if n.tierer != nil {
+		errs = append(errs, n.tierer.Close())
+		n.tierer = nil
 	}
 	if n.tablet != nil {
 		errs = append(errs, n.tablet.Close())

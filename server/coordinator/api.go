@@ -237,22 +237,6 @@ func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Reques
 	return &flusspb.GetTableSchemaResponse{SchemaId: proto.Int32(id), SchemaJson: js}, nil
 }
 
-// handleGetLakeSnapshot answers as a Fluss cluster without a data lake does.
-func (c *Coordinator) handleGetLakeSnapshot(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.GetLakeSnapshotRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	t, err := c.table(r.GetTablePath())
-	if err != nil {
-		return nil, err
-	}
-	return nil, ferr.New(ferr.LakeSnapshotNotExist, "No lake snapshot found for table %s (table id %d): the table is not tiered to a data lake.", t.Path, t.ID)
-}
-
 // handleGetFileSystemSecurityToken answers as Fluss does for a local remote-data directory:
 // no credentials are needed.
 func (c *Coordinator) handleGetFileSystemSecurityToken(ctx context.Context, req *wire.Request) (proto.Message, error) {

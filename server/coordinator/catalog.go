@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -63,6 +64,7 @@ type Coordinator struct {
 	opts     Options
 	topo     *cluster.Topology
 	replicas cluster.ReplicaManager
+	lake     atomic.Pointer[LakeSnapshots] // nil: no data lake configured (see lake.go)
 
 	ddlMu sync.Mutex // serialises DDL
 

@@ -51,6 +51,10 @@ type compiled struct {
 	// the one encodeKey produces (every table without a lake key encoder). Only then can the
 	// server check a KV record's key against its row.
 	compactedKeys bool
+	// icebergKeys is set when clients encode primary keys with Iceberg's key encoder
+	// (table.datalake.format iceberg); encodeKey then produces the same bytes, so recovery
+	// from the changelog stores rows under the keys clients look up.
+	icebergKeys bool
 
 	mu      sync.Mutex
 	schemas map[int16][]metadata.DataType // older schema field types, by id
@@ -95,6 +99,7 @@ func compile(t Table) (*compiled, error) {
 	// that differs only matters for kv format version 2 with a lake format.
 	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || equalNames(t.BucketKeys, physicalKey(t)))
 	c.compactedKeys = err == nil && enc == row.KeyCompacted
+	c.icebergKeys = err == nil && enc == row.KeyIceberg
 	as, err := arrowlog.ArrowSchema(c.cols)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: arrow schema: %w", err)
@@ -256,6 +261,10 @@ func (c *compiled) encodeKey(dst []byte, r []row.Datum, scratch []row.Datum) ([]
 			return dst, scratch, ferr.New(ferr.CorruptRecordException, "row of %d fields has no key column %d", len(r), i)
 		}
 		scratch = append(scratch, r[i])
+	}
+	if c.icebergKeys {
+		out, err := row.EncodeIcebergKey(dst, c.keyTypes, scratch)
+		return out, scratch, err
 	}
 	out, err := row.EncodeKey(dst, c.keyTypes, scratch)
 	return out, scratch, err

@@ -39,6 +39,7 @@ type Log struct {
 	retainSet bool
 
 	ttlMs atomic.Int64
+	floor atomic.Pointer[func() int64] // SetRetentionFloor
 
 	// offline is set (once) when a stored batch is found corrupt; every request then gets
 	// it. See goOffline.

@@ -3,6 +3,7 @@ package logstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,6 +23,11 @@ func (l *Log) SetMinRetainOffset(offset int64) {
 		l.retainAt, l.retainSet = offset, true
 	}
 }
+
+// SetRetentionFloor installs fn, which every retention pass consults: no segment holding
+// offsets >= fn() is deleted (e.g. records a lake-enabled table has not tiered yet). fn must
+// be cheap and must not call back into the log.
+func (l *Log) SetRetentionFloor(fn func() int64) { l.floor.Store(&fn) }
 
 // RemoveExpiredWriters drops the state of writers idle for longer than
 // Options.WriterExpiration (Fluss `server.writer-id.expiration-time`). A writer dropped here
@@ -53,13 +59,17 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 		return 0, nil
 	}
 	v := l.v.Load()
+	floor := int64(math.MaxInt64)
+	if fn := l.floor.Load(); fn != nil {
+		floor = (*fn)()
+	}
 	n := 0
 	for n < len(l.segs)-1 {
 		s, next := l.segs[n], l.segs[n+1]
 		s.mu.RLock()
 		expired := nowMs-s.maxTs > ttl
 		s.mu.RUnlock()
-		if !expired || next.base > v.hw || next.base > l.retainAt {
+		if !expired || next.base > v.hw || next.base > l.retainAt || next.base > floor {
 			break
 		}
 		n++

@@ -41,6 +41,9 @@ type Options struct {
 	// InternalListener (see guard).
 	Authorizer       *auth.Authorizer
 	InternalListener string
+	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
+	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
+	RetentionFloor func(cluster.Bucket) int64
 }
 
 // Server is a tablet server.
@@ -150,6 +153,9 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 		l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), s.logOptions(t))
 		if err != nil {
 			return fmt.Errorf("open log of %s: %w", key, err)
+		}
+		if floor := s.opts.RetentionFloor; floor != nil {
+			l.SetRetentionFloor(func() int64 { return floor(key) })
 		}
 		r := &Replica{Bucket: key, Table: t, Log: l}
 		if t.HasPrimaryKey() {

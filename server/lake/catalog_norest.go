@@ -1,0 +1,5 @@
+//go:build !lake_rest
+
+package lake
+
+const restCatalogBuilt = false

@@ -1,0 +1,48 @@
+package lake
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigFrom(t *testing.T) {
+	dir := t.TempDir()
+	c, err := ConfigFrom(map[string]string{}, dir)
+	if err != nil || c.Enabled() {
+		t.Fatalf("no datalake.format: %+v %v", c, err)
+	}
+	c, err = ConfigFrom(map[string]string{"datalake.format": "Iceberg", "datalake.iceberg.foo": "bar"}, dir)
+	if err != nil || !c.Enabled() {
+		t.Fatalf("iceberg: %+v %v", c, err)
+	}
+	want := map[string]string{
+		"type": "sql", "name": DefaultCatalogName, "foo": "bar",
+		"uri":       filepath.Join(dir, "lake", "catalog.db"),
+		"warehouse": "file://" + filepath.Join(dir, "lake", "warehouse"),
+	}
+	for k, v := range want {
+		if c.Catalog[k] != v {
+			t.Errorf("%s = %q, want %q", k, c.Catalog[k], v)
+		}
+	}
+	for _, tc := range []struct {
+		opts map[string]string
+		err  string
+	}{
+		{map[string]string{"datalake.format": "paimon"}, "only iceberg"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hive"}, "not supported"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "rest"}, restErrWant()},
+	} {
+		if _, err := ConfigFrom(tc.opts, dir); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: error %v, want one containing %q", tc.opts, err, tc.err)
+		}
+	}
+}
+
+func restErrWant() string {
+	if restCatalogBuilt {
+		return "uri must be set"
+	}
+	return "-tags lake_rest"
+}

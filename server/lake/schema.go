@@ -1,0 +1,208 @@
+package lake
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/stromdb/strom/internal/metadata"
+)
+
+// The system columns Fluss appends to every tiered Iceberg table, in this order
+// (IcebergSchemaUtils.SYSTEM_COLUMNS in fluss-lake-iceberg).
+const (
+	BucketColumn    = "__bucket"
+	OffsetColumn    = "__offset"
+	TimestampColumn = "__timestamp"
+)
+
+// Snapshot summary keys written by every tiering commit, as Fluss's tiering job writes them
+// (LakeTieringFactory.FLUSS_LAKE_TIERING_COMMIT_USER, LakeCommitter.FLUSS_LAKE_SNAP_BUCKET_OFFSET_PROPERTY).
+const (
+	CommitUserKey   = "commit-user"
+	TieringUser     = "__fluss_lake_tiering"
+	OffsetsProperty = "fluss-offsets"
+)
+
+// Iceberg write-mode properties set on primary-key tables (merge-on-read, as Fluss sets them).
+var pkTableProperties = iceberg.Properties{
+	"write.delete.mode": "merge-on-read",
+	"write.update.mode": "merge-on-read",
+	"write.merge.mode":  "merge-on-read",
+}
+
+// Layout is the Iceberg shape of a Fluss table: schema, partition spec, sort order and table
+// properties, derived as fluss-lake-iceberg derives them.
+type Layout struct {
+	Schema     *iceberg.Schema
+	Spec       iceberg.PartitionSpec
+	SortOrder  table.SortOrder
+	Properties iceberg.Properties
+	// PrimaryKey holds the field ids of the primary key (identifier fields); empty for log tables.
+	PrimaryKey []int
+}
+
+// NewLayout maps a Fluss table descriptor to its Iceberg layout. Top-level columns get field
+// ids 1..n in order (the table's columns, then the three system columns); nested fields are
+// numbered after them, which is the numbering Iceberg's Java catalog assigns on create.
+// Tables with more than one bucket key, partition keys that are not strings, or column names
+// that clash with the system columns are rejected, as Fluss rejects them.
+func NewLayout(d *metadata.TableDescriptor) (*Layout, error) {
+	cols := d.Schema.Columns
+	nextID := len(cols) + 3 + 1
+	fields := make([]iceberg.NestedField, 0, len(cols)+3)
+	for i, c := range cols {
+		switch c.Name {
+		case BucketColumn, OffsetColumn, TimestampColumn:
+			return nil, fmt.Errorf("column '%s' conflicts with a reserved system column name", c.Name)
+		}
+		t, err := icebergType(c.Type, &nextID)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		fields = append(fields, iceberg.NestedField{ID: i + 1, Name: c.Name, Type: t, Required: c.Type.NotNull, Doc: c.Comment})
+	}
+	n := len(cols)
+	fields = append(fields,
+		iceberg.NestedField{ID: n + 1, Name: BucketColumn, Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: n + 2, Name: OffsetColumn, Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: n + 3, Name: TimestampColumn, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+	)
+	idOf := func(name string) int {
+		for _, f := range fields {
+			if f.Name == name {
+				return f.ID
+			}
+		}
+		return -1
+	}
+	l := &Layout{Properties: iceberg.Properties{}}
+	for _, pk := range d.Schema.PrimaryKey {
+		l.PrimaryKey = append(l.PrimaryKey, idOf(pk))
+	}
+	l.Schema = iceberg.NewSchemaWithIdentifiers(0, l.PrimaryKey, fields...)
+
+	if len(d.BucketKeys) > 1 {
+		return nil, fmt.Errorf("Iceberg format supports at most one bucket key, but got: %v", d.BucketKeys)
+	}
+	var pfs []iceberg.PartitionField
+	fieldID := 1000 // Iceberg's first partition field id
+	for _, pk := range d.PartitionKeys {
+		f, ok := l.Schema.FindFieldByName(pk)
+		if !ok || !f.Type.Equals(iceberg.PrimitiveTypes.String) {
+			return nil, fmt.Errorf("Partition key only support string type for iceberg currently. Column `%s` is not string type.", pk)
+		}
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{f.ID}, FieldID: fieldID, Name: pk, Transform: iceberg.IdentityTransform{}})
+		fieldID++
+	}
+	if len(d.BucketKeys) == 0 {
+		if len(d.Schema.PrimaryKey) > 0 {
+			return nil, fmt.Errorf("bucket key must be set for primary key Iceberg tables")
+		}
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{n + 1}, FieldID: fieldID, Name: BucketColumn, Transform: iceberg.IdentityTransform{}})
+	} else {
+		key := d.BucketKeys[0]
+		id := idOf(key)
+		if id < 0 {
+			return nil, fmt.Errorf("bucket key %s is not a column", key)
+		}
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{id}, FieldID: fieldID, Name: key + "_bucket",
+			Transform: iceberg.BucketTransform{NumBuckets: int(d.BucketCount)}})
+	}
+	l.Spec = iceberg.NewPartitionSpec(pfs...)
+
+	order, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{n + 2}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}})
+	if err != nil {
+		return nil, err
+	}
+	l.SortOrder = order
+
+	if len(d.Schema.PrimaryKey) > 0 {
+		for k, v := range pkTableProperties {
+			l.Properties[k] = v
+		}
+	}
+	// Table options go to Iceberg prefixed with "fluss.", except "iceberg.*" options, which
+	// go through without the prefix (IcebergLakeCatalog.setFlussPropertyToIceberg).
+	for _, m := range []map[string]string{d.Properties, d.CustomProperties} {
+		for k, v := range m {
+			if rest, ok := strings.CutPrefix(k, "iceberg."); ok {
+				l.Properties[rest] = v
+			} else {
+				l.Properties["fluss."+k] = v
+			}
+		}
+	}
+	return l, nil
+}
+
+// icebergType maps a Fluss type as FlussDataTypeToIcebergDataType does. Nested element, key,
+// value and field ids are taken from *next, in the order FlussDataTypeToIcebergDataType
+// assigns them (an element's id after its type's, a map's key and value ids first, a row's
+// field ids after each field's type).
+func icebergType(t metadata.DataType, next *int) (iceberg.Type, error) {
+	take := func() int { id := *next; *next++; return id }
+	switch t.Root {
+	case metadata.Boolean:
+		return iceberg.PrimitiveTypes.Bool, nil
+	case metadata.TinyInt, metadata.SmallInt, metadata.Int:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case metadata.BigInt:
+		return iceberg.PrimitiveTypes.Int64, nil
+	case metadata.Float:
+		return iceberg.PrimitiveTypes.Float32, nil
+	case metadata.Double:
+		return iceberg.PrimitiveTypes.Float64, nil
+	case metadata.Char, metadata.String:
+		return iceberg.PrimitiveTypes.String, nil
+	case metadata.Binary, metadata.Bytes:
+		return iceberg.PrimitiveTypes.Binary, nil
+	case metadata.Decimal:
+		return iceberg.DecimalTypeOf(t.Precision, t.Scale), nil
+	case metadata.Date:
+		return iceberg.PrimitiveTypes.Date, nil
+	case metadata.Time:
+		return iceberg.PrimitiveTypes.Time, nil
+	case metadata.Timestamp:
+		return iceberg.PrimitiveTypes.Timestamp, nil
+	case metadata.TimestampLTZ:
+		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case metadata.Array:
+		if t.Elem == nil {
+			return nil, fmt.Errorf("ARRAY without element type")
+		}
+		et, err := icebergType(*t.Elem, next)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: take(), Element: et, ElementRequired: t.Elem.NotNull}, nil
+	case metadata.Map:
+		if t.Elem == nil || t.Value == nil {
+			return nil, fmt.Errorf("MAP without key or value type")
+		}
+		// Key and value ids are consecutive, taken before the key and value types' own.
+		kid, vid := take(), take()
+		kt, err := icebergType(*t.Elem, next)
+		if err != nil {
+			return nil, err
+		}
+		vt, err := icebergType(*t.Value, next)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: t.Value.NotNull}, nil
+	case metadata.Row:
+		fs := make([]iceberg.NestedField, len(t.Fields))
+		for i, f := range t.Fields {
+			ft, err := icebergType(f.Type, next)
+			if err != nil {
+				return nil, fmt.Errorf("row field %s: %w", f.Name, err)
+			}
+			fs[i] = iceberg.NestedField{ID: take(), Name: f.Name, Type: ft, Required: f.Type.NotNull, Doc: f.Description}
+		}
+		return &iceberg.StructType{FieldList: fs}, nil
+	}
+	return nil, fmt.Errorf("unsupported Fluss type root %d", t.Root)
+}
