@@ -365,11 +365,11 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 
 // checkKey refuses a record whose key does not encode its row's primary key: stored under the
 // wrong key, the row would be found by a lookup of another key, and recovery, which re-derives
-// keys from changelog rows, would put it elsewhere. Tables whose clients use a lake key
-// encoding are not checked (the server has only the compacted encoder).
+// keys from changelog rows, would put it elsewhere. Tables whose clients use a key encoding
+// the server lacks (Paimon's) are not checked.
 func (t *Tablet) checkKey(w *writeScratch) error {
 	c := t.tbl
-	if !c.compactedKeys {
+	if !c.compactedKeys && !c.icebergKeys {
 		return nil
 	}
 	var err error
