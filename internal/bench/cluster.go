@@ -88,6 +88,9 @@ func (s *session) table(ctx context.Context, pk bool) (*tableInfo, error) {
 	if err := s.waitForLeaders(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := s.waitForBuckets(ctx, t, pk); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
