@@ -40,7 +40,7 @@ func run() error {
 		stromBin  = flag.String("strom", "bin/strom", "strom binary")
 		interval  = flag.Bool("interval-column", true, "also measure Strom with --set log.flush.interval=1s")
 		rounds    = flag.Int("rounds", 3, "interleaved rounds (fresh servers each)")
-		modes     = flag.String("modes", "scan,update,partial-update,lookup", "strom bench modes (comma-separated; scan implies append, the others upsert)")
+		modes     = flag.String("modes", "scan,update,partial-update,lookup,mixed", "strom bench modes (comma-separated; scan implies append, the others upsert)")
 		python    = flag.String("python", ".venv/bin/python", "python with pyfluss; empty skips the pyfluss workload")
 		pyScript  = flag.String("py-script", "bench/pyfluss_bench.py", "pyfluss workload script")
 		pyRows    = flag.Int("py-rows", 200_000, "rows of the pyfluss workload")

@@ -138,6 +138,9 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 	}
 	m[KeyRSS], m[KeyPeakRSS] = float64(rss)/(1<<20), float64(peak)/(1<<20)
 	fmt.Fprintf(o.Log, "   RSS %.0f MiB (peak %.0f MiB)\n", m[KeyRSS], m[KeyPeakRSS])
+	if l, err := loadAverage(); err == nil {
+		m[KeyLoad] = l
+	}
 	return nil
 }
 
@@ -184,4 +187,17 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// loadAverage returns the 1-minute load average.
+func loadAverage() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("empty /proc/loadavg")
+	}
+	return strconv.ParseFloat(f[0], 64)
 }

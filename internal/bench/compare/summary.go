@@ -13,6 +13,7 @@ const (
 	KeyColdStart = "cold_start_s"
 	KeyRSS       = "rss_mib"
 	KeyPeakRSS   = "peak_rss_mib"
+	KeyLoad      = "load1" // 1-minute load average when the round ended (context, not compared)
 )
 
 // Sample is what one round measured on one system.
@@ -43,6 +44,9 @@ var Rows = []MetricDef{
 	{Key: "go.partial-update.rows_per_sec", Label: "partial update rows/s (2 of N columns), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.lookup.qps", Label: "lookup QPS (1 key), Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.lookup.p99_ms", Label: "lookup p99 ms", Unit: "ms", GoalAbs: 0.5},
+	{Key: "go.mixed.rows_per_sec", Label: "mixed: update rows/s while looking up, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
+	{Key: "go.mixed.qps", Label: "mixed: lookup QPS while updating, Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
+	{Key: "go.mixed.p99_ms", Label: "mixed: lookup p99 ms while updating", Unit: "ms"},
 	{Key: "py.append.rows_per_sec", Label: "append rows/s, pyfluss", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "py.scan.rows_per_sec", Label: "scan rows/s, pyfluss", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "py.upsert.rows_per_sec", Label: "upsert rows/s, pyfluss", Unit: "rows", HigherBetter: true, GoalRatio: 3},
