@@ -66,7 +66,8 @@ $(FLUSS_CACHE)/.fetched:
 fetch-fluss: $(FLUSS_CACHE)/.fetched
 
 bench-fluss: build $(VENV)/.installed fetch-fluss
-	$(GO) run ./tools/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json $(BENCH_FLUSS_ARGS) | tee .cache/bench-fluss.md
+	$(GO) build -o bin/benchcompare ./tools/benchcompare
+	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json $(BENCH_FLUSS_ARGS) | tee .cache/bench-fluss.md
 
 clean:
 	rm -rf bin $(VENV)

@@ -33,6 +33,8 @@ Modes (run in this order; scan implies append, the others after upsert imply ups
   lookup          LOOKUP random existing keys: QPS, latency p50/p99/p99.9
   mixed           updates and lookups interleaved on the same connections:
                   written rows/s, lookup QPS and latency, write latency
+  prefix-lookup   load a table keyed (id, seq) with -prefix-fanout rows per id, then
+                  PREFIX_LOOKUP random ids: QPS, rows/s, latency
   all             all of them
 
 Flags:
@@ -59,6 +61,7 @@ Flags:
 	fs.IntVar(&cfg.Lookups, "lookups", cfg.Lookups, "lookup: number of LOOKUP requests")
 	fs.IntVar(&cfg.LookupBatch, "lookup-batch", cfg.LookupBatch, "lookup: keys per LOOKUP request")
 	fs.IntVar(&cfg.PartialColumns, "partial-columns", cfg.PartialColumns, "partial-update: columns written, counted from the key column")
+	fs.IntVar(&cfg.PrefixFanout, "prefix-fanout", cfg.PrefixFanout, "prefix-lookup: rows per id (primary key (id, seq), bucket key id)")
 	acks := fs.Int("acks", int(cfg.Acks), "acks of PRODUCE_LOG / PUT_KV (-1, 0, 1)")
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")

@@ -153,6 +153,28 @@ func TestRunModes(t *testing.T) {
 		}
 	})
 
+	t.Run("prefix-lookup", func(t *testing.T) {
+		cfg := smallConfig(addr)
+		cfg.Table = "prefix"
+		cfg.Rows, cfg.PrefixFanout, cfg.LookupBatch = 295, 10, 4 // the last id has 5 rows
+		res, err := Run(ctx, cfg, []Mode{ModePrefixLookup}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Mode != ModePrefixLookup {
+			t.Fatalf("results %+v", res)
+		}
+		r := res[0]
+		// 50 requests (more when a batch's ids span leaders) of 4 ids with 10 rows each (5
+		// for id 29): every answer was checked row by row, so the count is bounded tightly.
+		if r.Requests < 50 || r.Rows < 50*4*5 || r.Rows > r.Requests*4*10 || r.Bytes == 0 || r.PrefixFanout != 10 {
+			t.Errorf("prefix-lookup: %d rows, %d bytes in %d requests (fanout %d)", r.Rows, r.Bytes, r.Requests, r.PrefixFanout)
+		}
+		if !strings.Contains(r.String(), "10 rows/prefix") {
+			t.Errorf("summary %q", r)
+		}
+	})
+
 	t.Run("small-producers", func(t *testing.T) {
 		// Many small producers: batches of 10 rows from 64 connections, each with one request
 		// in flight (-batch 10 -concurrency 64).
@@ -186,6 +208,7 @@ func TestPlan(t *testing.T) {
 		{[]Mode{ModeLookup, ModeAppend}, []Mode{ModeAppend, ModeUpsert, ModeLookup}},
 		{[]Mode{ModeUpsert}, []Mode{ModeUpsert}},
 		{[]Mode{ModeMixed}, []Mode{ModeUpsert, ModeMixed}},
+		{[]Mode{ModePrefixLookup}, []Mode{ModePrefixLookup}},
 		{[]Mode{ModeLookup, ModePartialUpdate, ModeUpdate}, []Mode{ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup}},
 		{AllModes, AllModes},
 	} {
@@ -212,6 +235,7 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Projection = []int{10} },
 		func(c *Config) { c.Database = "__bad" },
 		func(c *Config) { c.PartialColumns = 1 },
+		func(c *Config) { c.PrefixFanout = 0 },
 	}
 	for i, f := range bad {
 		cfg := DefaultConfig()

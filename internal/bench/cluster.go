@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,6 +24,8 @@ type session struct {
 	coord     *wire.ClientConn
 	createdDB bool
 	tables    map[bool]*tableInfo // by "has primary key"
+	// extraTables are the other tables a mode created (see createTable); dropped at the end.
+	extraTables []*tableInfo
 }
 
 // tableInfo is what the bench needs to address a table's buckets.
@@ -167,7 +171,8 @@ func (s *session) close(ctx context.Context, keep bool) error {
 		return nil
 	}
 	var errs []error
-	for _, t := range s.tables {
+	all := slices.Collect(maps.Values(s.tables))
+	for _, t := range append(all, s.extraTables...) {
 		req := &flusspb.DropTableRequest{
 			TablePath:         &flusspb.PbTablePath{DatabaseName: proto.String(s.cfg.Database), TableName: proto.String(t.name)},
 			IgnoreIfNotExists: proto.Bool(true),

@@ -23,10 +23,11 @@ const (
 	ModeUpdate        Mode = "update"         // PUT_KV of new values for every upserted key
 	ModePartialUpdate Mode = "partial-update" // PUT_KV with target_columns over every upserted key
 	ModeMixed         Mode = "mixed"          // updates and lookups interleaved on the same connections
+	ModePrefixLookup  Mode = "prefix-lookup"  // PREFIX_LOOKUP of random ids of a composite-key table
 )
 
 // AllModes lists every mode in run order.
-var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed}
+var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed, ModePrefixLookup}
 
 // ParseMode maps a mode name to a Mode.
 func ParseMode(s string) (Mode, error) {
@@ -71,6 +72,7 @@ type Config struct {
 	LookupBatch int // lookup: keys per LOOKUP request
 
 	PartialColumns int // partial-update: the first PartialColumns columns (key included) are written
+	PrefixFanout   int // prefix-lookup: rows per id (primary-key prefix)
 
 	Acks        int32
 	MaxDuration time.Duration // upper bound of each timed section
@@ -99,6 +101,7 @@ func DefaultConfig() Config {
 		Lookups:        100_000,
 		LookupBatch:    1,
 		PartialColumns: 2,
+		PrefixFanout:   10,
 		Acks:           -1,
 		MaxDuration:    2 * time.Minute,
 		Seed:           1,
@@ -130,6 +133,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: lookups %d and lookup batch %d must be positive", c.Lookups, c.LookupBatch)
 	case c.PartialColumns < 2:
 		return fmt.Errorf("bench: partial columns %d must be at least 2 (the key and one value)", c.PartialColumns)
+	case c.PrefixFanout < 1:
+		return fmt.Errorf("bench: prefix fanout %d must be positive", c.PrefixFanout)
 	case c.MaxDuration <= 0:
 		return fmt.Errorf("bench: max duration must be positive")
 	}

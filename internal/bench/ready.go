@@ -22,15 +22,25 @@ const readyTimeout = 60 * time.Second
 // is read-only: a LIST_OFFSETS of the latest offset for a log table, a LOOKUP of one key for
 // a primary-key table, so the table stays empty.
 func (s *session) waitForBuckets(ctx context.Context, t *tableInfo, pk bool) error {
+	var keys [][]byte
+	if pk {
+		var err error
+		if keys, err = bucketKeys(s.cfg); err != nil {
+			return err
+		}
+	}
+	return s.waitForBucketsWith(ctx, t, pk, keys)
+}
+
+// waitForBucketsWith is waitForBuckets for a table whose per-bucket LOOKUP probe keys (of a
+// primary-key table) the caller gives.
+func (s *session) waitForBucketsWith(ctx context.Context, t *tableInfo, pk bool, keys [][]byte) error {
 	deadline := time.Now().Add(readyTimeout)
 	pending := make([]int32, s.cfg.Buckets)
 	for b := range pending {
 		pending[b] = int32(b)
 	}
-	keys, err := bucketKeys(s.cfg)
-	if err != nil {
-		return err
-	}
+	var err error
 	conns := map[string]*wire.ClientConn{}
 	defer func() {
 		for _, c := range conns {
@@ -49,7 +59,11 @@ func (s *session) waitForBuckets(ctx context.Context, t *tableInfo, pk bool) err
 				}
 				conns[addr] = c
 			}
-			err := probeBucket(ctx, c, t.id, b, pk, keys[b])
+			var key []byte
+			if pk {
+				key = keys[b]
+			}
+			err := probeBucket(ctx, c, t.id, b, pk, key)
 			if err == nil {
 				continue
 			}

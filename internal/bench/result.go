@@ -43,6 +43,7 @@ type Result struct {
 	LookupBatch int    `json:"lookup_batch,omitempty"`
 
 	TargetColumns []int `json:"target_columns,omitempty"` // partial-update: the columns written
+	PrefixFanout  int   `json:"prefix_fanout,omitempty"`  // prefix-lookup: rows per prefix
 
 	// mixed: latency of the PUT_KVs (the P*Ms fields are the lookups').
 	WriteP50Ms float64 `json:"write_p50_ms,omitempty"`
@@ -54,7 +55,7 @@ func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s %d rows in %.2fs: %s rows/s", r.Mode, r.Rows, r.Seconds, human(r.RowsPerSec))
 	switch r.Mode {
-	case ModeLookup:
+	case ModeLookup, ModePrefixLookup:
 		fmt.Fprintf(&b, ", %s QPS", human(r.QPS))
 	case ModeMixed:
 		fmt.Fprintf(&b, " written, %s lookup QPS; write latency p50 %s p99 %s; lookup", human(r.QPS), ms(r.WriteP50Ms), ms(r.WriteP99Ms))
@@ -81,6 +82,9 @@ func (r Result) String() string {
 	}
 	if len(r.Projection) > 0 {
 		fmt.Fprintf(&b, ", projection %v", r.Projection)
+	}
+	if r.PrefixFanout > 0 {
+		fmt.Fprintf(&b, ", %d rows/prefix", r.PrefixFanout)
 	}
 	if len(r.TargetColumns) > 0 {
 		fmt.Fprintf(&b, ", target columns %v", r.TargetColumns)

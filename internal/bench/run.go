@@ -64,6 +64,8 @@ func Run(ctx context.Context, cfg Config, modes []Mode, report func(Result)) ([]
 			r, runErr = runPartialUpdate(ctx, s)
 		case ModeMixed:
 			r, runErr = runMixed(ctx, s)
+		case ModePrefixLookup:
+			r, runErr = runPrefixLookup(ctx, s)
 		}
 		if runErr != nil {
 			break

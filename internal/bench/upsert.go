@@ -43,10 +43,11 @@ func prepareUpsert(cfg *Config, t *tableInfo) ([]prepared, error) {
 	return prepareKv(cfg, t, kvWrite{seed: cfg.Seed})
 }
 
-// kvWrite says what a PUT_KV workload writes for keys 0..cfg.Rows-1.
+// kvWrite says what a PUT_KV workload writes for rows 0..cfg.Rows-1.
 type kvWrite struct {
-	seed    uint64 // value generator seed: a different seed gives every key new values
-	targets []int  // partial update: the columns written (including the key); nil = all
+	seed    uint64        // value generator seed: a different seed gives every key new values
+	targets []int         // partial update: the columns written (including the key); nil = all
+	prefix  *prefixLayout // the prefix-lookup table's composite key; nil = key "id" = row number
 }
 
 // prepareKv encodes cfg.Rows rows as KV batches as prepareUpsert describes. With targets,
@@ -54,6 +55,9 @@ type kvWrite struct {
 // (the server keeps their stored values), as Fluss clients send partial updates.
 func prepareKv(cfg *Config, t *tableInfo, w kvWrite) ([]prepared, error) {
 	cols := cfg.columns()
+	if w.prefix != nil {
+		cols = w.prefix.columns
+	}
 	types := make([]metadata.DataType, len(cols))
 	for i, c := range cols {
 		types[i] = c.Type
@@ -97,10 +101,15 @@ func prepareKv(cfg *Config, t *tableInfo, w kvWrite) ([]prepared, error) {
 	for id := range int64(cfg.Rows) {
 		var b int32
 		var err error
-		if key, b, err = kc.key(key[:0], id); err != nil {
+		vals := g.row(id)
+		if w.prefix != nil {
+			key, b, err = w.prefix.row(key[:0], id, vals)
+		} else {
+			key, b, err = kc.key(key[:0], id)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", id, err)
 		}
-		vals := g.row(id)
 		if targets != nil {
 			for i := range vals {
 				if !written[i] {
