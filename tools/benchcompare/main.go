@@ -48,6 +48,7 @@ func run() error {
 		keep      = flag.Bool("keep", false, "keep data directories and logs of good rounds")
 		outJSON   = flag.String("json", "", "write samples and summary as JSON here (default WORK-DIR/results.json)")
 		only      = flag.String("systems", "", "measure only these systems (comma-separated: fluss, strom, strom-1s)")
+		commit    = flag.String("commit", "", "commit the strom binary was built from, for the header (default: git rev-parse --short HEAD)")
 	)
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows of the Go-client workloads")
 	flag.IntVar(&cfg.BatchRows, "batch", cfg.BatchRows, "rows per request of the Go-client workloads")
@@ -130,11 +131,17 @@ func run() error {
 	for _, s := range systems {
 		labels[s.Name] = s.Label
 	}
-	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if *commit == "" {
+		out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+		*commit = strings.TrimSpace(string(out))
+		if err != nil || *commit == "" {
+			*commit = "unknown"
+		}
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	header := fmt.Sprintf("Measured %s at commit %s on %s (%d CPUs, load average at the end: %s); "+
 		"%d interleaved rounds, medians (min–max); Go client: %d rows × %d columns, batches of %d, %d buckets, %d in flight, %d lookups; pyfluss: %d rows × 4 columns.",
-		started.UTC().Format("2006-01-02"), strings.TrimSpace(string(commit)), hostDescription(), runtime.NumCPU(),
+		started.UTC().Format("2006-01-02"), *commit, hostDescription(), runtime.NumCPU(),
 		strings.Join(strings.Fields(string(load))[:3], " "), *rounds, cfg.Rows, cfg.Columns, cfg.BatchRows, cfg.Buckets, cfg.Concurrency, cfg.Lookups, *pyRows)
 	fmt.Println(header)
 	fmt.Println()
@@ -149,7 +156,7 @@ func run() error {
 		Commit  string           `json:"commit"`
 		Samples []compare.Sample `json:"samples"`
 		Summary compare.Summary  `json:"summary"`
-	}{header, strings.TrimSpace(string(commit)), samples, sum}
+	}{header, *commit, samples, sum}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
