@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -165,10 +164,7 @@ func run() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "benchcompare: results in %s (%s)\n", *outJSON, time.Since(started).Round(time.Second))
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
-	}
-	return runErr
+	return runErr // a cancelled run still printed and saved what it measured
 }
 
 func hostDescription() string {
