@@ -67,7 +67,7 @@ fetch-fluss: $(FLUSS_CACHE)/.fetched
 
 bench-fluss: build $(VENV)/.installed fetch-fluss
 	$(GO) build -o bin/benchcompare ./tools/benchcompare
-	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json $(BENCH_FLUSS_ARGS) | tee .cache/bench-fluss.md
+	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json -md .cache/bench-fluss.md $(BENCH_FLUSS_ARGS)
 
 clean:
 	rm -rf bin $(VENV)

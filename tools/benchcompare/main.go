@@ -46,6 +46,7 @@ func run() error {
 		workDir   = flag.String("work-dir", "", "where servers keep their data and logs (default: a new temp dir)")
 		keep      = flag.Bool("keep", false, "keep data directories and logs of good rounds")
 		outJSON   = flag.String("json", "", "write samples and summary as JSON here (default WORK-DIR/results.json)")
+		outMD     = flag.String("md", "", "also write the Markdown table (with its header line) here")
 		only      = flag.String("systems", "", "measure only these systems (comma-separated: fluss, strom, strom-1s)")
 		commit    = flag.String("commit", "", "commit the strom binary was built from, for the header (default: git rev-parse --short HEAD)")
 	)
@@ -142,12 +143,17 @@ func run() error {
 		"%d interleaved rounds, medians (min–max); Go client: %d rows × %d columns, batches of %d, %d buckets, %d in flight, %d lookups; pyfluss: %d rows × 4 columns.",
 		started.UTC().Format("2006-01-02"), *commit, hostDescription(), runtime.NumCPU(),
 		strings.Join(strings.Fields(string(load))[:3], " "), *rounds, cfg.Rows, cfg.Columns, cfg.BatchRows, cfg.Buckets, cfg.Concurrency, cfg.Lookups, *pyRows)
-	fmt.Println(header)
-	fmt.Println()
-	fmt.Print(sum.Markdown(labels))
+	var md strings.Builder
+	md.WriteString(header + "\n\n" + sum.Markdown(labels))
 	for _, s := range samples {
 		if s.Error != "" {
-			fmt.Printf("\nround %d, %s failed: %s\n", s.Round, s.System, firstLine(s.Error))
+			fmt.Fprintf(&md, "\nround %d, %s failed: %s\n", s.Round, s.System, firstLine(s.Error))
+		}
+	}
+	fmt.Print(md.String())
+	if *outMD != "" {
+		if err := os.WriteFile(*outMD, []byte(md.String()), 0o644); err != nil {
+			return err
 		}
 	}
 	out := struct {

@@ -44,6 +44,7 @@ var Rows = []MetricDef{
 	{Key: "go.partial-update.rows_per_sec", Label: "partial update rows/s (2 of N columns), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.lookup.qps", Label: "lookup QPS (1 key), Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.lookup.p99_ms", Label: "lookup p99 ms", Unit: "ms", GoalAbs: 0.5},
+	{Key: "go.prefix-lookup.qps", Label: "prefix lookup QPS (1 id, 10 rows), Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.mixed.rows_per_sec", Label: "mixed: update rows/s while looking up, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.mixed.qps", Label: "mixed: lookup QPS while updating, Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.mixed.p99_ms", Label: "mixed: lookup p99 ms while updating", Unit: "ms"},
