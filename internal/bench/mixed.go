@@ -110,6 +110,12 @@ func driveMixed(ctx context.Context, cfg *Config, servers []string, reqs []mixed
 		deadline time.Time
 	)
 	wts, lts := make([]tally, workers), make([]tally, workers)
+	var total int64
+	for _, m := range reqs {
+		total += m.p.rows
+	}
+	bar := cfg.startProgress("PUT_KV+LOOKUP", total)
+	defer finish(bar)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -145,6 +151,7 @@ func driveMixed(ctx context.Context, cfg *Config, servers []string, reqs []mixed
 				tl.bytes += m.p.bytes
 				tl.raw += m.p.raw
 				tl.requests++
+				advance(bar, m.p.rows, m.p.bytes)
 			}
 		}()
 	}
