@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat vet fuzz bench clean
+.PHONY: serve build test test-go test-compat vet fuzz bench clean bench-fluss fetch-fluss
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -41,6 +41,33 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+## bench-fluss: side-by-side benchmark against Apache Fluss 0.9.1 (needs Java 17+ and Maven;
+## fetches the released jars once into .cache/; see docs/benchmarks.md). Extra flags of
+## tools/benchcompare go in BENCH_FLUSS_ARGS, e.g. BENCH_FLUSS_ARGS="-rounds 1 -rows 200000".
+FLUSS_VERSION   := 0.9.1-incubating
+FLUSS_CACHE     := .cache/fluss-0.9.1
+LOG4J_VERSION   := 2.24.3
+MVN             ?= mvn
+BENCH_FLUSS_ARGS ?=
+
+$(FLUSS_CACHE)/.fetched:
+	@mkdir -p $(FLUSS_CACHE)
+	@# fluss-server is a shaded jar (ZooKeeper included); it carries the SLF4J API but no logging backend.
+	@for a in org.apache.fluss:fluss-server:$(FLUSS_VERSION) \
+	          org.apache.logging.log4j:log4j-slf4j-impl:$(LOG4J_VERSION) \
+	          org.apache.logging.log4j:log4j-api:$(LOG4J_VERSION) \
+	          org.apache.logging.log4j:log4j-core:$(LOG4J_VERSION); do \
+	  echo "fetching $$a"; \
+	  $(MVN) -q -B -C dependency:copy -Dartifact=$$a -DoutputDirectory=$(FLUSS_CACHE) || exit 1; \
+	done
+	touch $@
+
+fetch-fluss: $(FLUSS_CACHE)/.fetched
+
+bench-fluss: build $(VENV)/.installed fetch-fluss
+	$(GO) build -o bin/benchcompare ./tools/benchcompare
+	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json -md .cache/bench-fluss.md $(BENCH_FLUSS_ARGS)
 
 clean:
 	rm -rf bin $(VENV)

@@ -24,12 +24,18 @@ func bench(args []string) error {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: strom bench [flags] MODE...
 
-Modes (run in this order; scan implies append, lookup implies upsert):
-  append   PRODUCE_LOG rows to a log table: rows/s, MB/s
-  scan     FETCH_LOG the log table from the earliest offset: rows/s, MB/s
-  upsert   PUT_KV rows to a primary-key table: rows/s
-  lookup   LOOKUP random existing keys: QPS, latency p50/p99/p99.9
-  all      all four
+Modes (run in this order; scan implies append, the others after upsert imply upsert):
+  append          PRODUCE_LOG rows to a log table: rows/s, MB/s
+  scan            FETCH_LOG the log table from the earliest offset: rows/s, MB/s
+  upsert          PUT_KV new keys to a primary-key table: rows/s
+  update          PUT_KV new values for every upserted key: rows/s
+  partial-update  PUT_KV the first -partial-columns columns of every upserted key: rows/s
+  lookup          LOOKUP random existing keys: QPS, latency p50/p99/p99.9
+  mixed           updates and lookups interleaved on the same connections:
+                  written rows/s, lookup QPS and latency, write latency
+  prefix-lookup   load a table keyed (id, seq) with -prefix-fanout rows per id, then
+                  PREFIX_LOOKUP random ids: QPS, rows/s, latency
+  all             all of them
 
 Flags:
 `)
@@ -54,6 +60,8 @@ Flags:
 	fs.IntVar(&cfg.FetchBytes, "fetch-bytes", cfg.FetchBytes, "scan: max_fetch_bytes per bucket and request")
 	fs.IntVar(&cfg.Lookups, "lookups", cfg.Lookups, "lookup: number of LOOKUP requests")
 	fs.IntVar(&cfg.LookupBatch, "lookup-batch", cfg.LookupBatch, "lookup: keys per LOOKUP request")
+	fs.IntVar(&cfg.PartialColumns, "partial-columns", cfg.PartialColumns, "partial-update: columns written, counted from the key column")
+	fs.IntVar(&cfg.PrefixFanout, "prefix-fanout", cfg.PrefixFanout, "prefix-lookup: rows per id (primary key (id, seq), bucket key id)")
 	acks := fs.Int("acks", int(cfg.Acks), "acks of PRODUCE_LOG / PUT_KV (-1, 0, 1)")
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")

@@ -103,22 +103,92 @@ func TestRunModes(t *testing.T) {
 	t.Run("kv", func(t *testing.T) {
 		cfg := smallConfig(addr)
 		cfg.LookupBatch = 3
-		res, err := Run(ctx, cfg, []Mode{ModeLookup}, nil)
+		cfg.PartialColumns = 3
+		res, err := Run(ctx, cfg, []Mode{ModeMixed, ModeLookup, ModePartialUpdate, ModeUpdate}, nil)
 		if ferr.CodeOf(err) == ferr.UnsupportedVersion {
 			t.Skipf("the server does not serve PUT_KV/LOOKUP yet: %v", err)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res) != 2 || res[0].Mode != ModeUpsert || res[1].Mode != ModeLookup {
+		want := []Mode{ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed}
+		if len(res) != len(want) {
 			t.Fatalf("results %+v", res)
 		}
-		if res[0].Rows != 300 || res[0].Truncated {
-			t.Errorf("upsert: %d rows, want 300", res[0].Rows)
+		for i, r := range res {
+			if r.Mode != want[i] {
+				t.Fatalf("result %d is %s, want %s", i, r.Mode, want[i])
+			}
+			if r.Truncated || r.Misses != 0 {
+				t.Errorf("%s: truncated %v, %d misses", r.Mode, r.Truncated, r.Misses)
+			}
 		}
-		lk := res[1]
-		if lk.Rows < 150 || lk.Requests < 50 || lk.Misses != 0 || lk.P50Ms <= 0 {
-			t.Errorf("lookup: %d keys in %d requests, %d misses, p50 %v", lk.Rows, lk.Requests, lk.Misses, lk.P50Ms)
+		for _, r := range res[:3] {
+			if r.Rows != 300 || r.Requests < 5 {
+				t.Errorf("%s: %d rows in %d requests, want 300", r.Mode, r.Rows, r.Requests)
+			}
+		}
+		if pu := res[2]; len(pu.TargetColumns) != 3 || pu.RawBytes != 300*(8+12+8) {
+			t.Errorf("partial-update: target columns %v, raw bytes %d, want [0 1 2] and %d", pu.TargetColumns, pu.RawBytes, 300*(8+12+8))
+		}
+		lk := res[3]
+		if lk.Rows < 150 || lk.Requests < 50 || lk.P50Ms <= 0 {
+			t.Errorf("lookup: %d keys in %d requests, p50 %v", lk.Rows, lk.Requests, lk.P50Ms)
+		}
+		mx := res[4]
+		if mx.Rows != 300 || mx.QPS <= 0 || mx.P50Ms <= 0 || mx.WriteP50Ms <= 0 || mx.Requests < 55 {
+			t.Errorf("mixed: %d rows written, %d requests, lookup QPS %v p50 %v, write p50 %v", mx.Rows, mx.Requests, mx.QPS, mx.P50Ms, mx.WriteP50Ms)
+		}
+		if !strings.Contains(mx.String(), "lookup QPS") || !strings.Contains(res[2].String(), "target columns [0 1 2]") {
+			t.Errorf("summaries: %q / %q", mx, res[2])
+		}
+	})
+
+	t.Run("partial-update-needs-a-column-left", func(t *testing.T) {
+		cfg := smallConfig(addr)
+		cfg.Table = "partial_all"
+		cfg.PartialColumns = cfg.Columns
+		if _, err := Run(ctx, cfg, []Mode{ModePartialUpdate}, nil); err == nil || !strings.Contains(err.Error(), "partial-columns") {
+			t.Errorf("partial update of every column: %v, want an error naming -partial-columns", err)
+		}
+	})
+
+	t.Run("prefix-lookup", func(t *testing.T) {
+		cfg := smallConfig(addr)
+		cfg.Table = "prefix"
+		cfg.Rows, cfg.PrefixFanout, cfg.LookupBatch = 295, 10, 4 // the last id has 5 rows
+		res, err := Run(ctx, cfg, []Mode{ModePrefixLookup}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Mode != ModePrefixLookup {
+			t.Fatalf("results %+v", res)
+		}
+		r := res[0]
+		// 50 requests (more when a batch's ids span leaders) of 4 ids with 10 rows each (5
+		// for id 29): every answer was checked row by row, so the count is bounded tightly.
+		if r.Requests < 50 || r.Rows < 50*4*5 || r.Rows > r.Requests*4*10 || r.Bytes == 0 || r.PrefixFanout != 10 {
+			t.Errorf("prefix-lookup: %d rows, %d bytes in %d requests (fanout %d)", r.Rows, r.Bytes, r.Requests, r.PrefixFanout)
+		}
+		if !strings.Contains(r.String(), "10 rows/prefix") {
+			t.Errorf("summary %q", r)
+		}
+	})
+
+	t.Run("small-producers", func(t *testing.T) {
+		// Many small producers: batches of 10 rows from 64 connections, each with one request
+		// in flight (-batch 10 -concurrency 64).
+		cfg := smallConfig(addr)
+		cfg.Table = "small_producers"
+		cfg.Rows, cfg.BatchRows, cfg.Concurrency = 640, 10, 64
+		res, err := Run(ctx, cfg, []Mode{ModeAppend, ModeUpsert}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Rows != 640 || r.Requests < 64 || r.Concurrency != 64 {
+				t.Errorf("%s: %d rows in %d requests from %d workers, want 640 in >= 64 from 64", r.Mode, r.Rows, r.Requests, r.Concurrency)
+			}
 		}
 	})
 
@@ -137,6 +207,9 @@ func TestPlan(t *testing.T) {
 		{[]Mode{ModeScan}, []Mode{ModeAppend, ModeScan}},
 		{[]Mode{ModeLookup, ModeAppend}, []Mode{ModeAppend, ModeUpsert, ModeLookup}},
 		{[]Mode{ModeUpsert}, []Mode{ModeUpsert}},
+		{[]Mode{ModeMixed}, []Mode{ModeUpsert, ModeMixed}},
+		{[]Mode{ModePrefixLookup}, []Mode{ModePrefixLookup}},
+		{[]Mode{ModeLookup, ModePartialUpdate, ModeUpdate}, []Mode{ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup}},
 		{AllModes, AllModes},
 	} {
 		got := Plan(tc.in)
@@ -161,6 +234,8 @@ func TestValidate(t *testing.T) {
 		func(c *Config) { c.Projection = []int{2, 1} },
 		func(c *Config) { c.Projection = []int{10} },
 		func(c *Config) { c.Database = "__bad" },
+		func(c *Config) { c.PartialColumns = 1 },
+		func(c *Config) { c.PrefixFanout = 0 },
 	}
 	for i, f := range bad {
 		cfg := DefaultConfig()

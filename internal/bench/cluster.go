@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,6 +24,8 @@ type session struct {
 	coord     *wire.ClientConn
 	createdDB bool
 	tables    map[bool]*tableInfo // by "has primary key"
+	// extraTables are the other tables a mode created (see createTable); dropped at the end.
+	extraTables []*tableInfo
 }
 
 // tableInfo is what the bench needs to address a table's buckets.
@@ -86,6 +90,9 @@ func (s *session) table(ctx context.Context, pk bool) (*tableInfo, error) {
 	t := &tableInfo{name: name, path: s.cfg.Database + "." + name}
 	s.tables[pk] = t
 	if err := s.waitForLeaders(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := s.waitForBuckets(ctx, t, pk); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -164,7 +171,8 @@ func (s *session) close(ctx context.Context, keep bool) error {
 		return nil
 	}
 	var errs []error
-	for _, t := range s.tables {
+	all := slices.Collect(maps.Values(s.tables))
+	for _, t := range append(all, s.extraTables...) {
 		req := &flusspb.DropTableRequest{
 			TablePath:         &flusspb.PbTablePath{DatabaseName: proto.String(s.cfg.Database), TableName: proto.String(t.name)},
 			IgnoreIfNotExists: proto.Bool(true),

@@ -19,10 +19,15 @@ const (
 	ModeScan   Mode = "scan"   // FETCH_LOG of the whole log table from the earliest offset
 	ModeUpsert Mode = "upsert" // PUT_KV to a primary-key table
 	ModeLookup Mode = "lookup" // LOOKUP of random existing keys
+
+	ModeUpdate        Mode = "update"         // PUT_KV of new values for every upserted key
+	ModePartialUpdate Mode = "partial-update" // PUT_KV with target_columns over every upserted key
+	ModeMixed         Mode = "mixed"          // updates and lookups interleaved on the same connections
+	ModePrefixLookup  Mode = "prefix-lookup"  // PREFIX_LOOKUP of random ids of a composite-key table
 )
 
 // AllModes lists every mode in run order.
-var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeLookup}
+var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed, ModePrefixLookup}
 
 // ParseMode maps a mode name to a Mode.
 func ParseMode(s string) (Mode, error) {
@@ -31,7 +36,11 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown mode %q (want append, scan, upsert or lookup)", s)
+	names := make([]string, len(AllModes))
+	for i, m := range AllModes {
+		names[i] = string(m)
+	}
+	return "", fmt.Errorf("unknown mode %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // Config describes one benchmark run. The zero value is not usable; start from
@@ -62,6 +71,9 @@ type Config struct {
 	Lookups     int // lookup: number of LOOKUP requests
 	LookupBatch int // lookup: keys per LOOKUP request
 
+	PartialColumns int // partial-update: the first PartialColumns columns (key included) are written
+	PrefixFanout   int // prefix-lookup: rows per id (primary-key prefix)
+
 	Acks        int32
 	MaxDuration time.Duration // upper bound of each timed section
 	Seed        uint64
@@ -74,23 +86,25 @@ type Config struct {
 // DefaultConfig returns the defaults of `strom bench`.
 func DefaultConfig() Config {
 	return Config{
-		Bootstrap:   "127.0.0.1:9123",
-		Database:    "strom_bench",
-		Table:       "bench",
-		Rows:        1_000_000,
-		Columns:     10,
-		StringBytes: 16,
-		BatchRows:   10_000,
-		Buckets:     1,
-		Concurrency: 4,
-		Compression: arrowlog.CompressionNone,
-		ZstdLevel:   arrowlog.DefaultZstdLevel,
-		FetchBytes:  1 << 20,
-		Lookups:     100_000,
-		LookupBatch: 1,
-		Acks:        -1,
-		MaxDuration: 2 * time.Minute,
-		Seed:        1,
+		Bootstrap:      "127.0.0.1:9123",
+		Database:       "strom_bench",
+		Table:          "bench",
+		Rows:           1_000_000,
+		Columns:        10,
+		StringBytes:    16,
+		BatchRows:      10_000,
+		Buckets:        1,
+		Concurrency:    4,
+		Compression:    arrowlog.CompressionNone,
+		ZstdLevel:      arrowlog.DefaultZstdLevel,
+		FetchBytes:     1 << 20,
+		Lookups:        100_000,
+		LookupBatch:    1,
+		PartialColumns: 2,
+		PrefixFanout:   10,
+		Acks:           -1,
+		MaxDuration:    2 * time.Minute,
+		Seed:           1,
 	}
 }
 
@@ -117,6 +131,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: fetch bytes %d must be positive", c.FetchBytes)
 	case c.Lookups < 1 || c.LookupBatch < 1:
 		return fmt.Errorf("bench: lookups %d and lookup batch %d must be positive", c.Lookups, c.LookupBatch)
+	case c.PartialColumns < 2:
+		return fmt.Errorf("bench: partial columns %d must be at least 2 (the key and one value)", c.PartialColumns)
+	case c.PrefixFanout < 1:
+		return fmt.Errorf("bench: prefix fanout %d must be positive", c.PrefixFanout)
 	case c.MaxDuration <= 0:
 		return fmt.Errorf("bench: max duration must be positive")
 	}

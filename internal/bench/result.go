@@ -41,15 +41,25 @@ type Result struct {
 	Compression string `json:"compression,omitempty"`
 	Projection  []int  `json:"projection,omitempty"`
 	LookupBatch int    `json:"lookup_batch,omitempty"`
+
+	TargetColumns []int `json:"target_columns,omitempty"` // partial-update: the columns written
+	PrefixFanout  int   `json:"prefix_fanout,omitempty"`  // prefix-lookup: rows per prefix
+
+	// mixed: latency of the PUT_KVs (the P*Ms fields are the lookups').
+	WriteP50Ms float64 `json:"write_p50_ms,omitempty"`
+	WriteP99Ms float64 `json:"write_p99_ms,omitempty"`
 }
 
 // String is the one-line human summary.
 func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-6s %d rows in %.2fs: %s rows/s", r.Mode, r.Rows, r.Seconds, human(r.RowsPerSec))
-	if r.Mode == ModeLookup {
+	switch r.Mode {
+	case ModeLookup, ModePrefixLookup:
 		fmt.Fprintf(&b, ", %s QPS", human(r.QPS))
-	} else {
+	case ModeMixed:
+		fmt.Fprintf(&b, " written, %s lookup QPS; write latency p50 %s p99 %s; lookup", human(r.QPS), ms(r.WriteP50Ms), ms(r.WriteP99Ms))
+	default:
 		fmt.Fprintf(&b, ", %.1f MB/s (raw %.1f MB/s)", r.MBPerSec, r.RawMBPerSec)
 	}
 	fmt.Fprintf(&b, "; %d requests, latency p50 %s p99 %s p99.9 %s max %s", r.Requests, ms(r.P50Ms), ms(r.P99Ms), ms(r.P999Ms), ms(r.MaxMs))
@@ -72,6 +82,12 @@ func (r Result) String() string {
 	}
 	if len(r.Projection) > 0 {
 		fmt.Fprintf(&b, ", projection %v", r.Projection)
+	}
+	if r.PrefixFanout > 0 {
+		fmt.Fprintf(&b, ", %d rows/prefix", r.PrefixFanout)
+	}
+	if len(r.TargetColumns) > 0 {
+		fmt.Fprintf(&b, ", target columns %v", r.TargetColumns)
 	}
 	b.WriteString("]")
 	return b.String()

@@ -9,7 +9,8 @@ import (
 )
 
 // Plan returns the modes Run performs for the requested ones, in run order: scan needs the
-// rows an append writes and lookup the keys an upsert writes, so each pulls its writer in.
+// rows an append writes, and lookup, update, partial-update and mixed the keys an upsert
+// writes, so each pulls its writer in.
 func Plan(requested []Mode) []Mode {
 	want := map[Mode]bool{}
 	for _, m := range requested {
@@ -18,7 +19,7 @@ func Plan(requested []Mode) []Mode {
 	if want[ModeScan] {
 		want[ModeAppend] = true
 	}
-	if want[ModeLookup] {
+	if want[ModeLookup] || want[ModeUpdate] || want[ModePartialUpdate] || want[ModeMixed] {
 		want[ModeUpsert] = true
 	}
 	var out []Mode
@@ -57,6 +58,14 @@ func Run(ctx context.Context, cfg Config, modes []Mode, report func(Result)) ([]
 			r, runErr = runUpsert(ctx, s)
 		case ModeLookup:
 			r, runErr = runLookup(ctx, s)
+		case ModeUpdate:
+			r, runErr = runUpdate(ctx, s)
+		case ModePartialUpdate:
+			r, runErr = runPartialUpdate(ctx, s)
+		case ModeMixed:
+			r, runErr = runMixed(ctx, s)
+		case ModePrefixLookup:
+			r, runErr = runPrefixLookup(ctx, s)
 		}
 		if runErr != nil {
 			break

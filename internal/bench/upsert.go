@@ -40,13 +40,42 @@ func (k *keyCodec) key(dst []byte, id int64) ([]byte, int32, error) {
 // prepareUpsert encodes cfg.Rows rows as KV batches. Rows are grouped by bucket; a bucket's
 // batch becomes a PUT_KV request once it holds cfg.BatchRows rows (the rest at the end).
 func prepareUpsert(cfg *Config, t *tableInfo) ([]prepared, error) {
+	return prepareKv(cfg, t, kvWrite{seed: cfg.Seed})
+}
+
+// kvWrite says what a PUT_KV workload writes for rows 0..cfg.Rows-1.
+type kvWrite struct {
+	seed    uint64        // value generator seed: a different seed gives every key new values
+	targets []int         // partial update: the columns written (including the key); nil = all
+	prefix  *prefixLayout // the prefix-lookup table's composite key; nil = key "id" = row number
+}
+
+// prepareKv encodes cfg.Rows rows as KV batches as prepareUpsert describes. With targets,
+// every request names them as target_columns and the other columns of each row are NULL
+// (the server keeps their stored values), as Fluss clients send partial updates.
+func prepareKv(cfg *Config, t *tableInfo, w kvWrite) ([]prepared, error) {
 	cols := cfg.columns()
+	if w.prefix != nil {
+		cols = w.prefix.columns
+	}
 	types := make([]metadata.DataType, len(cols))
 	for i, c := range cols {
 		types[i] = c.Type
 	}
-	g, kc := newGen(cfg), newKeyCodec(cfg)
-	rawRow := cfg.rawRowBytes(cfg.allColumns())
+	vcfg := *cfg
+	vcfg.Seed = w.seed
+	g, kc := newGen(&vcfg), newKeyCodec(cfg)
+	rawCols := cfg.allColumns()
+	var targets []int32
+	written := make([]bool, cfg.Columns)
+	if w.targets != nil {
+		rawCols = w.targets
+		for _, c := range w.targets {
+			targets = append(targets, int32(c))
+			written[c] = true
+		}
+	}
+	rawRow := cfg.rawRowBytes(rawCols)
 	hdr := record.KvHeader{SchemaID: t.schemaID, WriterID: record.NoWriterID, BatchSequence: record.NoBatchSequence}
 	pending := make([][]byte, cfg.Buckets)
 	counts := make([]int, cfg.Buckets)
@@ -58,7 +87,8 @@ func prepareUpsert(cfg *Config, t *tableInfo) ([]prepared, error) {
 		}
 		body, err := proto.Marshal(&flusspb.PutKvRequest{
 			Acks: proto.Int32(cfg.Acks), TableId: proto.Int64(t.id), TimeoutMs: proto.Int32(30000),
-			BucketsReq: []*flusspb.PbPutKvReqForBucket{{BucketId: proto.Int32(b), Records: batch}},
+			TargetColumns: targets,
+			BucketsReq:    []*flusspb.PbPutKvReqForBucket{{BucketId: proto.Int32(b), Records: batch}},
 		})
 		if err != nil {
 			return fmt.Errorf("encode request: %w", err)
@@ -71,10 +101,23 @@ func prepareUpsert(cfg *Config, t *tableInfo) ([]prepared, error) {
 	for id := range int64(cfg.Rows) {
 		var b int32
 		var err error
-		if key, b, err = kc.key(key[:0], id); err != nil {
+		vals := g.row(id)
+		if w.prefix != nil {
+			key, b, err = w.prefix.row(key[:0], id, vals)
+		} else {
+			key, b, err = kc.key(key[:0], id)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", id, err)
 		}
-		if val, err = row.AppendCompactedRow(val[:0], types, g.row(id)); err != nil {
+		if targets != nil {
+			for i := range vals {
+				if !written[i] {
+					vals[i] = row.Datum{Null: true}
+				}
+			}
+		}
+		if val, err = row.AppendCompactedRow(val[:0], types, vals); err != nil {
 			return nil, fmt.Errorf("row %d: %w", id, err)
 		}
 		if counts[b] == 0 {
