@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat vet fuzz bench clean
+.PHONY: serve build test test-go test-compat test-flink vet fuzz bench clean
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -32,6 +32,13 @@ $(VENV)/.installed: tests/compat/requirements.txt
 
 test-compat: build $(VENV)/.installed
 	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat
+
+## test-flink: Flink SQL (Flink 1.20 + fluss-flink-1.20 0.9.1 from Maven Central) against a fresh
+## server on free loopback ports, one PASS/FAIL line per check (~4 min; not part of `make test`).
+## FLINK_CHECKS="name ..." runs only those checks; see docs/flink.md.
+FLINK_CHECKS ?=
+test-flink: build
+	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_CHECKS)
 
 ## fuzz: run every Go fuzz target briefly (FUZZTIME per target, default 15s)
 FUZZTIME ?= 15s
