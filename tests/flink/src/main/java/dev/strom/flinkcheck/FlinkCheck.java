@@ -170,9 +170,10 @@ public final class FlinkCheck {
         return switch (name) {
             case "log_earliest", "log_full", "log_batch_count", "log_batch_limit", "alter_add_column",
                     "alter_set_option", "lookup_join" -> List.of("catalog", "log_insert", "pk_insert");
-            case "pk_earliest", "pk_full", "pk_batch_count", "pk_point_query", "pk_update_delete" ->
+            case "pk_earliest", "pk_full", "pk_batch_count", "pk_point_query" ->
                     List.of("catalog", "pk_insert");
-            case "log_insert", "pk_insert", "partitioned_pk" -> List.of("catalog");
+            case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
+                    List.of("catalog");
             case "pk_trimmed_full" -> List.of("catalog", "pk_trimmed_setup");
             case "pk_trimmed_setup" -> List.of("catalog");
             default -> List.of();
@@ -273,6 +274,17 @@ public final class FlinkCheck {
             exec(stream, "INSERT INTO evo_t VALUES (2, 'b', 'e')");
             expectSame(streamRows("SELECT * FROM evo_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 2),
                     "+I[1, a, null]", "+I[2, b, e]");
+        });
+        add("alter_add_column_pk", "ALTER TABLE ... ADD COLUMN on a PK table", () -> {
+            exec(stream, "CREATE TABLE evo_pk_t (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)");
+            exec(stream, "INSERT INTO evo_pk_t VALUES (1, 'a'), (3, 'c')");
+            exec(stream, "ALTER TABLE evo_pk_t ADD extra STRING");
+            exec(stream, "INSERT INTO evo_pk_t VALUES (2, 'b', 'e'), (1, 'a2', 'x')");
+            // id 3 was stored under the old schema: lookups must return it in the new shape.
+            expectSame(all(batch, "SELECT * FROM evo_pk_t WHERE id = 3"), "+I[3, c, null]");
+            expectSame(all(batch, "SELECT * FROM evo_pk_t WHERE id = 1"), "+I[1, a2, x]");
+            expectSame(streamRows("SELECT * FROM evo_pk_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 5),
+                    "+I[1, a, null]", "+I[3, c, null]", "+I[2, b, e]", "-U[1, a, null]", "+U[1, a2, x]");
         });
         add("pk_update_delete", "UPDATE / DELETE on a PK table", () -> {
             exec(stream, "CREATE TABLE ud_t (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)");
