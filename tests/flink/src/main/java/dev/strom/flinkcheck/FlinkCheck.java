@@ -174,7 +174,7 @@ public final class FlinkCheck {
                     List.of("catalog", "pk_insert");
             case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
                     List.of("catalog");
-            case "pk_trimmed_full" -> List.of("catalog", "pk_trimmed_setup");
+            case "pk_trimmed_full", "log_trimmed_earliest" -> List.of("catalog", "pk_trimmed_setup");
             case "pk_trimmed_setup" -> List.of("catalog");
             default -> List.of();
         };
@@ -316,20 +316,40 @@ public final class FlinkCheck {
 
     /** The trimmed-changelog checks: keys 1..50 written, then 1..5 updated, old segments dropped. */
     private void defineTrimmed() {
-        add("pk_trimmed_setup", "PK table whose changelog retention trimmed", () -> {
+        add("pk_trimmed_setup", "PK and log tables whose changelog retention trimmed", () -> {
             exec(stream, "CREATE TABLE trim_t (id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED)"
                     + " WITH ('bucket.num'='1', 'table.log.ttl'='1s')");
+            exec(stream, "CREATE TABLE trim_log_t (id INT, v STRING)"
+                    + " WITH ('bucket.num'='1', 'table.log.ttl'='1s')");
             exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(1, 50, "a"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(1, 50, "a"));
             Thread.sleep(2500);
             exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(1, 5, "b"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(51, 55, "b"));
             Thread.sleep(1500);
             exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(6, 6, "c"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(56, 56, "c"));
             Thread.sleep(3000);
             // 50 inserts, 5 updates (-U/+U) and 1 more update: 62 changelog rows if nothing was trimmed.
             List<String> rows = take(stream,
                     "SELECT id FROM trim_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 62, 15, true);
             if (rows.size() >= 62) {
                 throw new AssertionError("precondition: retention trimmed nothing (62 changelog rows remain)");
+            }
+        });
+        add("log_trimmed_earliest", "log table, earliest, after retention trimmed it", () -> {
+            // Rows 1..56 were written in three batches; retention dropped the oldest segments, so
+            // the read must start at the new log start offset: a suffix of 1..56 ending at 56.
+            List<String> rows = take(stream,
+                    "SELECT id FROM trim_log_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 56, 15, true);
+            if (rows.isEmpty() || rows.size() >= 56) {
+                throw new AssertionError("want a trimmed suffix of 56 rows, got " + rows.size() + ": " + rows);
+            }
+            int first = 57 - rows.size();
+            for (int i = 0; i < rows.size(); i++) {
+                if (!rows.get(i).equals("+I[" + (first + i) + "]")) {
+                    throw new AssertionError("rows are not the suffix " + first + "..56: " + rows);
+                }
             }
         });
         add("pk_trimmed_full", "PK table, full, after the changelog was trimmed", () -> {
