@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat vet fuzz bench clean bench-fluss fetch-fluss
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick vet fuzz bench clean bench-fluss fetch-fluss
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -32,6 +32,20 @@ $(VENV)/.installed: tests/compat/requirements.txt
 
 test-compat: build $(VENV)/.installed
 	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat
+
+## test-flink: Flink SQL (Flink 1.20 + fluss-flink-1.20 0.9.1 from Maven Central) against a fresh
+## server on free loopback ports, one PASS/FAIL line per check (~4 min; not part of `make test`).
+## FLINK_CHECKS="name ..." runs only those checks; see docs/flink.md.
+FLINK_CHECKS ?=
+test-flink: build
+	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_CHECKS)
+
+## test-flink-quick: the Flink checks CI runs (~70 s with the jars cached): every item that
+## passes today, none that can only fail by timing out.
+FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_batch_count \
+	pk_point_query lookup_join alter_set_option alter_add_column alter_add_column_pk pk_update_delete
+test-flink-quick: build
+	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
 
 ## fuzz: run every Go fuzz target briefly (FUZZTIME per target, default 15s)
 FUZZTIME ?= 15s

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the Flink SQL checks (FlinkCheck.java) against a server.
+#   tests/flink/run.sh STROM_BINARY [CHECK...]      starts Strom on free loopback ports, stops it after
+#   FLINK_BOOTSTRAP=host:port tests/flink/run.sh - [CHECK...]   uses a server that is already running
+# Released jars only: Maven resolves Flink 1.20 and fluss-flink-1.20 from Maven Central (once, into
+# ~/.m2); the harness is compiled with javac, so no Maven plugin beyond dependency:build-classpath.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${1:?usage: run.sh STROM_BINARY|- [CHECK...]}"
+shift
+
+cp_file="$here/target/classpath.txt"
+if [ ! -s "$cp_file" ] || [ "$here/pom.xml" -nt "$cp_file" ]; then
+  mvn -B -q -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$cp_file"
+fi
+classes="$here/target/classes"
+if [ ! -d "$classes" ] || [ -n "$(find "$here/src" -newer "$classes" -name '*.java' 2>/dev/null)" ]; then
+  rm -rf "$classes" && mkdir -p "$classes"
+  javac -d "$classes" -cp "$(cat "$cp_file")" $(find "$here/src" -name '*.java')
+  touch "$classes"
+fi
+
+work="$(mktemp -d)"
+pid=""
+cleanup() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+if [ "$bin" = "-" ]; then
+  bootstrap="${FLINK_BOOTSTRAP:?FLINK_BOOTSTRAP=host:port is needed with -}"
+else
+  # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds.
+  "$bin" serve --data-dir "$work/data" --coordinator-listen 127.0.0.1:0 --tablet-listen 127.0.0.1:0 \
+    --set log.segment.file-size=4kb --set log.retention.check-interval=1s >"$work/strom.log" 2>&1 &
+  pid=$!
+  bootstrap=""
+  for _ in $(seq 1 300); do
+    bootstrap="$(sed -n 's/.*strom is ready.* coordinator=\([^ ]*\) .*/\1/p' "$work/strom.log" | tail -1)"
+    [ -n "$bootstrap" ] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/strom.log"; echo "strom serve exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$bootstrap" ] || { cat "$work/strom.log"; echo "strom serve not ready" >&2; exit 1; }
+  echo "strom serving at $bootstrap (log: $work/strom.log, kept on failure as $here/target/strom.log)"
+fi
+
+status=0
+java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+  --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel="${FLINK_LOG_LEVEL:-error}" \
+  -Dflinkcheck.timeout="${FLINK_CHECK_TIMEOUT:-60}" \
+  -cp "$classes:$(cat "$cp_file")" dev.strom.flinkcheck.FlinkCheck "$bootstrap" "$@" || status=$?
+if [ "$status" -ne 0 ] && [ -f "$work/strom.log" ]; then
+  cp "$work/strom.log" "$here/target/strom.log"
+fi
+exit "$status"

@@ -1,0 +1,419 @@
+package dev.strom.flinkcheck;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs Flink SQL checks (the items of issue 10) against a Fluss-protocol server and prints one
+ * {@code PASS name} or {@code FAIL name: reason} line per check, then a closing
+ * {@code N passed, N failed} line. Usage: {@code FlinkCheck BOOTSTRAP [CHECK...]}; with check
+ * names only those run (a check that needs tables of an earlier one runs that one first, see
+ * {@link #needs}).
+ *
+ * <p>Every check has a time limit: a streaming read that hangs (the way a partitioned primary-key
+ * table once did) is cancelled and reported as FAIL instead of blocking the run. Tables live in
+ * one database per run, so a run never sees another run's rows.
+ */
+public final class FlinkCheck {
+
+    /** A check throws (or returns normally for PASS). */
+    interface Body {
+        void run() throws Exception;
+    }
+
+    record Check(String name, String item, Body body) {}
+
+    private static final long CHECK_TIMEOUT_SECONDS =
+            Long.getLong("flinkcheck.timeout", 60L);
+
+    private final String bootstrap;
+    private final String db;
+    private TableEnvironment stream;
+    private TableEnvironment batch;
+    private final List<Check> checks = new ArrayList<>();
+    private final java.util.Set<String> done = new java.util.HashSet<>();
+
+    FlinkCheck(String bootstrap) {
+        this.bootstrap = bootstrap;
+        this.db = "flinkcheck_" + Long.toString(System.currentTimeMillis(), 36);
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 1) {
+            System.err.println("usage: FlinkCheck BOOTSTRAP_SERVERS [CHECK...]");
+            System.exit(2);
+        }
+        FlinkCheck fc = new FlinkCheck(args[0]);
+        fc.define();
+        List<String> only = Arrays.asList(args).subList(1, args.length);
+        int failed = fc.runAll(only);
+        System.exit(failed == 0 ? 0 : 1);
+    }
+
+    // ------------------------------------------------------------------ environments
+
+    private static TableEnvironment newEnv(boolean streaming) {
+        Configuration conf = new Configuration();
+        conf.set(RestOptions.BIND_PORT, "0"); // the MiniCluster's REST endpoint: any free port
+        conf.setString("parallelism.default", "1");
+        conf.setString("table.dml-sync", "false");
+        EnvironmentSettings.Builder b = EnvironmentSettings.newInstance().withConfiguration(conf);
+        return TableEnvironment.create(streaming ? b.inStreamingMode().build() : b.inBatchMode().build());
+    }
+
+    private void useCatalog(TableEnvironment env) {
+        env.executeSql(
+                "CREATE CATALOG fluss WITH ('type'='fluss', 'bootstrap.servers'='" + bootstrap + "')");
+        env.executeSql("USE CATALOG fluss");
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** Runs a DDL or DML statement and waits for its job (INSERT) to finish. */
+    private static void exec(TableEnvironment env, String sql) throws Exception {
+        TableResult r = env.executeSql(sql);
+        Optional<JobClient> job = r.getJobClient();
+        if (job.isPresent()) {
+            job.get().getJobExecutionResult().get(CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Collects exactly {@code n} rows of a (possibly unbounded) query, then cancels it. A query
+     * that has not produced them within {@code seconds} is cancelled and reported as hanging.
+     */
+    private static List<String> take(TableEnvironment env, String sql, int n, long seconds)
+            throws Exception {
+        return take(env, sql, n, seconds, false);
+    }
+
+    /** As above; with {@code partialOk} a timeout returns the rows read so far. */
+    private static List<String> take(TableEnvironment env, String sql, int n, long seconds,
+            boolean partialOk) throws Exception {
+        TableResult r = env.executeSql(sql);
+        List<String> rows = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        // Calcite keeps planner state in thread locals, so every statement runs on the main
+        // thread; a watchdog cancels the job to unblock a hanging iterator.
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
+            timedOut.set(true);
+            r.getJobClient().ifPresent(JobClient::cancel);
+        }, seconds, TimeUnit.SECONDS);
+        try (CloseableIterator<Row> it = r.collect()) {
+            while ((n < 0 || rows.size() < n) && it.hasNext()) {
+                rows.add(it.next().toString());
+            }
+        } catch (Exception e) {
+            if (timedOut.get() && partialOk) {
+                return rows;
+            }
+            if (timedOut.get()) {
+                throw new TimeoutException("query hangs: " + rows.size() + " of "
+                        + (n < 0 ? "all" : n) + " rows after " + seconds + " s, rows " + rows);
+            }
+            throw e;
+        } finally {
+            watchdog.cancel(false);
+        }
+        if (timedOut.get() && n >= 0 && rows.size() < n && !partialOk) {
+            throw new TimeoutException("query hangs: " + rows.size() + " of " + n
+                    + " rows after " + seconds + " s, rows " + rows);
+        }
+        return rows;
+    }
+
+    /** Collects every row of a bounded query. */
+    private static List<String> all(TableEnvironment env, String sql) throws Exception {
+        return take(env, sql, -1, CHECK_TIMEOUT_SECONDS);
+    }
+
+    private static void expectSame(List<String> got, String... want) {
+        List<String> g = new ArrayList<>(got);
+        List<String> w = new ArrayList<>(Arrays.asList(want));
+        Collections.sort(g);
+        Collections.sort(w);
+        if (!g.equals(w)) {
+            throw new AssertionError("rows " + g + ", want " + w);
+        }
+    }
+
+    /** Streaming read of {@code n} rows; a hang (fewer rows than expected) becomes a timeout. */
+    private List<String> streamRows(String sql, int n) throws Exception {
+        return take(stream, sql, n, CHECK_TIMEOUT_SECONDS);
+    }
+
+    // ------------------------------------------------------------------ the checks
+
+    private void add(String name, String item, Body body) {
+        checks.add(new Check(name, item, body));
+    }
+
+    /** Prerequisites: a check that reads a table needs the check that wrote it. */
+    private static List<String> needs(String name) {
+        return switch (name) {
+            case "log_earliest", "log_full", "log_batch_count", "log_batch_limit", "alter_add_column",
+                    "alter_set_option", "lookup_join" -> List.of("catalog", "log_insert", "pk_insert");
+            case "pk_earliest", "pk_full", "pk_batch_count", "pk_point_query" ->
+                    List.of("catalog", "pk_insert");
+            case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
+                    List.of("catalog");
+            case "pk_trimmed_full", "log_trimmed_earliest" -> List.of("catalog", "pk_trimmed_setup");
+            case "pk_trimmed_setup" -> List.of("catalog");
+            default -> List.of();
+        };
+    }
+
+    void define() {
+        add("catalog", "catalog/DDL", () -> {
+            exec(stream, "CREATE DATABASE " + db);
+            exec(stream, "USE " + db);
+            exec(batch, "USE " + db);
+            List<String> dbs = all(stream, "SHOW DATABASES");
+            if (!dbs.contains("+I[" + db + "]")) {
+                throw new AssertionError("SHOW DATABASES " + dbs + " lacks " + db);
+            }
+            exec(stream, "CREATE TABLE log_t (id INT, name STRING) WITH ('bucket.num'='2')");
+            exec(stream,
+                    "CREATE TABLE pk_t (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)"
+                            + " WITH ('bucket.num'='2')");
+            expectSame(all(stream, "SHOW TABLES"), "+I[log_t]", "+I[pk_t]");
+            String ddl = all(stream, "SHOW CREATE TABLE pk_t").toString();
+            if (!ddl.contains("PRIMARY KEY")) {
+                throw new AssertionError("SHOW CREATE TABLE: " + ddl);
+            }
+        });
+        add("log_insert", "log table write", () ->
+                exec(stream, "INSERT INTO log_t VALUES (1, 'a'), (2, 'b'), (3, 'c')"));
+        add("pk_insert", "PK table write (upsert)", () -> {
+            exec(stream, "INSERT INTO pk_t VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+            exec(stream, "INSERT INTO pk_t VALUES (1, 'a2')");
+        });
+        add("log_earliest", "log table, earliest", () -> expectSame(
+                streamRows("SELECT * FROM log_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 3),
+                "+I[1, a]", "+I[2, b]", "+I[3, c]"));
+        add("log_full", "log table, full (default)", () -> expectSame(
+                streamRows("SELECT * FROM log_t", 3), "+I[1, a]", "+I[2, b]", "+I[3, c]"));
+        add("pk_earliest", "PK table, earliest (changelog)", () -> expectSame(
+                streamRows("SELECT * FROM pk_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 5),
+                "+I[1, a]", "+I[2, b]", "+I[3, c]", "-U[1, a]", "+U[1, a2]"));
+        add("pk_full", "PK table, full (default: KV snapshot + changelog)", () -> expectSame(
+                streamRows("SELECT * FROM pk_t", 3), "+I[1, a2]", "+I[2, b]", "+I[3, c]"));
+        add("log_batch_count", "batch COUNT(*) on a log table", () -> expectSame(
+                all(batch, "SELECT COUNT(*) FROM log_t"), "+I[3]"));
+        add("pk_batch_count", "batch COUNT(*) on a PK table", () -> expectSame(
+                all(batch, "SELECT COUNT(*) FROM pk_t"), "+I[3]"));
+        add("log_batch_limit", "batch SELECT ... LIMIT on a log table", () -> {
+            List<String> rows = all(batch, "SELECT * FROM log_t LIMIT 2");
+            if (rows.size() != 2) {
+                throw new AssertionError("rows " + rows + ", want 2 rows");
+            }
+        });
+        add("pk_point_query", "batch point query on a PK table", () -> expectSame(
+                all(batch, "SELECT * FROM pk_t WHERE id = 1"), "+I[1, a2]"));
+        add("lookup_join", "lookup join", () -> {
+            exec(stream, "CREATE TEMPORARY VIEW log_v AS SELECT id, name, PROCTIME() AS ptime"
+                    + " FROM log_t /*+ OPTIONS('scan.startup.mode'='earliest') */");
+            expectSame(streamRows("SELECT l.id, l.name, d.name FROM log_v AS l"
+                            + " LEFT JOIN pk_t FOR SYSTEM_TIME AS OF l.ptime AS d ON l.id = d.id", 3),
+                    "+I[1, a, a2]", "+I[2, b, b]", "+I[3, c, c]");
+        });
+        add("partitioned_pk", "partitioned PK table (write, earliest, full)", () -> {
+            exec(stream, "CREATE TABLE ppk_t (id INT, dt STRING, v STRING,"
+                    + " PRIMARY KEY (id, dt) NOT ENFORCED) PARTITIONED BY (dt) WITH ('bucket.num'='1')");
+            exec(stream, "INSERT INTO ppk_t VALUES (1, '2026', 'x'), (2, '2027', 'y'), (1, '2026', 'x2')");
+            List<String> failures = new ArrayList<>();
+            try {
+                expectSame(streamRows("SELECT * FROM ppk_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 4),
+                        "+I[1, 2026, x]", "-U[1, 2026, x]", "+U[1, 2026, x2]", "+I[2, 2027, y]");
+            } catch (Throwable t) {
+                failures.add("earliest: " + describe(t));
+            }
+            try {
+                expectSame(take(stream, "SELECT * FROM ppk_t", 2, 30),
+                        "+I[1, 2026, x2]", "+I[2, 2027, y]");
+            } catch (Throwable t) {
+                failures.add("full: " + describe(t));
+            }
+            if (!failures.isEmpty()) {
+                throw new AssertionError(String.join("; ", failures));
+            }
+        });
+        add("alter_set_option", "ALTER TABLE ... SET", () -> {
+            exec(stream, "ALTER TABLE log_t SET ('table.log.ttl' = '3d', 'owner' = 'flinkcheck')");
+            String ddl = all(stream, "SHOW CREATE TABLE log_t").toString();
+            if (!ddl.contains("'table.log.ttl' = '3d'") || !ddl.contains("'owner' = 'flinkcheck'")) {
+                throw new AssertionError("SHOW CREATE TABLE after SET: " + ddl);
+            }
+            exec(stream, "ALTER TABLE log_t RESET ('owner')");
+            ddl = all(stream, "SHOW CREATE TABLE log_t").toString();
+            if (ddl.contains("'owner'")) {
+                throw new AssertionError("SHOW CREATE TABLE after RESET: " + ddl);
+            }
+        });
+        add("alter_add_column", "ALTER TABLE ... ADD COLUMN", () -> {
+            exec(stream, "CREATE TABLE evo_t (id INT, name STRING)");
+            exec(stream, "INSERT INTO evo_t VALUES (1, 'a')");
+            exec(stream, "ALTER TABLE evo_t ADD extra STRING");
+            exec(stream, "INSERT INTO evo_t VALUES (2, 'b', 'e')");
+            expectSame(streamRows("SELECT * FROM evo_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 2),
+                    "+I[1, a, null]", "+I[2, b, e]");
+        });
+        add("alter_add_column_pk", "ALTER TABLE ... ADD COLUMN on a PK table", () -> {
+            exec(stream, "CREATE TABLE evo_pk_t (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)");
+            exec(stream, "INSERT INTO evo_pk_t VALUES (1, 'a'), (3, 'c')");
+            exec(stream, "ALTER TABLE evo_pk_t ADD extra STRING");
+            exec(stream, "INSERT INTO evo_pk_t VALUES (2, 'b', 'e'), (1, 'a2', 'x')");
+            // id 3 was stored under the old schema: lookups must return it in the new shape.
+            expectSame(all(batch, "SELECT * FROM evo_pk_t WHERE id = 3"), "+I[3, c, null]");
+            expectSame(all(batch, "SELECT * FROM evo_pk_t WHERE id = 1"), "+I[1, a2, x]");
+            expectSame(streamRows("SELECT * FROM evo_pk_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 5),
+                    "+I[1, a, null]", "+I[3, c, null]", "+I[2, b, e]", "-U[1, a, null]", "+U[1, a2, x]");
+        });
+        add("pk_update_delete", "UPDATE / DELETE on a PK table", () -> {
+            exec(stream, "CREATE TABLE ud_t (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)");
+            exec(stream, "INSERT INTO ud_t VALUES (1, 'a'), (2, 'b')");
+            exec(batch, "UPDATE ud_t SET name = 'z' WHERE id = 1");
+            exec(batch, "DELETE FROM ud_t WHERE id = 2");
+            expectSame(all(batch, "SELECT * FROM ud_t WHERE id = 1"), "+I[1, z]");
+            expectSame(all(batch, "SELECT * FROM ud_t WHERE id = 2"));
+            expectSame(streamRows("SELECT * FROM ud_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 5),
+                    "+I[1, a]", "+I[2, b]", "-U[1, a]", "+U[1, z]", "-D[2, b]");
+        });
+        defineTrimmed();
+    }
+
+    /** Rows {@code (id, v)} for ids from..to, each value long enough that a batch fills a segment. */
+    private static String valuesRows(int from, int to, String tag) {
+        StringBuilder sb = new StringBuilder();
+        // Values that do not compress (the changelog batches are compressed), from a fixed seed.
+        java.util.Random random = new java.util.Random(from * 31L + to);
+        for (int i = from; i <= to; i++) {
+            StringBuilder pad = new StringBuilder();
+            while (pad.length() < 100) {
+                pad.append(Long.toHexString(random.nextLong()));
+            }
+            sb.append(i == from ? "" : ", ").append("(").append(i).append(", '").append(tag).append(pad).append("')");
+        }
+        return sb.toString();
+    }
+
+    /** The trimmed-changelog checks: keys 1..50 written, then 1..5 updated, old segments dropped. */
+    private void defineTrimmed() {
+        add("pk_trimmed_setup", "PK and log tables whose changelog retention trimmed", () -> {
+            exec(stream, "CREATE TABLE trim_t (id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED)"
+                    + " WITH ('bucket.num'='1', 'table.log.ttl'='1s')");
+            exec(stream, "CREATE TABLE trim_log_t (id INT, v STRING)"
+                    + " WITH ('bucket.num'='1', 'table.log.ttl'='1s')");
+            exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(1, 50, "a"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(1, 50, "a"));
+            Thread.sleep(2500);
+            exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(1, 5, "b"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(51, 55, "b"));
+            Thread.sleep(1500);
+            exec(stream, "INSERT INTO trim_t VALUES " + valuesRows(6, 6, "c"));
+            exec(stream, "INSERT INTO trim_log_t VALUES " + valuesRows(56, 56, "c"));
+            Thread.sleep(3000);
+            // 50 inserts, 5 updates (-U/+U) and 1 more update: 62 changelog rows if nothing was trimmed.
+            List<String> rows = take(stream,
+                    "SELECT id FROM trim_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 62, 15, true);
+            if (rows.size() >= 62) {
+                throw new AssertionError("precondition: retention trimmed nothing (62 changelog rows remain)");
+            }
+        });
+        add("log_trimmed_earliest", "log table, earliest, after retention trimmed it", () -> {
+            // Rows 1..56 were written in three batches; retention dropped the oldest segments, so
+            // the read must start at the new log start offset: a suffix of 1..56 ending at 56.
+            List<String> rows = take(stream,
+                    "SELECT id FROM trim_log_t /*+ OPTIONS('scan.startup.mode'='earliest') */", 56, 15, true);
+            if (rows.isEmpty() || rows.size() >= 56) {
+                throw new AssertionError("want a trimmed suffix of 56 rows, got " + rows.size() + ": " + rows);
+            }
+            int first = 57 - rows.size();
+            for (int i = 0; i < rows.size(); i++) {
+                if (!rows.get(i).equals("+I[" + (first + i) + "]")) {
+                    throw new AssertionError("rows are not the suffix " + first + "..56: " + rows);
+                }
+            }
+        });
+        add("pk_trimmed_full", "PK table, full, after the changelog was trimmed", () -> {
+            List<String> rows = take(stream, "SELECT id, SUBSTRING(v, 1, 1) FROM trim_t", 50,
+                    CHECK_TIMEOUT_SECONDS, false);
+            List<String> want = new ArrayList<>();
+            for (int i = 1; i <= 50; i++) {
+                want.add("+I[" + i + ", " + (i <= 5 ? "b" : i == 6 ? "c" : "a") + "]");
+            }
+            expectSame(rows, want.toArray(new String[0]));
+        });
+    }
+
+    // ------------------------------------------------------------------ running
+
+    private static String describe(Throwable t) {
+        // The root cause names the server's answer; the top names what Flink was doing.
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String top = t.getClass().getSimpleName() + ": " + t.getMessage();
+        String bottom = root == t ? "" : " <- " + root.getClass().getName() + ": " + root.getMessage();
+        return (top + bottom).replace('\n', ' ');
+    }
+
+    private static final ScheduledExecutorService WATCHDOG =
+            Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "flinkcheck-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+
+    int runAll(List<String> only) {
+        stream = newEnv(true);
+        batch = newEnv(false);
+        useCatalog(stream);
+        useCatalog(batch);
+        List<Check> selected = new ArrayList<>();
+        for (Check c : checks) {
+            boolean wanted = only.isEmpty() || only.contains(c.name())
+                    || only.stream().anyMatch(o -> needs(o).contains(c.name()));
+            if (wanted) {
+                selected.add(c);
+            }
+        }
+        int passed = 0;
+        int failed = 0;
+        for (Check c : selected) {
+            long start = System.nanoTime();
+            String result;
+            try {
+                c.body().run();
+                result = "PASS " + c.name();
+                passed++;
+            } catch (Throwable t) {
+                result = "FAIL " + c.name() + ": " + describe(t);
+                failed++;
+            }
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            System.out.println(result + "  [" + c.item() + ", " + ms + " ms]");
+            System.out.flush();
+        }
+        System.out.println("flink: " + passed + " passed, " + failed + " failed");
+        return failed;
+    }
+}
