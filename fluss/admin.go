@@ -185,6 +185,42 @@ func (a *Admin) ListPartitionOffsets(ctx context.Context, path TablePath, partit
 	return a.listOffsets(ctx, path, partition, buckets, spec)
 }
 
+// BucketLeaders returns the tablet server leading each bucket of a table, or of one partition
+// of a partitioned table (partition is its name; "" for a non-partitioned table), as the
+// cluster's metadata reports it now.
+func (a *Admin) BucketLeaders(ctx context.Context, path TablePath, partition string) (map[int32]ServerNode, error) {
+	m := a.conn.meta
+	if err := m.refreshTables(ctx, []TablePath{path}); err != nil {
+		return nil, err
+	}
+	info, ok := m.tableInfo(path)
+	if !ok {
+		return nil, newError(ErrTableNotExist, "table %s does not exist", path)
+	}
+	partID := NoPartition
+	if partition != "" {
+		if err := m.refreshPartition(ctx, path, partition); err != nil {
+			return nil, err
+		}
+		id, ok := m.partitionID(info.TableID, partition)
+		if !ok {
+			return nil, newError(ErrPartitionNotExists, "partition %s of %s does not exist", partition, path)
+		}
+		partID = id
+	} else if info.IsPartitioned() {
+		return nil, newError(ErrPartitionNotExists, "table %s is partitioned: name a partition", path)
+	}
+	out := make(map[int32]ServerNode, info.NumBuckets())
+	for b := range info.NumBuckets() {
+		n, err := m.leader(ctx, path, TableBucket{info.TableID, partID, b})
+		if err != nil {
+			return nil, err
+		}
+		out[b] = n
+	}
+	return out, nil
+}
+
 func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
 	m := a.conn.meta
 	if err := m.refreshTables(ctx, []TablePath{path}); err != nil {

@@ -216,11 +216,23 @@ func TestLookupAndOffsets(t *testing.T) {
 	}
 	out := c.ok("", "cluster", "--json")
 	var cl struct {
-		Servers []struct{ Type string } `json:"servers"`
-		Total   int                     `json:"total_buckets"`
+		Servers []struct {
+			Type  string
+			Leads *int `json:"leader_buckets"`
+		} `json:"servers"`
+		Total int `json:"total_buckets"`
 	}
 	if err := json.Unmarshal([]byte(out), &cl); err != nil || len(cl.Servers) != 2 || cl.Total != 3 {
 		t.Errorf("cluster --json = %s (%v)", out, err)
+	}
+	// The one tablet server leads every bucket; the coordinator leads none.
+	for _, s := range cl.Servers {
+		switch {
+		case s.Type == "tablet" && (s.Leads == nil || *s.Leads != cl.Total):
+			t.Errorf("tablet server leads %v buckets, want %d: %s", s.Leads, cl.Total, out)
+		case s.Type == "coordinator" && s.Leads != nil:
+			t.Errorf("coordinator reported as a bucket leader: %s", out)
+		}
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 func (a *app) clusterCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cluster",
-		Short: "Show the cluster's servers and the buckets of its tables",
+		Short: "Show the cluster's servers, the buckets each leads, and the buckets of its tables",
 		Example: `  strom cluster
   strom cluster --json`,
 		Args: cobra.NoArgs,
@@ -28,6 +28,8 @@ func (a *app) clusterCommand() *cobra.Command {
 				ID      int32  `json:"id"`
 				Type    string `json:"type"`
 				Address string `json:"address"`
+				// Leads is the number of buckets a tablet server leads.
+				Leads *int64 `json:"leader_buckets,omitempty"`
 			}
 			type tableJSON struct {
 				Table      string `json:"table"`
@@ -40,8 +42,26 @@ func (a *app) clusterCommand() *cobra.Command {
 				Tables       []tableJSON  `json:"tables"`
 				TotalBuckets int64        `json:"total_buckets"`
 			}{Servers: []serverJSON{}, Tables: []tableJSON{}}
+			leads := map[int32]*int64{} // tablet server id -> buckets led
 			for _, n := range nodes {
-				out.Servers = append(out.Servers, serverJSON{ID: n.ID, Type: string(n.Type), Address: n.Addr()})
+				sj := serverJSON{ID: n.ID, Type: string(n.Type), Address: n.Addr()}
+				if n.Type == fluss.TabletServer {
+					sj.Leads = new(int64)
+					leads[n.ID] = sj.Leads
+				}
+				out.Servers = append(out.Servers, sj)
+			}
+			countLeaders := func(path fluss.TablePath, partition string) error {
+				byBucket, err := admin.BucketLeaders(ctx, path, partition)
+				if err != nil {
+					return err
+				}
+				for _, n := range byBucket {
+					if c := leads[n.ID]; c != nil {
+						*c++
+					}
+				}
+				return nil
 			}
 			dbs, err := admin.ListDatabases(ctx)
 			if err != nil {
@@ -68,6 +88,13 @@ func (a *app) clusterCommand() *cobra.Command {
 						}
 						t.Partitions = len(parts)
 						t.Total = int64(len(parts)) * int64(info.NumBuckets())
+						for _, p := range parts {
+							if err := countLeaders(path, p.Name); err != nil {
+								return err
+							}
+						}
+					} else if err := countLeaders(path, ""); err != nil {
+						return err
 					}
 					out.Tables = append(out.Tables, t)
 					out.TotalBuckets += t.Total
@@ -78,9 +105,13 @@ func (a *app) clusterCommand() *cobra.Command {
 			}
 			var rows [][]string
 			for _, s := range out.Servers {
-				rows = append(rows, []string{itoa(s.ID), s.Type, s.Address})
+				led := "-"
+				if s.Leads != nil {
+					led = itoa(*s.Leads)
+				}
+				rows = append(rows, []string{itoa(s.ID), s.Type, s.Address, led})
 			}
-			if err := printTable(a.io.Out, []string{"SERVER", "TYPE", "ADDRESS"}, rows); err != nil {
+			if err := printTable(a.io.Out, []string{"SERVER", "TYPE", "ADDRESS", "LEADS"}, rows); err != nil {
 				return err
 			}
 			a.io.Out.Write([]byte("\n"))
