@@ -61,6 +61,7 @@ type Config struct {
 
 	LogSegmentBytes       int64         // log.segment.file-size
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
+	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
 	LogRetentionCheck     time.Duration // log.retention.check-interval
 	WriterIDExpiration    time.Duration // server.writer-id.expiration-time
 	AutoPartitionInterval time.Duration // auto-partition.check.interval
@@ -107,6 +108,7 @@ func Default() Config {
 		AuthFailureDelay:         time.Second,
 		AuthMaxFailures:          3,
 		LogSegmentBytes:          1 << 30,
+		KvBlockCacheSize:         64 << 20,
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
@@ -203,6 +205,8 @@ func (c *Config) Set(key, value string) error {
 		c.LogSegmentBytes, err = ParseBytes(value)
 	case "log.flush.interval":
 		c.LogFlushInterval, err = ParseDuration(value)
+	case "kv.rocksdb.block.cache-size":
+		c.KvBlockCacheSize, err = parsePositiveBytes(value)
 	case "log.retention.check-interval":
 		c.LogRetentionCheck, err = ParseDuration(value)
 	case "server.writer-id.expiration-time":

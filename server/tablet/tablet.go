@@ -82,7 +82,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
-	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log})
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize})
 	if err != nil {
 		return nil, err
 	}
