@@ -30,7 +30,7 @@ const (
 // batch with recordCount 0 carries no Arrow message and yields an empty record.
 //
 // Errors carry ferr.CorruptRecordException. Decode never panics.
-func Decode(schema *arrow.Schema, appendOnly bool, recordCount int, records []byte, mem memory.Allocator) (changeTypes []byte, rec arrow.Record, err error) {
+func Decode(schema *arrow.Schema, appendOnly bool, recordCount int, records []byte, mem memory.Allocator) (changeTypes []byte, rec arrow.RecordBatch, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			changeTypes, rec = nil, nil
@@ -101,7 +101,7 @@ func Decode(schema *arrow.Schema, appendOnly bool, recordCount int, records []by
 	return changeTypes, array.NewRecordBatch(schema, cols, m.rows), nil
 }
 
-func emptyRecord(schema *arrow.Schema, mem memory.Allocator) arrow.Record {
+func emptyRecord(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	return b.NewRecordBatch()

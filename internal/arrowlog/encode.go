@@ -34,7 +34,7 @@ var scratchPool = sync.Pool{New: func() any { return &scratch{fb: flatbuffers.Ne
 //
 // The message is what Fluss's Java and Rust readers accept: metadata V5, FieldNodes and
 // Buffers in pre-order, zero-length validity buffers for columns without nulls.
-func Encode(dst []byte, rec arrow.Record, changeTypes []byte, compression Compression, zstdLevel int) ([]byte, error) {
+func Encode(dst []byte, rec arrow.RecordBatch, changeTypes []byte, compression Compression, zstdLevel int) ([]byte, error) {
 	rows := rec.NumRows()
 	if changeTypes != nil {
 		if int64(len(changeTypes)) != rows {
@@ -136,7 +136,7 @@ func pad8(b []byte) []byte {
 // AppendBatch appends a complete V0 ARROW log batch holding rec to dst. The header's
 // RecordCount and AppendOnly fields are derived from rec and changeTypes (append-only exactly
 // when changeTypes is nil); SchemaID, WriterID and BatchSequence come from hdr.
-func AppendBatch(dst []byte, hdr record.V0Header, rec arrow.Record, changeTypes []byte, compression Compression, zstdLevel int) ([]byte, error) {
+func AppendBatch(dst []byte, hdr record.V0Header, rec arrow.RecordBatch, changeTypes []byte, compression Compression, zstdLevel int) ([]byte, error) {
 	bp := recordsPool.Get().(*[]byte)
 	defer recordsPool.Put(bp)
 	recs, err := Encode((*bp)[:0], rec, changeTypes, compression, zstdLevel)

@@ -110,7 +110,6 @@ type projScratch struct {
 	nodes   []fieldNode
 	buffers []bufferSpec
 	pieces  [][]byte // body bytes of each buffer, in order
-	meta    []byte
 }
 
 var projPool = sync.Pool{New: func() any { return &projScratch{fb: flatbuffers.NewBuilder(512)} }}

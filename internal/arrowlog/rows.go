@@ -69,14 +69,14 @@ func (b *RowBuilder) Append(r []row.Datum) error {
 
 // NewRecord returns the rows appended so far as a record (the caller releases it) and
 // empties the builder.
-func (b *RowBuilder) NewRecord() arrow.Record { return b.rb.NewRecordBatch() }
+func (b *RowBuilder) NewRecord() arrow.RecordBatch { return b.rb.NewRecordBatch() }
 
 // Release frees the builder's memory.
 func (b *RowBuilder) Release() { b.rb.Release() }
 
 // RowsToRecord converts decoded rows of the given columns to an Arrow record (schema must be
 // ArrowSchema(cols)). The caller releases the record.
-func RowsToRecord(schema *arrow.Schema, cols []metadata.Column, rows [][]row.Datum, mem memory.Allocator) (arrow.Record, error) {
+func RowsToRecord(schema *arrow.Schema, cols []metadata.Column, rows [][]row.Datum, mem memory.Allocator) (arrow.RecordBatch, error) {
 	b, err := NewRowBuilder(schema, cols, mem)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ type reader func(i int, d *row.Datum)
 // String, binary and fixed-size binary values alias the record's buffers (copy them before
 // releasing the record). Top-level Datums come from one allocation; nested values allocate
 // their element slices.
-func RecordToRows(rec arrow.Record, cols []metadata.Column) ([][]row.Datum, error) {
+func RecordToRows(rec arrow.RecordBatch, cols []metadata.Column) ([][]row.Datum, error) {
 	if int(rec.NumCols()) != len(cols) {
 		return nil, fmt.Errorf("arrowlog: record has %d columns, schema %d", rec.NumCols(), len(cols))
 	}

@@ -119,10 +119,10 @@ func (b *backgroundErrors) onSuccess() {
 
 // state returns the last background error (nil when healthy) and a channel closed at the
 // next one.
-func (b *backgroundErrors) state() (error, <-chan struct{}) {
+func (b *backgroundErrors) state() (failing <-chan struct{}, last error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.last, b.failing
+	return b.failing, b.last
 }
 
 // flushWithin flushes the memtables, waiting at most wait once Pebble reports a background
@@ -151,7 +151,7 @@ func (s *Store) flushWithin(wait time.Duration) error {
 	var done <-chan struct{}
 	var deadline <-chan time.Time
 	for {
-		last, failing := s.bg.state()
+		failing, last := s.bg.state()
 		if last != nil && deadline == nil {
 			t := time.NewTimer(wait)
 			defer t.Stop()
@@ -167,7 +167,7 @@ func (s *Store) flushWithin(wait time.Duration) error {
 			return nil
 		case <-failing:
 		case <-deadline:
-			last, _ := s.bg.state()
+			_, last := s.bg.state()
 			return ferr.New(ferr.KvStorageException, "kv flush did not complete within %s: %v", wait, last)
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Store) flushWithin(wait time.Duration) error {
 // (its background flushes fail, typically on a full disk), or nil. Refusing writes then
 // keeps memtables from filling up, which would stall the writer inside Pebble.
 func (s *Store) WriteError() error {
-	if last, _ := s.bg.state(); last != nil {
+	if _, last := s.bg.state(); last != nil {
 		return ferr.New(ferr.KvStorageException, "the kv store cannot write: %v", last)
 	}
 	return nil

@@ -18,7 +18,6 @@ type writeScratch struct {
 	key     []byte // data key
 	old     []byte // copy of the current value
 	val     []byte // encoded new value
-	meta    []byte
 	oldD    []row.Datum
 	newD    []row.Datum
 	mergedD []row.Datum

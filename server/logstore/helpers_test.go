@@ -112,8 +112,6 @@ func wantCode(t testing.TB, err error, c ferr.Code) {
 	}
 }
 
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 var _ = errors.Is

@@ -108,21 +108,6 @@ func (x *segIndex) add(rel, pos uint32, ts int64) {
 	}
 }
 
-// truncateAt drops every entry at or after byte position pos (active form only).
-func (x *segIndex) truncateAt(pos uint32) {
-	i := sort.Search(len(x.offs), func(i int) bool { return x.offs[i].pos >= pos })
-	x.offs = x.offs[:i]
-	var maxRel uint32
-	if i > 0 {
-		maxRel = x.offs[i-1].rel
-	}
-	j := sort.Search(len(x.times), func(j int) bool { return x.times[j].rel > maxRel })
-	if i == 0 {
-		j = 0
-	}
-	x.times = x.times[:j]
-}
-
 func (x *segIndex) encodeOffsets() []byte {
 	n := x.offLen()
 	b := make([]byte, n*offsetEntrySize)
