@@ -48,6 +48,9 @@ type Request struct {
 	size     int       // frame size in bytes, for Observer
 }
 
+// RemoteAddr is the address of the client that sent the request (ACL host matching).
+func (r *Request) RemoteAddr() net.Addr { return r.conn.nc.RemoteAddr() }
+
 // Decode unmarshals the request body into msg. Required fields are checked, so a request the
 // official clients would never send is refused with CORRUPT_MESSAGE rather than half-read. A
 // body with more entries (nested messages and list elements) than the server's limit is

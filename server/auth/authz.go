@@ -543,12 +543,8 @@ func (a *Authorizer) write(ctx context.Context, r Resource, entries []Entry) err
 // request can tell it, the client's IP address. Requests on internalListener are internal.
 func SessionOf(req *wire.Request, internalListener string) Session {
 	s := Session{Principal: PrincipalOf(req.Principal), Internal: req.Listener == internalListener}
-	// The client address becomes known to handlers once wire.Request reports it; until then
-	// only ACL entries for every host ("*") grant access.
-	if ra, ok := any(req).(interface{ RemoteAddr() net.Addr }); ok {
-		if host, _, err := net.SplitHostPort(ra.RemoteAddr().String()); err == nil {
-			s.Host = host
-		}
+	if host, _, err := net.SplitHostPort(req.RemoteAddr().String()); err == nil {
+		s.Host = host
 	}
 	return s
 }

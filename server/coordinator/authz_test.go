@@ -305,3 +305,31 @@ func TestACLInternalListenerIsExempt(t *testing.T) {
 		t.Fatalf("bob lists %v on the internal listener", got)
 	}
 }
+
+// An ACL entry for a host grants access only to clients connecting from it (Fluss matches the
+// session's host against the entry's, "*" matching every host).
+func TestACLHostMatching(t *testing.T) {
+	n := secureNode(t, t.TempDir())
+	admin, alice := login(t, n, "admin"), login(t, n, "alice")
+	grant := func(host string) {
+		t.Helper()
+		acl := aclInfo(auth.ResourceCluster, auth.ClusterName, "alice", auth.OpCreate)
+		acl.Host = proto.String(host)
+		var cr flusspb.CreateAclsResponse
+		mustCall(t, admin.coord, wire.CreateAcls, &flusspb.CreateAclsRequest{Acl: []*flusspb.PbAclInfo{acl}}, &cr)
+		for _, r := range cr.AclRes {
+			if r.GetErrorCode() != 0 {
+				t.Fatalf("create ACL: %v", r)
+			}
+		}
+	}
+	create := func(name string) error {
+		return call(t, alice.coord, wire.CreateDatabase, &flusspb.CreateDatabaseRequest{DatabaseName: proto.String(name), IgnoreIfExists: proto.Bool(false)}, &flusspb.CreateDatabaseResponse{})
+	}
+	grant("10.1.2.3") // another host: still denied from loopback
+	wantCode(t, create("a"), ferr.AuthorizationException, "CREATE_DATABASE with an ACL for another host")
+	grant("127.0.0.1") // the host alice connects from
+	if err := create("b"); err != nil {
+		t.Fatalf("CREATE_DATABASE with an ACL for the client's host: %v", err)
+	}
+}
