@@ -1,0 +1,72 @@
+package fluss_test
+
+import (
+	"testing"
+
+	"github.com/stromdb/strom/fluss"
+)
+
+// ALTER TABLE through the client: options set and reset, an unalterable option refused whole,
+// and an added column that old rows read as NULL; GET_TABLE_STATS counts live keys.
+func TestAlterTableAndStats(t *testing.T) {
+	conn, ctx := connect(t)
+	admin := conn.Admin()
+	tbl := createTable(t, ctx, conn, "altered", pkDesc(2))
+	path := tbl.Info().Path
+	w, err := tbl.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := w.Upsert(ctx, fluss.Row{int32(i), "u", int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	stats, err := admin.GetTableStats(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, n := range stats {
+		rows += n
+	}
+	if len(stats) != 2 || rows != 5 {
+		t.Fatalf("stats %v: want 2 buckets holding 5 rows", stats)
+	}
+
+	if err := admin.AlterTable(ctx, path, []fluss.TableChange{fluss.SetOption("team", "analytics")}, false); err != nil {
+		t.Fatal(err)
+	}
+	// An option Fluss does not allow to change refuses the whole request.
+	err = admin.AlterTable(ctx, path, []fluss.TableChange{fluss.SetOption("owner", "x"), fluss.SetOption("table.replication.factor", "3")}, false)
+	mustCode(t, err, fluss.ErrInvalidAlterTable)
+	info, err := admin.GetTableInfo(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.CustomProperties(); got["team"] != "analytics" || got["owner"] != "" {
+		t.Fatalf("custom properties after alter: %v", got)
+	}
+	if err := admin.AlterTable(ctx, path, []fluss.TableChange{fluss.ResetOption("team")}, false); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := admin.AlterTable(ctx, path, []fluss.TableChange{fluss.AddColumn("email", fluss.String(), "added later")}, false); err != nil {
+		t.Fatal(err)
+	}
+	info, err = admin.GetTableInfo(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SchemaID != 2 || len(info.Schema().Columns) != 4 || info.CustomProperties()["team"] != "" {
+		t.Fatalf("after ADD COLUMN: schema %d with %d columns, custom %v", info.SchemaID, len(info.Schema().Columns), info.CustomProperties())
+	}
+	if err := admin.AlterTable(ctx, fluss.NewTablePath("it", "missing"), []fluss.TableChange{fluss.SetOption("a", "b")}, true); err != nil {
+		t.Fatalf("ignoreIfNotExists: %v", err)
+	}
+}
