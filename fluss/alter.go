@@ -107,3 +107,47 @@ func (a *Admin) GetTableStats(ctx context.Context, path TablePath, partition str
 	}
 	return out, nil
 }
+
+// ClusterConfig is one server option as DESCRIBE_CLUSTER_CONFIGS reports it. Source is where
+// the value comes from: INITIAL_SERVER_CONFIG (the server's configuration at start) or
+// DYNAMIC_SERVER_CONFIG (set with AlterClusterConfigs). Secret values read "******".
+type ClusterConfig struct {
+	Key, Value, Source string
+}
+
+// ConfigChange is one change of AlterClusterConfigs: SetConfig or ResetConfig.
+type ConfigChange struct{ pb *flusspb.PbAlterConfig }
+
+// SetConfig sets a dynamic server option.
+func SetConfig(key, value string) ConfigChange {
+	return ConfigChange{SetOption(key, value).option}
+}
+
+// ResetConfig removes a dynamic server option, so the initial value applies again.
+func ResetConfig(key string) ConfigChange {
+	return ConfigChange{ResetOption(key).option}
+}
+
+// DescribeClusterConfigs returns the server options with their values and sources.
+func (a *Admin) DescribeClusterConfigs(ctx context.Context) ([]ClusterConfig, error) {
+	var resp flusspb.DescribeClusterConfigsResponse
+	if err := a.conn.callCoordinator(ctx, wire.DescribeClusterConfigs, &flusspb.DescribeClusterConfigsRequest{}, &resp); err != nil {
+		return nil, err
+	}
+	out := make([]ClusterConfig, 0, len(resp.Configs))
+	for _, c := range resp.Configs {
+		out = append(out, ClusterConfig{Key: c.GetConfigKey(), Value: c.GetConfigValue(), Source: c.GetConfigSource()})
+	}
+	return out, nil
+}
+
+// AlterClusterConfigs changes dynamic server options, all or none; only the options Fluss
+// lets change at runtime are accepted (CONFIG_EXCEPTION otherwise). Changes persist across
+// restarts.
+func (a *Admin) AlterClusterConfigs(ctx context.Context, changes []ConfigChange) error {
+	req := &flusspb.AlterClusterConfigsRequest{}
+	for _, c := range changes {
+		req.AlterConfigs = append(req.AlterConfigs, c.pb)
+	}
+	return a.conn.callCoordinator(ctx, wire.AlterClusterConfigs, req, &flusspb.AlterClusterConfigsResponse{})
+}

@@ -70,3 +70,39 @@ func TestAlterTableAndStats(t *testing.T) {
 		t.Fatalf("ignoreIfNotExists: %v", err)
 	}
 }
+
+// Dynamic cluster configs: set, described with their source, refused for a static option,
+// reset.
+func TestClusterConfigs(t *testing.T) {
+	needsStrom(t) // changes server-wide options
+	conn, ctx := connect(t)
+	admin := conn.Admin()
+	const key = "kv.snapshot.interval"
+	if err := admin.AlterClusterConfigs(ctx, []fluss.ConfigChange{fluss.SetConfig(key, "5min")}); err != nil {
+		t.Fatal(err)
+	}
+	source := func() (string, string) {
+		t.Helper()
+		cfgs, err := admin.DescribeClusterConfigs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cfgs {
+			if c.Key == key && c.Source == "DYNAMIC_SERVER_CONFIG" {
+				return c.Value, c.Source
+			}
+		}
+		return "", ""
+	}
+	if v, _ := source(); v != "5min" {
+		t.Fatalf("%s described as %q, want the dynamic 5min", key, v)
+	}
+	err := admin.AlterClusterConfigs(ctx, []fluss.ConfigChange{fluss.SetConfig("default.bucket.number", "9")})
+	mustCode(t, err, fluss.ErrConfig)
+	if err := admin.AlterClusterConfigs(ctx, []fluss.ConfigChange{fluss.ResetConfig(key)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, src := source(); src != "" {
+		t.Fatalf("%s still dynamic (%q) after reset", key, v)
+	}
+}
