@@ -10,7 +10,7 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
-// handlePrefixLookup answers prefix lookups on committed state (docs/semantics.md §4): per
+// handlePrefixLookup answers prefix lookups on committed state (docs/pk-semantics.md §4): per
 // bucket one PbValueList per prefix key, in request order, each holding the values of every
 // stored key that starts with the prefix, in key order.
 func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
