@@ -189,73 +189,80 @@ func (a *Admin) ListPartitionOffsets(ctx context.Context, path TablePath, partit
 // of a partitioned table (partition is its name; "" for a non-partitioned table), as the
 // cluster's metadata reports it now.
 func (a *Admin) BucketLeaders(ctx context.Context, path TablePath, partition string) (map[int32]ServerNode, error) {
-	m := a.conn.meta
-	if err := m.refreshTables(ctx, []TablePath{path}); err != nil {
+	lb, err := a.leaderBuckets(ctx, path, partition, nil)
+	if err != nil {
 		return nil, err
 	}
-	info, ok := m.tableInfo(path)
-	if !ok {
-		return nil, newError(ErrTableNotExist, "table %s does not exist", path)
-	}
-	partID := NoPartition
-	if partition != "" {
-		if err := m.refreshPartition(ctx, path, partition); err != nil {
-			return nil, err
+	out := map[int32]ServerNode{}
+	for n, bs := range lb.byLeader {
+		for _, b := range bs {
+			out[b] = n
 		}
-		id, ok := m.partitionID(info.TableID, partition)
-		if !ok {
-			return nil, newError(ErrPartitionNotExists, "partition %s of %s does not exist", partition, path)
-		}
-		partID = id
-	} else if info.IsPartitioned() {
-		return nil, newError(ErrPartitionNotExists, "table %s is partitioned: name a partition", path)
-	}
-	out := make(map[int32]ServerNode, info.NumBuckets())
-	for b := range info.NumBuckets() {
-		n, err := m.leader(ctx, path, TableBucket{info.TableID, partID, b})
-		if err != nil {
-			return nil, err
-		}
-		out[b] = n
 	}
 	return out, nil
 }
 
-func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
+// leaderBuckets is a table's (or partition's) buckets grouped by their leaders.
+type leaderBuckets struct {
+	tableID, partitionID int64 // partitionID is NoPartition for a non-partitioned table
+	byLeader             map[ServerNode][]int32
+}
+
+// leaders returns the leaders in server id order, so requests go out in a stable order.
+func (lb leaderBuckets) leaders() []ServerNode {
+	return slices.SortedFunc(maps.Keys(lb.byLeader), func(x, y ServerNode) int { return int(x.ID - y.ID) })
+}
+
+// leaderBuckets resolves path (and partition, by name; "" for a non-partitioned table) from
+// fresh metadata and groups buckets (nil: all of them) by their leader.
+func (a *Admin) leaderBuckets(ctx context.Context, path TablePath, partition string, buckets []int32) (leaderBuckets, error) {
 	m := a.conn.meta
 	if err := m.refreshTables(ctx, []TablePath{path}); err != nil {
-		return nil, err
+		return leaderBuckets{}, err
 	}
 	info, ok := m.tableInfo(path)
 	if !ok {
-		return nil, newError(ErrTableNotExist, "table %s does not exist", path)
+		return leaderBuckets{}, newError(ErrTableNotExist, "table %s does not exist", path)
 	}
-	partID := NoPartition
+	lb := leaderBuckets{tableID: info.TableID, partitionID: NoPartition, byLeader: map[ServerNode][]int32{}}
 	if partition != "" {
 		if err := m.refreshPartition(ctx, path, partition); err != nil {
-			return nil, err
+			return leaderBuckets{}, err
 		}
 		id, ok := m.partitionID(info.TableID, partition)
 		if !ok {
-			return nil, newError(ErrPartitionNotExists, "partition %s of %s does not exist", partition, path)
+			return leaderBuckets{}, newError(ErrPartitionNotExists, "partition %s of %s does not exist", partition, path)
 		}
-		partID = id
+		lb.partitionID = id
 	} else if info.IsPartitioned() {
-		return nil, newError(ErrPartitionNotExists, "table %s is partitioned: use ListPartitionOffsets", path)
+		return leaderBuckets{}, newError(ErrPartitionNotExists, "table %s is partitioned: name a partition (ListPartitionOffsets, ListPartitionInfos)", path)
 	}
-	byLeader := map[ServerNode][]int32{}
-	for _, b := range buckets {
-		n, err := m.leader(ctx, path, TableBucket{info.TableID, partID, b})
-		if err != nil {
-			return nil, err
+	if buckets == nil {
+		for b := range info.NumBuckets() {
+			buckets = append(buckets, b)
 		}
-		byLeader[n] = append(byLeader[n], b)
 	}
+	for _, b := range buckets {
+		n, err := m.leader(ctx, path, TableBucket{info.TableID, lb.partitionID, b})
+		if err != nil {
+			return leaderBuckets{}, err
+		}
+		lb.byLeader[n] = append(lb.byLeader[n], b)
+	}
+	return lb, nil
+}
+
+func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
+	lb, err := a.leaderBuckets(ctx, path, partition, buckets)
+	if err != nil {
+		return nil, err
+	}
+	byLeader, partID := lb.byLeader, lb.partitionID
 	out := make(map[int32]int64, len(buckets))
-	for _, n := range slices.SortedFunc(maps.Keys(byLeader), func(x, y ServerNode) int { return int(x.ID - y.ID) }) {
+	for _, n := range lb.leaders() {
 		req := &flusspb.ListOffsetsRequest{
 			FollowerServerId: proto.Int32(clientFollowerID), OffsetType: proto.Int32(spec.kind),
-			TableId: proto.Int64(info.TableID), BucketId: byLeader[n],
+			TableId: proto.Int64(lb.tableID), BucketId: byLeader[n],
 		}
 		if partID >= 0 {
 			req.PartitionId = proto.Int64(partID)

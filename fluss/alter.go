@@ -3,8 +3,6 @@ package fluss
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -70,27 +68,17 @@ func (a *Admin) AlterTable(ctx context.Context, path TablePath, changes []TableC
 // partitioned table, by name): the live keys of a primary-key table, the records between the
 // log start and the high watermark of a log table. Buckets are asked of their leaders.
 func (a *Admin) GetTableStats(ctx context.Context, path TablePath, partition string) (map[int32]int64, error) {
-	leaders, err := a.BucketLeaders(ctx, path, partition)
+	lb, err := a.leaderBuckets(ctx, path, partition, nil)
 	if err != nil {
 		return nil, err
 	}
-	m := a.conn.meta
-	info, _ := m.tableInfo(path)
-	partID := NoPartition
-	if partition != "" {
-		partID, _ = m.partitionID(info.TableID, partition)
-	}
-	byLeader := map[ServerNode][]int32{}
-	for b, n := range leaders {
-		byLeader[n] = append(byLeader[n], b)
-	}
-	out := make(map[int32]int64, len(leaders))
-	for _, n := range slices.SortedFunc(maps.Keys(byLeader), func(x, y ServerNode) int { return int(x.ID - y.ID) }) {
-		req := &flusspb.GetTableStatsRequest{TableId: proto.Int64(info.TableID)}
-		for _, b := range byLeader[n] {
+	out := map[int32]int64{}
+	for _, n := range lb.leaders() {
+		req := &flusspb.GetTableStatsRequest{TableId: proto.Int64(lb.tableID)}
+		for _, b := range lb.byLeader[n] {
 			br := &flusspb.PbTableStatsReqForBucket{BucketId: proto.Int32(b)}
-			if partID >= 0 {
-				br.PartitionId = proto.Int64(partID)
+			if lb.partitionID >= 0 {
+				br.PartitionId = proto.Int64(lb.partitionID)
 			}
 			req.BucketsReq = append(req.BucketsReq, br)
 		}
