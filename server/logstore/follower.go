@@ -83,33 +83,10 @@ func (l *Log) appendFollowerLocked(batches []record.Batch, total int64) (AppendR
 		return AppendResult{}, ferr.New(ferr.CorruptRecordException, "follower append claims %d offsets", last-l.leo+1)
 	}
 
-	seg := l.active()
-	if l.shouldRoll(seg, total, last) {
-		if err := l.roll(); err != nil {
-			return AppendResult{}, err
-		}
-		seg = l.active()
-	}
-	if err := l.write(seg, batches, total); err != nil {
+	seg, pos, err := l.place(batches, total, last)
+	if err != nil {
 		return AppendResult{}, err
 	}
-
-	seg.mu.Lock()
-	pos := seg.size
-	for _, b := range batches {
-		if seg.sinceIndex >= int64(l.opts.IndexIntervalBytes) {
-			seg.idx.add(uint32(b.BaseOffset()-seg.base), uint32(pos), b.CommitTimestamp())
-			seg.sinceIndex = 0
-		}
-		n := int64(len(b))
-		seg.sinceIndex += n
-		pos += n
-	}
-	seg.verified.add(seg.size, pos) // validated in memory before the write
-	seg.size = pos
-	seg.next = lastB.NextOffset()
-	seg.maxTs = lastB.CommitTimestamp()
-	seg.mu.Unlock()
 
 	epochsChanged := false
 	for _, b := range batches {

@@ -224,34 +224,10 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 			CommitTimestamp: dup.ts, Duplicate: isDup}, err
 	}
 
-	seg := l.active()
-	if l.shouldRoll(seg, total, last) {
-		if err := l.roll(); err != nil {
-			return AppendResult{}, err
-		}
-		seg = l.active()
-	}
-	if err := l.write(seg, batches, total); err != nil {
+	seg, pos, err := l.place(batches, total, last)
+	if err != nil {
 		return AppendResult{}, err
 	}
-
-	// Index and account for every batch; the bytes are in the file already.
-	seg.mu.Lock()
-	pos := seg.size
-	for _, b := range batches {
-		if seg.sinceIndex >= int64(l.opts.IndexIntervalBytes) {
-			seg.idx.add(uint32(b.BaseOffset()-seg.base), uint32(pos), ts)
-			seg.sinceIndex = 0
-		}
-		n := int64(len(b))
-		seg.sinceIndex += n
-		pos += n
-	}
-	seg.verified.add(seg.size, pos) // validated in memory before the write
-	seg.size = pos
-	seg.next = off
-	seg.maxTs = ts
-	seg.mu.Unlock()
 
 	l.writers.commit(l.pending)
 	l.leo = off
@@ -263,6 +239,40 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 		l.publish(l.leo, seg, pos)
 	}
 	return AppendResult{FirstOffset: batches[0].BaseOffset(), LastOffset: last, CommitTimestamp: ts}, nil
+}
+
+// place writes batches, whose offsets and commit timestamps are set, at the end of the active
+// segment (rolling it first when they would not fit), then indexes them and accounts for
+// them in the segment. It returns the segment and its new size. Caller holds mu.
+func (l *Log) place(batches []record.Batch, total, last int64) (*segment, int64, error) {
+	seg := l.active()
+	if l.shouldRoll(seg, total, last) {
+		if err := l.roll(); err != nil {
+			return nil, 0, err
+		}
+		seg = l.active()
+	}
+	if err := l.write(seg, batches, total); err != nil {
+		return nil, 0, err
+	}
+	// Index and account for every batch; the bytes are in the file already.
+	seg.mu.Lock()
+	defer seg.mu.Unlock()
+	pos := seg.size
+	for _, b := range batches {
+		if seg.sinceIndex >= int64(l.opts.IndexIntervalBytes) {
+			seg.idx.add(uint32(b.BaseOffset()-seg.base), uint32(pos), b.CommitTimestamp())
+			seg.sinceIndex = 0
+		}
+		n := int64(len(b))
+		seg.sinceIndex += n
+		pos += n
+	}
+	seg.verified.add(seg.size, pos) // validated in memory before the write
+	seg.size = pos
+	seg.next = last + 1
+	seg.maxTs = batches[len(batches)-1].CommitTimestamp()
+	return seg, pos, nil
 }
 
 // write puts the batches at the end of seg with positional writes. On failure the file is cut
