@@ -78,6 +78,9 @@ type Config struct {
 	// PprofEnabled serves /debug/pprof/ on the HTTP listener (debug.pprof.enabled, Strom).
 	PprofEnabled bool
 
+	// Cluster holds the options of a multi-node deployment (cluster.go).
+	Cluster Cluster
+
 	// Raw holds every option as given, for options read elsewhere.
 	Raw map[string]string
 }
@@ -113,6 +116,7 @@ func Default() Config {
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
 		PrometheusPort:           "9249",
+		Cluster:                  defaultCluster(),
 		Raw:                      map[string]string{},
 	}
 }
@@ -140,6 +144,12 @@ func (c *Config) LoadFile(path string) error {
 func (c *Config) Set(key, value string) error {
 	value = strings.TrimSpace(value)
 	c.Raw[key] = value
+	if known, err := c.setCluster(key, value); known {
+		if err != nil {
+			return fmt.Errorf("option %s: %w", key, err)
+		}
+		return nil
+	}
 	var err error
 	switch key {
 	case "data.dir":
@@ -287,7 +297,7 @@ func (c *Config) Finish() error {
 	if c.DefaultBucketNumber <= 0 {
 		return fmt.Errorf("default.bucket.number must be positive")
 	}
-	return nil
+	return c.finishCluster()
 }
 
 // PrometheusEnabled reports whether metrics.reporters names the prometheus reporter.

@@ -1,0 +1,288 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Roles a process can run (server.roles).
+const (
+	RoleCoordinator  = "coordinator"
+	RoleTabletServer = "tablet-server"
+)
+
+// Cluster is the multi-node part of the configuration (docs/cluster.md). Its zero value, with
+// no etcd.* key set, is the single node: both roles and an etcd member of its own on private
+// unix sockets.
+type Cluster struct {
+	// Roles is server.roles: RoleCoordinator, RoleTabletServer or both (the default).
+	Roles []string
+	// Endpoints is etcd.endpoints: the client URLs of an external etcd. With it set the
+	// process embeds no etcd member.
+	Endpoints []string
+	// The embedded member (etcd.name, etcd.initial-cluster, ...), used when Endpoints is empty.
+	Name                string
+	InitialCluster      string
+	ListenPeerURLs      []url.URL
+	AdvertisePeerURLs   []url.URL
+	ListenClientURLs    []url.URL
+	AdvertiseClientURLs []url.URL
+	InitialClusterState string // "new" (default) or "existing"
+
+	// TabletServerLeaseTTL (tablet-server.lease-ttl) is how long a tablet server stays
+	// registered after its last keepalive: the failure-detection time of a dead server.
+	TabletServerLeaseTTL time.Duration
+	// CoordinatorLeaseTTL (coordinator.lease-ttl) is the lease of the coordinator election:
+	// how long the cluster can run without an active coordinator when the active one dies.
+	CoordinatorLeaseTTL time.Duration
+	// MinInSyncReplicas is log.replica.min-in-sync-replicas-number.
+	MinInSyncReplicas int32
+	// ReplicaMaxLagTime is log.replica.max-lag-time.
+	ReplicaMaxLagTime time.Duration
+
+	set bool // an etcd.* key was given
+}
+
+// Default cluster timings (docs/cluster.md, "Timings").
+const (
+	DefaultTabletServerLeaseTTL = 5 * time.Second
+	DefaultCoordinatorLeaseTTL  = 5 * time.Second
+	DefaultReplicaMaxLagTime    = 30 * time.Second // Fluss's default
+)
+
+func defaultCluster() Cluster {
+	return Cluster{
+		TabletServerLeaseTTL: DefaultTabletServerLeaseTTL,
+		CoordinatorLeaseTTL:  DefaultCoordinatorLeaseTTL,
+		MinInSyncReplicas:    1,
+		ReplicaMaxLagTime:    DefaultReplicaMaxLagTime,
+		InitialClusterState:  "new",
+	}
+}
+
+// Clustered reports whether any etcd.* key was set: the process is a member of a cluster
+// whose metadata lives in a shared etcd, not the single node.
+func (c *Config) Clustered() bool { return c.Cluster.set }
+
+// HasRole reports whether the process runs role (RoleCoordinator or RoleTabletServer).
+func (c *Config) HasRole(role string) bool {
+	if len(c.Cluster.Roles) == 0 {
+		return true
+	}
+	for _, r := range c.Cluster.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// EmbeddedEtcd reports whether the process runs an etcd member (no etcd.endpoints).
+func (c *Config) EmbeddedEtcd() bool { return len(c.Cluster.Endpoints) == 0 }
+
+// setCluster applies one cluster option; known is false for keys it does not own.
+func (c *Config) setCluster(key, value string) (known bool, err error) {
+	cl := &c.Cluster
+	if strings.HasPrefix(key, "etcd.") {
+		cl.set = true
+	}
+	switch key {
+	case "server.roles":
+		cl.Roles = nil
+		for _, r := range strings.Split(value, ",") {
+			r = strings.ToLower(strings.TrimSpace(r))
+			if r == "" {
+				continue
+			}
+			if r != RoleCoordinator && r != RoleTabletServer {
+				return true, fmt.Errorf("unknown role %q (want %s, %s or both comma-separated)", r, RoleCoordinator, RoleTabletServer)
+			}
+			cl.Roles = append(cl.Roles, r)
+		}
+		if len(cl.Roles) == 0 {
+			return true, fmt.Errorf("no role given (want %s, %s or both comma-separated)", RoleCoordinator, RoleTabletServer)
+		}
+	case "etcd.endpoints":
+		cl.Endpoints = nil
+		for _, e := range strings.Split(value, ",") {
+			if e = strings.TrimSpace(e); e == "" {
+				continue
+			}
+			if _, err := parseURL(e); err != nil {
+				return true, err
+			}
+			cl.Endpoints = append(cl.Endpoints, e)
+		}
+		if len(cl.Endpoints) == 0 {
+			return true, fmt.Errorf("empty endpoint list")
+		}
+	case "etcd.name":
+		cl.Name = value
+	case "etcd.initial-cluster":
+		cl.InitialCluster = value
+		_, err = ParseInitialCluster(value)
+	case "etcd.listen-peer-urls":
+		cl.ListenPeerURLs, err = parseURLs(value)
+	case "etcd.advertise-peer-urls":
+		cl.AdvertisePeerURLs, err = parseURLs(value)
+	case "etcd.listen-client-urls":
+		cl.ListenClientURLs, err = parseURLs(value)
+	case "etcd.advertise-client-urls":
+		cl.AdvertiseClientURLs, err = parseURLs(value)
+	case "etcd.initial-cluster-state":
+		if value != "new" && value != "existing" {
+			return true, fmt.Errorf("want new or existing, got %q", value)
+		}
+		cl.InitialClusterState = value
+	case "tablet-server.lease-ttl":
+		cl.TabletServerLeaseTTL, err = parseLeaseTTL(value)
+	case "coordinator.lease-ttl":
+		cl.CoordinatorLeaseTTL, err = parseLeaseTTL(value)
+	case "log.replica.min-in-sync-replicas-number":
+		cl.MinInSyncReplicas, err = parseInt32(value)
+		if err == nil && cl.MinInSyncReplicas < 1 {
+			err = fmt.Errorf("must be at least 1")
+		}
+	case "log.replica.max-lag-time":
+		cl.ReplicaMaxLagTime, err = parsePositiveDuration(value)
+	default:
+		if strings.HasPrefix(key, "etcd.") {
+			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state)")
+		}
+		return false, nil
+	}
+	return true, err
+}
+
+// parseLeaseTTL parses a lease duration. etcd leases count whole seconds, so the value must
+// be a whole number of seconds, at least one.
+func parseLeaseTTL(s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < time.Second || d%time.Second != 0 {
+		return 0, fmt.Errorf("%q: must be a whole number of seconds, at least 1s (etcd leases count seconds)", s)
+	}
+	return d, nil
+}
+
+func parseURL(s string) (url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return url.URL{}, fmt.Errorf("bad URL %q (want http://HOST:PORT): %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return url.URL{}, fmt.Errorf("bad URL %q: want http://HOST:PORT", s)
+	}
+	if u.Port() == "" {
+		return url.URL{}, fmt.Errorf("bad URL %q: no port", s)
+	}
+	return *u, nil
+}
+
+func parseURLs(s string) ([]url.URL, error) {
+	var out []url.URL
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		u, err := parseURL(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty URL list")
+	}
+	return out, nil
+}
+
+// ParseInitialCluster parses etcd's `name=http://host:port,...` member list into name → peer
+// URLs.
+func ParseInitialCluster(s string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, u, ok := strings.Cut(part, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("member %q: want NAME=http://HOST:PORT", part)
+		}
+		if _, err := parseURL(u); err != nil {
+			return nil, fmt.Errorf("member %s: %w", name, err)
+		}
+		out[strings.TrimSpace(name)] = append(out[strings.TrimSpace(name)], strings.TrimSpace(u))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no member given")
+	}
+	return out, nil
+}
+
+// finishCluster validates the cluster options together.
+func (c *Config) finishCluster() error {
+	cl := &c.Cluster
+	if !c.Clustered() {
+		if !c.HasRole(RoleCoordinator) || !c.HasRole(RoleTabletServer) {
+			return fmt.Errorf("server.roles %s needs a shared metadata store: set etcd.endpoints or the etcd.* keys of an embedded member (docs/cluster.md)", strings.Join(cl.Roles, ","))
+		}
+		return nil
+	}
+	if c.HasRole(RoleTabletServer) {
+		if _, ok := c.Raw["tablet-server.id"]; !ok {
+			return fmt.Errorf("tablet-server.id is required on a tablet server of a cluster (each server needs its own id)")
+		}
+		if c.TabletServerID < 0 {
+			return fmt.Errorf("tablet-server.id must not be negative")
+		}
+	}
+	if len(cl.Endpoints) > 0 {
+		for _, k := range []string{"etcd.name", "etcd.initial-cluster", "etcd.listen-peer-urls", "etcd.advertise-peer-urls", "etcd.listen-client-urls", "etcd.advertise-client-urls", "etcd.initial-cluster-state"} {
+			if _, ok := c.Raw[k]; ok {
+				return fmt.Errorf("%s is for an embedded etcd member, but etcd.endpoints names an external etcd: set one or the other", k)
+			}
+		}
+		return nil
+	}
+	if cl.Name == "" {
+		return fmt.Errorf("etcd.name is required for an embedded etcd member (or set etcd.endpoints for an external etcd)")
+	}
+	if len(cl.ListenPeerURLs) == 0 {
+		return fmt.Errorf("etcd.listen-peer-urls is required for an embedded etcd member")
+	}
+	if len(cl.ListenClientURLs) == 0 {
+		return fmt.Errorf("etcd.listen-client-urls is required for an embedded etcd member")
+	}
+	if len(cl.AdvertisePeerURLs) == 0 {
+		cl.AdvertisePeerURLs = cl.ListenPeerURLs
+	}
+	if len(cl.AdvertiseClientURLs) == 0 {
+		cl.AdvertiseClientURLs = cl.ListenClientURLs
+	}
+	for _, u := range append(append([]url.URL(nil), cl.AdvertisePeerURLs...), cl.AdvertiseClientURLs...) {
+		if h := u.Hostname(); h == "0.0.0.0" || h == "::" {
+			return fmt.Errorf("advertised etcd URL %s names a wildcard address: set etcd.advertise-peer-urls / etcd.advertise-client-urls to an address other members can reach", u.String())
+		}
+	}
+	if cl.InitialCluster == "" {
+		var urls []string
+		for _, u := range cl.AdvertisePeerURLs {
+			urls = append(urls, cl.Name+"="+u.String())
+		}
+		cl.InitialCluster = strings.Join(urls, ",")
+	}
+	members, err := ParseInitialCluster(cl.InitialCluster)
+	if err != nil {
+		return fmt.Errorf("etcd.initial-cluster: %w", err)
+	}
+	if _, ok := members[cl.Name]; !ok {
+		return fmt.Errorf("etcd.initial-cluster does not list this member's etcd.name %q", cl.Name)
+	}
+	return nil
+}
