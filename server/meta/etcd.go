@@ -95,6 +95,61 @@ func OpenEmbedded(ctx context.Context, dir string, log *slog.Logger) (*EtcdStore
 	// with these). No other member exists whose missed heartbeats a short timeout could
 	// misjudge, so the short ticks cost only a timer.
 	cfg.TickMs, cfg.ElectionMs = 10, 100
+	return s.start(ctx, cfg, []string{peer.Host, client.Host}, 30*time.Second)
+}
+
+// Member is an embedded etcd member of a multi-member cluster (the etcd.* options of
+// docs/cluster.md). URLs are http://HOST:PORT.
+type Member struct {
+	Name                string
+	InitialCluster      string // name=http://host:port,...
+	InitialClusterState string // "new" or "existing"
+	ListenPeerURLs      []url.URL
+	AdvertisePeerURLs   []url.URL
+	ListenClientURLs    []url.URL
+	AdvertiseClientURLs []url.URL
+}
+
+// memberReadyTimeout bounds the wait of a member for its cluster: it is ready only once a
+// quorum of the initial cluster runs, so the other members may still be starting.
+const memberReadyTimeout = 2 * time.Minute
+
+// OpenMember starts this process's member of a multi-member etcd cluster, with its data in
+// dir, and returns a store on it. Members talk over TCP on the peer URLs; the client URLs
+// serve tablet-server-only nodes and operators (etcdctl). It returns once the member has
+// joined a quorum.
+func OpenMember(ctx context.Context, dir string, m Member, log *slog.Logger) (*EtcdStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create metadata directory: %w", err)
+	}
+	if free, err := freeBytes(dir); err == nil && free < MinFreeBytes {
+		return nil, fmt.Errorf("not enough free space for the metadata store in %s: %d MiB free, the embedded etcd needs at least %d MiB (its write-ahead log preallocates 64 MiB segments)", dir, free>>20, MinFreeBytes>>20)
+	}
+	s := &EtcdStore{log: log, failed: make(chan struct{})}
+	s.zlog = etcdLogger(log, &s.closing, s.fail)
+	cfg := embed.NewConfig()
+	cfg.Name = m.Name
+	cfg.Dir = dir
+	cfg.LogLevel = "warn"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(s.zlog)
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = m.ListenPeerURLs, m.AdvertisePeerURLs
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = m.ListenClientURLs, m.AdvertiseClientURLs
+	cfg.InitialCluster = m.InitialCluster
+	cfg.ClusterState = m.InitialClusterState
+	if cfg.ClusterState == "" {
+		cfg.ClusterState = embed.ClusterStateFlagNew
+	}
+	cfg.InitialClusterToken = "strom"
+	// Members on one machine or a LAN: etcd's default 100 ms heartbeat and 1 s election
+	// timeout, so a dead etcd leader is replaced in about a second.
+	return s.start(ctx, cfg, nil, memberReadyTimeout)
+}
+
+// start runs the configured etcd and waits until it serves; private lists unix sockets to
+// restrict to this user.
+func (s *EtcdStore) start(ctx context.Context, cfg *embed.Config, private []string, readyTimeout time.Duration) (*EtcdStore, error) {
+	dir := cfg.Dir
+	log := s.log
 	cfg.AutoCompactionMode = embed.CompactorModeRevision
 	cfg.AutoCompactionRetention = "1000"
 	e, err := embed.StartEtcd(cfg)
@@ -103,7 +158,7 @@ func OpenEmbedded(ctx context.Context, dir string, log *slog.Logger) (*EtcdStore
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)
 	}
 	s.embedded = e
-	for _, sock := range []string{peer.Host, client.Host} {
+	for _, sock := range private {
 		if err := os.Chmod(sock, 0o600); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("restrict embedded etcd socket: %w", err)
@@ -111,9 +166,9 @@ func OpenEmbedded(ctx context.Context, dir string, log *slog.Logger) (*EtcdStore
 	}
 	select {
 	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
+	case <-time.After(readyTimeout):
 		s.Close()
-		return nil, fmt.Errorf("embedded etcd in %s did not become ready", dir)
+		return nil, fmt.Errorf("embedded etcd in %s did not become ready within %s (a member waits for a quorum of etcd.initial-cluster)", dir, readyTimeout)
 	case <-ctx.Done():
 		s.Close()
 		return nil, ctx.Err()
@@ -122,7 +177,7 @@ func OpenEmbedded(ctx context.Context, dir string, log *slog.Logger) (*EtcdStore
 		return nil, fmt.Errorf("embedded etcd in %s: %w", dir, s.failErr)
 	}
 	go s.watch()
-	log.Debug("embedded etcd ready", "dir", dir, "sockets", s.sockDir)
+	log.Debug("embedded etcd ready", "dir", dir, "name", cfg.Name)
 	s.cli = v3client.New(e.Server)
 	return s, nil
 }
@@ -227,14 +282,29 @@ func (s *EtcdStore) List(ctx context.Context, prefix string) ([]KV, error) {
 
 // Txn implements Store.
 func (s *EtcdStore) Txn(ctx context.Context, conds []Cond, ops []Op) (bool, error) {
+	resp, err := s.cli.Txn(ctx).If(etcdCmps(conds)...).Then(etcdOps(ops)...).Commit()
+	if err != nil {
+		return false, fmt.Errorf("meta txn: %w", err)
+	}
+	return resp.Succeeded, nil
+}
+
+func etcdCmps(conds []Cond) []clientv3.Cmp {
 	cmps := make([]clientv3.Cmp, 0, len(conds))
 	for _, c := range conds {
-		if c.Exists {
+		switch {
+		case c.CreateRevision != 0:
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(keyPrefix+c.Key), "=", c.CreateRevision))
+		case c.Exists:
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(keyPrefix+c.Key), ">", 0))
-		} else {
+		default:
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(keyPrefix+c.Key), "=", 0))
 		}
 	}
+	return cmps
+}
+
+func etcdOps(ops []Op) []clientv3.Op {
 	eops := make([]clientv3.Op, 0, len(ops))
 	for _, o := range ops {
 		switch {
@@ -242,16 +312,21 @@ func (s *EtcdStore) Txn(ctx context.Context, conds []Cond, ops []Op) (bool, erro
 			eops = append(eops, clientv3.OpDelete(keyPrefix+o.Key, clientv3.WithPrefix()))
 		case o.Delete:
 			eops = append(eops, clientv3.OpDelete(keyPrefix+o.Key))
+		case o.LeaseID != 0:
+			eops = append(eops, clientv3.OpPut(keyPrefix+o.Key, string(o.Value), clientv3.WithLease(clientv3.LeaseID(o.LeaseID))))
 		default:
 			eops = append(eops, clientv3.OpPut(keyPrefix+o.Key, string(o.Value)))
 		}
 	}
-	resp, err := s.cli.Txn(ctx).If(cmps...).Then(eops...).Commit()
-	if err != nil {
-		return false, fmt.Errorf("meta txn: %w", err)
-	}
-	return resp.Succeeded, nil
+	return eops
 }
+
+// Client returns the etcd client of the store, for leases, watches and elections. Keys it
+// sees carry KeyPrefix.
+func (s *EtcdStore) Client() *clientv3.Client { return s.cli }
+
+// KeyPrefix namespaces every key of the store in etcd; Store methods take keys without it.
+const KeyPrefix = keyPrefix
 
 // NextID implements Store.
 func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {

@@ -25,6 +25,9 @@ type Op struct {
 	Value  []byte
 	Delete bool
 	Prefix bool
+	// LeaseID, when non-zero, attaches a put to an etcd lease: the key vanishes when the
+	// lease expires.
+	LeaseID int64
 }
 
 // Put returns a put operation.
@@ -40,6 +43,10 @@ func DeletePrefix(prefix string) Op { return Op{Key: prefix, Delete: true, Prefi
 type Cond struct {
 	Key    string
 	Exists bool // true: the key must exist; false: it must not
+	// CreateRevision, when non-zero, replaces Exists: the key must exist and have been
+	// created at this revision. It is the fencing condition of docs/cluster.md: the
+	// coordinator election key created at the coordinator epoch.
+	CreateRevision int64
 }
 
 // Store is a small transactional key-value store.
