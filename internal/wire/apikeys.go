@@ -24,6 +24,9 @@ const (
 	FetchLog                   APIKey = 1015
 	PutKv                      APIKey = 1016
 	Lookup                     APIKey = 1017
+	NotifyLeaderAndIsr         APIKey = 1018 // server to server (coordinator to tablet server)
+	StopReplica                APIKey = 1019 // server to server
+	ControlledShutdown         APIKey = 1043 // server to server (tablet server to coordinator)
 	ListOffsets                APIKey = 1021
 	GetLatestKvSnapshots       APIKey = 1023
 	GetKvSnapshotMetadata      APIKey = 1024
@@ -79,6 +82,9 @@ var apiKeyNames = map[APIKey]string{
 	FetchLog:                   "FETCH_LOG",
 	PutKv:                      "PUT_KV",
 	Lookup:                     "LOOKUP",
+	NotifyLeaderAndIsr:         "NOTIFY_LEADER_AND_ISR",
+	StopReplica:                "STOP_REPLICA",
+	ControlledShutdown:         "CONTROLLED_SHUTDOWN",
 	ListOffsets:                "LIST_OFFSETS",
 	GetLatestKvSnapshots:       "GET_LATEST_KV_SNAPSHOTS",
 	GetKvSnapshotMetadata:      "GET_KV_SNAPSHOT_METADATA",

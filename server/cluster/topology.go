@@ -86,3 +86,37 @@ func EndpointFromAddr(listener string, addr net.Addr) Endpoint {
 	p, _ := strconv.Atoi(port)
 	return Endpoint{Listener: listener, Host: host, Port: int32(p)}
 }
+
+// ReplaceCoordinator replaces the coordinator's endpoints: in a cluster, those of the active
+// coordinator (none while no coordinator is elected).
+func (t *Topology) ReplaceCoordinator(eps []Endpoint) {
+	m := make(map[string]Endpoint, len(eps))
+	for _, e := range eps {
+		m[e.Listener] = e
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.coordinator = m
+}
+
+// ReplaceTabletServers replaces the set of tablet servers: in a cluster, the live ones.
+func (t *Topology) ReplaceTabletServers(servers map[int32][]Endpoint) {
+	m := make(map[int32]map[string]Endpoint, len(servers))
+	for id, eps := range servers {
+		m[id] = make(map[string]Endpoint, len(eps))
+		for _, e := range eps {
+			m[id][e.Listener] = e
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tabletServers = m
+}
+
+// CoordinatorEndpoint returns the coordinator's endpoint on listener.
+func (t *Topology) CoordinatorEndpoint(listener string) (Endpoint, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	e, ok := t.coordinator[listener]
+	return e, ok
+}
