@@ -22,6 +22,7 @@ import (
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/coordinator"
 	"github.com/stromdb/strom/server/lake"
 	"github.com/stromdb/strom/server/meta"
@@ -36,6 +37,7 @@ type Node struct {
 	lock *os.File
 
 	store       *meta.EtcdStore
+	control     *control.Control // nil on the single node
 	coordinator *coordinator.Coordinator
 	tablet      *tablet.Server
 	tierer      *lake.Tierer // nil without datalake.format
@@ -89,7 +91,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
-	n.store, err = meta.OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "meta"), log)
+	n.store, err = openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -98,16 +100,28 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	// In a cluster the coordinator writes through a store fenced by its election (a standby's
+	// or a deposed coordinator's writes fail), and the control plane places the buckets.
+	var catalogStore meta.Store = n.store
+	var clusterCtl coordinator.Cluster
+	if cfg.Clustered() {
+		n.control = control.New(control.Options{
+			Store: n.store, Topology: topo, Log: log.With("role", "control"),
+			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
+		})
+		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
+		clusterCtl = n.control
+	}
 	producerTTL, err := durationOption(cfg, "coordinator.producer-offsets.ttl")
 	if err != nil {
 		return nil, err
 	}
-	n.coordinator, err = coordinator.Open(ctx, n.store, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
+	n.coordinator, err = coordinator.Open(ctx, catalogStore, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
 		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
-		ProducerOffsetsTTL: producerTTL}, log.With("role", "coordinator"))
+		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -149,20 +163,38 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	tabletSvc := wire.NewService(2)
 	n.coordinator.RegisterReadOnly(tabletSvc)
 	n.tablet.Register(tabletSvc)
-
-	for _, l := range cfg.CoordinatorListeners {
-		ep, err := n.listen("coordinator", l, coordSvc)
-		if err != nil {
-			return nil, err
-		}
-		topo.SetCoordinator(ep)
+	if n.control != nil {
+		n.control.RegisterTablet(tabletSvc, internalListener)
 	}
-	for _, l := range cfg.TabletListeners {
-		ep, err := n.listen("tablet-server", l, tabletSvc)
-		if err != nil {
-			return nil, err
+
+	var coordEPs, tabletEPs []cluster.Endpoint
+	if cfg.HasRole(config.RoleCoordinator) {
+		for _, l := range cfg.CoordinatorListeners {
+			ep, err := n.listen("coordinator", l, coordSvc)
+			if err != nil {
+				return nil, err
+			}
+			coordEPs = append(coordEPs, ep)
 		}
-		topo.SetTabletServer(cfg.TabletServerID, ep)
+	}
+	if cfg.HasRole(config.RoleTabletServer) {
+		for _, l := range cfg.TabletListeners {
+			ep, err := n.listen("tablet-server", l, tabletSvc)
+			if err != nil {
+				return nil, err
+			}
+			tabletEPs = append(tabletEPs, ep)
+		}
+	}
+	if n.control == nil {
+		for _, ep := range coordEPs {
+			topo.SetCoordinator(ep)
+		}
+		for _, ep := range tabletEPs {
+			topo.SetTabletServer(cfg.TabletServerID, ep)
+		}
+	} else if err := n.startControl(ctx, internalListener, coordEPs, tabletEPs); err != nil {
+		return nil, err
 	}
 	if n.metrics != nil {
 		if err := n.serveHTTP(); err != nil {
@@ -329,6 +361,11 @@ func (n *Node) close() error {
 	}
 	n.wg.Wait()
 	var errs []error
+	if n.control != nil {
+		// Leaves the cluster: resigns the election and revokes the registration lease, so
+		// the other nodes move this node's roles at once instead of after the lease TTL.
+		n.control.Close()
+	}
 	if n.coordinator != nil {
 		n.coordinator.Close()
 	}

@@ -546,3 +546,30 @@ func (c *Control) forgetStates(tableID, partitionID int64) {
 		}
 	}
 }
+
+// SetCatalog sets the local catalog (before Start: it is built after the Control, since
+// its store is fenced by the Control).
+func (c *Control) SetCatalog(cat Catalog) { c.opts.Catalog = cat }
+
+// SetTablet makes this node a tablet server of the cluster (before Start).
+func (c *Control) SetTablet(reg Registration, replicas cluster.ReplicaManager) {
+	c.opts.Registration, c.opts.Replicas = reg, replicas
+}
+
+// SetCoordinator makes this node campaign for the coordinator election (before Start).
+func (c *Control) SetCoordinator(info CoordinatorInfo) { c.opts.Coordinator = &info }
+
+// ActiveCoordinatorAddr returns HOST:PORT of the active coordinator's internal listener,
+// where a standby forwards admin requests; ok false while none is elected or this node is
+// the active one.
+func (c *Control) ActiveCoordinatorAddr() (string, bool) {
+	if c.Active() {
+		return "", false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.hasCoord || c.coordinator.Internal == "" {
+		return "", false
+	}
+	return c.coordinator.Internal, true
+}

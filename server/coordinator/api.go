@@ -16,20 +16,21 @@ import (
 
 // RegisterAdmin installs the coordinator-only APIs (DDL) on svc.
 func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
-	svc.Handle(wire.CreateDatabase, c.handleCreateDatabase)
-	svc.Handle(wire.DropDatabase, c.handleDropDatabase)
-	svc.Handle(wire.CreateTable, c.handleCreateTable)
-	svc.Handle(wire.DropTable, c.handleDropTable)
-	svc.Handle(wire.CreatePartition, c.handleCreatePartition)
-	svc.Handle(wire.DropPartition, c.handleDropPartition)
-	svc.Handle(wire.AlterTable, c.handleAlterTable)
-	svc.Handle(wire.AlterDatabase, c.handleAlterDatabase)
-	svc.Handle(wire.CreateAcls, c.handleCreateAcls)
-	svc.Handle(wire.DropAcls, c.handleDropAcls)
-	svc.Handle(wire.AlterClusterConfigs, c.handleAlterClusterConfigs)
-	svc.Handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
-	svc.Handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
-	svc.Handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
+	handle := func(k wire.APIKey, h wire.Handler) { svc.Handle(k, c.adminHandler(h)) }
+	handle(wire.CreateDatabase, c.handleCreateDatabase)
+	handle(wire.DropDatabase, c.handleDropDatabase)
+	handle(wire.CreateTable, c.handleCreateTable)
+	handle(wire.DropTable, c.handleDropTable)
+	handle(wire.CreatePartition, c.handleCreatePartition)
+	handle(wire.DropPartition, c.handleDropPartition)
+	handle(wire.AlterTable, c.handleAlterTable)
+	handle(wire.AlterDatabase, c.handleAlterDatabase)
+	handle(wire.CreateAcls, c.handleCreateAcls)
+	handle(wire.DropAcls, c.handleDropAcls)
+	handle(wire.AlterClusterConfigs, c.handleAlterClusterConfigs)
+	handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
+	handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
+	handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -279,7 +280,7 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 			TableJson: t.DescriptorJSON, CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
 		}
 		if !t.Partitioned() {
-			tm.BucketMetadata = bucketMetadata(t.NumBuckets(), leader)
+			tm.BucketMetadata = c.bucketMetadataOf(t, cluster.NoPartition, leader)
 		}
 		resp.TableMetadata = append(resp.TableMetadata, tm)
 	}
@@ -295,7 +296,7 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		if !ok {
 			return nil, ferr.New(ferr.PartitionNotExists, "Table partition '%s' does not exist.", t.Path.String()+"(p="+pp.GetPartitionName()+")")
 		}
-		resp.PartitionMetadata = append(resp.PartitionMetadata, partitionMetadata(t, p, leader))
+		resp.PartitionMetadata = append(resp.PartitionMetadata, c.partitionMetadata(t, p, leader))
 	}
 	for _, id := range r.GetPartitionsId() {
 		p, ok := c.PartitionByID(id)
@@ -306,16 +307,39 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		if !ok || !c.allowed(req, auth.OpDescribe, tableResource(t.Path)) {
 			return nil, ferr.New(ferr.PartitionNotExists, "The partition id '%d' does not exist or you don't have permission to access it.", id)
 		}
-		resp.PartitionMetadata = append(resp.PartitionMetadata, partitionMetadata(t, p, leader))
+		resp.PartitionMetadata = append(resp.PartitionMetadata, c.partitionMetadata(t, p, leader))
 	}
 	return resp, nil
 }
 
-func partitionMetadata(t *cluster.TableInfo, p *cluster.PartitionInfo, leader int32) *flusspb.PbPartitionMetadata {
+func (c *Coordinator) partitionMetadata(t *cluster.TableInfo, p *cluster.PartitionInfo, leader int32) *flusspb.PbPartitionMetadata {
 	return &flusspb.PbPartitionMetadata{
 		TableId: proto.Int64(t.ID), PartitionName: proto.String(p.Name), PartitionId: proto.Int64(p.ID),
-		BucketMetadata: bucketMetadata(t.NumBuckets(), leader),
+		BucketMetadata: c.bucketMetadataOf(t, p.ID, leader),
 	}
+}
+
+// bucketMetadataOf describes the buckets of a table or partition: on the single node every
+// bucket is led by its one tablet server (leader); in a cluster each bucket's stored state
+// gives its leader (absent while it has none), replicas and leader epoch.
+func (c *Coordinator) bucketMetadataOf(t *cluster.TableInfo, partitionID int64, leader int32) []*flusspb.PbBucketMetadata {
+	if !c.clustered() {
+		return bucketMetadata(t.NumBuckets(), leader)
+	}
+	states, known := c.opts.Cluster.BucketStates(t.ID, partitionID, t.NumBuckets())
+	out := make([]*flusspb.PbBucketMetadata, len(states))
+	for i, st := range states {
+		bm := &flusspb.PbBucketMetadata{BucketId: proto.Int32(int32(i))}
+		if known[i] {
+			if st.Leader != cluster.NoLeader {
+				bm.LeaderId = proto.Int32(st.Leader)
+			}
+			bm.ReplicaId = st.Replicas
+			bm.LeaderEpoch = proto.Int32(st.LeaderEpoch)
+		}
+		out[i] = bm
+	}
+	return out
 }
 
 func bucketMetadata(n int32, leader int32) []*flusspb.PbBucketMetadata {

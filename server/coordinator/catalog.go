@@ -46,6 +46,9 @@ type Options struct {
 	StaticConfigs map[string]string
 	// ProducerOffsetsTTL is coordinator.producer-offsets.ttl (0: DefaultProducerOffsetsTTL).
 	ProducerOffsetsTTL time.Duration
+	// Cluster is the control plane of a multi-node cluster; nil on the single node
+	// (cluster_mode.go).
+	Cluster Cluster
 }
 
 // Database is a registered database.
@@ -83,6 +86,8 @@ type Coordinator struct {
 	dynamicConfigs map[string]string
 
 	producerMu sync.Mutex // serialises producer-offsets check-and-set
+
+	fwd forwardConns // to the active coordinator, on a standby
 }
 
 type schemaVersion struct {
@@ -141,7 +146,7 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 	if err := c.loadClusterConfigs(ctx); err != nil {
 		return nil, err
 	}
-	if len(c.databases) == 0 {
+	if len(c.databases) == 0 && !c.clustered() { // in a cluster the active coordinator does it (Takeover)
 		if err := c.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
 			return nil, fmt.Errorf("create default database: %w", err)
 		}
@@ -153,6 +158,13 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 // table and partition, so that all tables are usable once Start returns.
 func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager) error {
 	c.replicas = replicas
+	if c.clustered() {
+		// Tablet servers open their buckets from the states in etcd; the active coordinator
+		// runs the auto-partitioning.
+		c.replicas = nil
+		c.startAutoPartitionLoop()
+		return nil
+	}
 	c.mu.RLock()
 	tables := make([]*cluster.TableInfo, 0, len(c.tablesByID))
 	for _, t := range c.tablesByID {
@@ -173,12 +185,16 @@ func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager
 		}
 	}
 	c.RunAutoPartition(ctx)
+	c.startAutoPartitionLoop()
+	return nil
+}
+
+func (c *Coordinator) startAutoPartitionLoop() {
 	c.bgDone = make(chan struct{})
 	go func() {
 		defer close(c.bgDone)
 		c.runAutoPartitionLoop(c.bgCtx, c.opts.AutoPartitionInterval)
 	}()
-	return nil
 }
 
 func (c *Coordinator) load(ctx context.Context) error {
@@ -390,4 +406,5 @@ func (c *Coordinator) Close() {
 	if c.bgDone != nil {
 		<-c.bgDone
 	}
+	c.fwd.close()
 }

@@ -66,6 +66,9 @@ func (c *Coordinator) DropDatabase(ctx context.Context, name string, ignoreIfNot
 	ops := []meta.Op{meta.Delete(databaseKey(name)), meta.DeletePrefix(tablesPrefix(name))}
 	for _, t := range tables {
 		ops = append(ops, meta.DeletePrefix(schemasPrefix(t.ID)), meta.DeletePrefix(partitionsPrefix(t.ID)))
+		if c.clustered() {
+			ops = append(ops, c.opts.Cluster.DropOps(t.ID, cluster.NoPartition)...)
+		}
 	}
 	if _, err := c.store.Txn(ctx, nil, ops); err != nil {
 		return fmt.Errorf("drop database %s: %w", name, err)
@@ -96,6 +99,9 @@ func (c *Coordinator) forgetTableLocked(t *cluster.TableInfo) {
 // stopTable deletes a dropped table's data. Failures are logged: the catalog no longer
 // references the table, so its data is unreachable either way.
 func (c *Coordinator) stopTable(ctx context.Context, t *cluster.TableInfo) {
+	if c.clustered() {
+		c.opts.Cluster.Dropped(ctx, t.ID, cluster.NoPartition)
+	}
 	if c.replicas == nil {
 		return
 	}
@@ -152,16 +158,32 @@ func (c *Coordinator) createTable(ctx context.Context, path cluster.TablePath, d
 	stored := desc.JSON()
 	schemaJSON := metadata.SchemaJSON(desc.Schema)
 	rec, _ := json.Marshal(tableRecord{ID: id, SchemaID: firstSchemaID, Descriptor: stored, CreatedMs: now, ModifiedMs: now})
+	t := &cluster.TableInfo{Path: path, ID: id, SchemaID: firstSchemaID, Descriptor: desc, DescriptorJSON: stored, CreatedMs: now, ModifiedMs: now}
+	ops := []meta.Op{meta.Put(schemaKey(id, firstSchemaID), schemaJSON), meta.Put(tableKey(path), rec)}
+	var states map[cluster.Bucket]cluster.BucketState
+	if c.clustered() && !t.Partitioned() {
+		// The bucket states go in the creating transaction: a coordinator killed mid-way
+		// leaves either the table with all its states or nothing.
+		var assign []meta.Op
+		if assign, states, err = c.opts.Cluster.Assign(t, cluster.NoPartition); err != nil {
+			return err
+		}
+		ops = append(ops, assign...)
+	} else if c.clustered() && t.Descriptor.ReplicationFactor() > 0 {
+		// A partitioned table's buckets are placed per partition; check the factor now so
+		// the table is not created only for its partitions to fail.
+		if _, _, err := c.opts.Cluster.Assign(&cluster.TableInfo{ID: id, Descriptor: metadata.TableDescriptor{Properties: desc.Properties}}, cluster.NoPartition); err != nil {
+			return err
+		}
+	}
 	ok, err := c.store.Txn(ctx,
-		[]meta.Cond{{Key: databaseKey(path.Database), Exists: true}, {Key: tableKey(path)}},
-		[]meta.Op{meta.Put(schemaKey(id, firstSchemaID), schemaJSON), meta.Put(tableKey(path), rec)})
+		[]meta.Cond{{Key: databaseKey(path.Database), Exists: true}, {Key: tableKey(path)}}, ops)
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", path, err)
 	}
 	if !ok {
 		return ferr.New(ferr.TableAlreadyExist, "Table %s already exists.", path)
 	}
-	t := &cluster.TableInfo{Path: path, ID: id, SchemaID: firstSchemaID, Descriptor: desc, DescriptorJSON: stored, CreatedMs: now, ModifiedMs: now}
 	// Open the buckets before the table becomes visible, so that no client sees a table
 	// whose buckets are unknown; if they cannot be opened, the table is not created.
 	if c.replicas != nil && !t.Partitioned() {
@@ -178,6 +200,9 @@ func (c *Coordinator) createTable(ctx context.Context, path cluster.TablePath, d
 	c.tablesByID[id] = t
 	c.schemas[id] = map[int32]schemaVersion{firstSchemaID: {schema: desc.Schema, json: schemaJSON}}
 	c.mu.Unlock()
+	if states != nil {
+		c.opts.Cluster.Created(ctx, t, nil, states)
+	}
 	c.log.Info("created table", "table", path, "id", id, "buckets", desc.BucketCount, "primary_key", desc.Schema.PrimaryKey)
 	return nil
 }
@@ -202,6 +227,9 @@ func (c *Coordinator) DropTable(ctx context.Context, path cluster.TablePath, ign
 		return ferr.New(ferr.TableNotExist, "Table %s does not exist.", path)
 	}
 	ops := []meta.Op{meta.Delete(tableKey(path)), meta.DeletePrefix(schemasPrefix(t.ID)), meta.DeletePrefix(partitionsPrefix(t.ID))}
+	if c.clustered() {
+		ops = append(ops, c.opts.Cluster.DropOps(t.ID, cluster.NoPartition)...)
+	}
 	if _, err := c.store.Txn(ctx, nil, ops); err != nil {
 		return fmt.Errorf("drop table %s: %w", path, err)
 	}

@@ -68,9 +68,17 @@ func (c *Coordinator) createPartitionLocked(ctx context.Context, t *cluster.Tabl
 		return nil, fmt.Errorf("allocate partition id: %w", err)
 	}
 	rec, _ := json.Marshal(partitionRecord{ID: id, Values: values})
+	ops := []meta.Op{meta.Put(partitionKey(t.ID, name), rec)}
+	var states map[cluster.Bucket]cluster.BucketState
+	if c.clustered() {
+		var assign []meta.Op
+		if assign, states, err = c.opts.Cluster.Assign(t, id); err != nil {
+			return nil, err
+		}
+		ops = append(ops, assign...)
+	}
 	ok, err := c.store.Txn(ctx,
-		[]meta.Cond{{Key: tableKey(t.Path), Exists: true}, {Key: partitionKey(t.ID, name)}},
-		[]meta.Op{meta.Put(partitionKey(t.ID, name), rec)})
+		[]meta.Cond{{Key: tableKey(t.Path), Exists: true}, {Key: partitionKey(t.ID, name)}}, ops)
 	if err != nil {
 		return nil, fmt.Errorf("create partition %s of %s: %w", name, t.Path, err)
 	}
@@ -91,6 +99,9 @@ func (c *Coordinator) createPartitionLocked(ctx context.Context, t *cluster.Tabl
 	c.mu.Lock()
 	c.addPartitionLocked(p)
 	c.mu.Unlock()
+	if c.clustered() {
+		c.opts.Cluster.Created(ctx, t, p, states)
+	}
 	c.log.Info("created partition", "table", t.Path, "partition", name, "id", id)
 	return p, nil
 }
@@ -125,13 +136,20 @@ func (c *Coordinator) DropPartition(ctx context.Context, path cluster.TablePath,
 }
 
 func (c *Coordinator) dropPartitionLocked(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
-	if _, err := c.store.Txn(ctx, nil, []meta.Op{meta.Delete(partitionKey(t.ID, p.Name))}); err != nil {
+	ops := []meta.Op{meta.Delete(partitionKey(t.ID, p.Name))}
+	if c.clustered() {
+		ops = append(ops, c.opts.Cluster.DropOps(t.ID, p.ID)...)
+	}
+	if _, err := c.store.Txn(ctx, nil, ops); err != nil {
 		return fmt.Errorf("drop partition %s of %s: %w", p.Name, t.Path, err)
 	}
 	c.mu.Lock()
 	delete(c.partitions[t.ID], p.Name)
 	delete(c.partByID, p.ID)
 	c.mu.Unlock()
+	if c.clustered() {
+		c.opts.Cluster.Dropped(ctx, t.ID, p.ID)
+	}
 	if c.replicas != nil {
 		if err := c.replicas.StopReplicas(ctx, t.ID, p.ID); err != nil {
 			c.log.Warn("cannot delete data of dropped partition", "table", t.Path, "partition", p.Name, "err", err)
@@ -211,6 +229,9 @@ func (c *Coordinator) handleListPartitionInfos(ctx context.Context, req *wire.Re
 // the coordinator's current time. It runs when such a table is created and then periodically;
 // failures are logged, as in Fluss.
 func (c *Coordinator) RunAutoPartition(ctx context.Context) {
+	if c.standby() {
+		return
+	}
 	c.mu.RLock()
 	var tables []*cluster.TableInfo
 	for _, t := range c.tablesByID {

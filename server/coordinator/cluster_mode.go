@@ -1,0 +1,95 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/meta"
+)
+
+// Cluster is the control plane of a multi-node cluster as the coordinator uses it
+// (server/control implements it). Options.Cluster is nil on the single node, which keeps its
+// own path: every bucket led by the one tablet server, opened in process.
+//
+// In a cluster the coordinator's store is fenced (meta.FencedStore): every DDL write fails
+// with NOT_COORDINATOR_LEADER unless this node is the active coordinator, and a creation
+// writes the bucket states Assign returns in the same transaction as the table or partition.
+type Cluster interface {
+	// Active reports whether this node is the active coordinator.
+	Active() bool
+	// Assign places the buckets of a new table (partitionID NoPartition) or partition: the
+	// puts of their states and the states themselves, or INVALID_REPLICATION_FACTOR.
+	Assign(t *cluster.TableInfo, partitionID int64) ([]meta.Op, map[cluster.Bucket]cluster.BucketState, error)
+	// DropOps returns the deletes of a dropped table's or partition's states.
+	DropOps(tableID, partitionID int64) []meta.Op
+	// Created tells the replicas of a committed creation and waits, bounded, for the leaders.
+	Created(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, states map[cluster.Bucket]cluster.BucketState)
+	// Dropped is called after a committed drop.
+	Dropped(ctx context.Context, tableID, partitionID int64)
+	// BucketStates returns the states of n buckets of a table or partition.
+	BucketStates(tableID, partitionID int64, n int32) ([]cluster.BucketState, []bool)
+}
+
+// clustered reports whether the coordinator runs in a cluster.
+func (c *Coordinator) clustered() bool { return c.opts.Cluster != nil }
+
+// standby reports whether this coordinator is a standby of a cluster: it serves catalog
+// reads from its cache and refuses (or forwards) writes.
+func (c *Coordinator) standby() bool { return c.clustered() && !c.opts.Cluster.Active() }
+
+// Reload re-reads the whole catalog from the store and replaces the in-memory one. A node
+// that is not the active coordinator calls it on every catalog change it sees in etcd.
+// It holds ddlMu, so it never interleaves with a DDL of this node.
+func (c *Coordinator) Reload(ctx context.Context) error {
+	c.ddlMu.Lock()
+	defer c.ddlMu.Unlock()
+	return c.reloadLocked(ctx)
+}
+
+func (c *Coordinator) reloadLocked(ctx context.Context) error {
+	fresh := &Coordinator{
+		store: c.store, log: c.log, opts: c.opts,
+		databases:  map[string]*Database{},
+		tables:     map[cluster.TablePath]*cluster.TableInfo{},
+		tablesByID: map[int64]*cluster.TableInfo{},
+		schemas:    map[int64]map[int32]schemaVersion{},
+		partitions: map[int64]map[string]*cluster.PartitionInfo{},
+		partByID:   map[int64]*cluster.PartitionInfo{},
+	}
+	if err := fresh.load(ctx); err != nil {
+		return fmt.Errorf("reload catalog: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Keep the *TableInfo of unchanged tables, so pointer comparisons (autoPartition's
+	// "replaced meanwhile") and the tablet server's cached pointers stay valid.
+	for id, t := range fresh.tablesByID {
+		if old, ok := c.tablesByID[id]; ok && old.Path == t.Path && old.SchemaID == t.SchemaID && old.ModifiedMs == t.ModifiedMs {
+			fresh.tablesByID[id] = old
+			fresh.tables[t.Path] = old
+		}
+	}
+	c.databases, c.tables, c.tablesByID, c.schemas = fresh.databases, fresh.tables, fresh.tablesByID, fresh.schemas
+	c.partitions, c.partByID = fresh.partitions, fresh.partByID
+	return nil
+}
+
+// Takeover prepares a newly active coordinator: its catalog is re-read (a standby's cache
+// may trail etcd by a watch event), the default database created on a fresh cluster, and
+// due auto-partitions created.
+func (c *Coordinator) Takeover(ctx context.Context) error {
+	c.ddlMu.Lock()
+	err := c.reloadLocked(ctx)
+	c.ddlMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if _, ok := c.Database(DefaultDatabase); !ok {
+		if err := c.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
+			return fmt.Errorf("create default database: %w", err)
+		}
+	}
+	go c.RunAutoPartition(c.bgCtx)
+	return nil
+}

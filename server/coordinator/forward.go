@@ -1,0 +1,103 @@
+package coordinator
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+)
+
+// Standby coordinators and admin requests (docs/cluster.md, "Standby coordinators").
+//
+// Fluss 0.9.1 answers every request to a standby coordinator with NOT_COORDINATOR_LEADER
+// (FlussRequestHandler), and expects clients to look up the leader again. The Rust client
+// (fluss-rust's FlussAdmin) sends admin requests to the coordinator of its cached metadata
+// and does not retry on that error, so after a failover its DDL would fail until it happens
+// to refresh its metadata. Strom therefore forwards instead: a standby runs the request
+// (decoding, authorization against its own ACL cache, validation against its catalog, which
+// follows etcd), and when the write reaches its fenced store and fails with
+// NOT_COORDINATOR_LEADER it sends the request as received to the active coordinator's
+// internal listener and relays the answer. With no active coordinator elected the client
+// gets NOT_COORDINATOR_LEADER, as from Fluss.
+
+// forwarder is the part of Cluster that locates the active coordinator.
+type forwarder interface {
+	// ActiveCoordinatorAddr returns HOST:PORT of the active coordinator's internal listener.
+	ActiveCoordinatorAddr() (string, bool)
+}
+
+// rawResponse is a response relayed as the active coordinator encoded it.
+type rawResponse struct {
+	*emptypb.Empty
+	body []byte
+}
+
+func (r rawResponse) AppendBody(dst []byte) ([]byte, error) { return append(dst, r.body...), nil }
+
+// adminHandler wraps an admin handler so that a standby forwards what it cannot write.
+func (c *Coordinator) adminHandler(h wire.Handler) wire.Handler {
+	return func(ctx context.Context, req *wire.Request) (proto.Message, error) {
+		if !c.clustered() {
+			return h(ctx, req)
+		}
+		body := slices.Clone(req.Body)
+		msg, err := h(ctx, req)
+		if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
+			return msg, err
+		}
+		fw, ok := c.opts.Cluster.(forwarder)
+		if !ok {
+			return msg, err
+		}
+		addr, ok := fw.ActiveCoordinatorAddr()
+		if !ok {
+			return msg, err
+		}
+		out, ferr := c.fwd.call(ctx, addr, req.Header.APIKey, req.Header.APIVersion, body)
+		if ferr != nil {
+			return nil, ferr
+		}
+		return rawResponse{Empty: &emptypb.Empty{}, body: out}, nil
+	}
+}
+
+// forwardConns keeps one connection to the active coordinator.
+type forwardConns struct {
+	mu   sync.Mutex
+	addr string
+	cc   *wire.ClientConn
+}
+
+func (f *forwardConns) call(ctx context.Context, addr string, key wire.APIKey, version int16, body []byte) ([]byte, error) {
+	f.mu.Lock()
+	cc := f.cc
+	if cc == nil || f.addr != addr || cc.Err() != nil {
+		if cc != nil {
+			cc.Close()
+		}
+		var err error
+		cc, err = wire.Dial(ctx, addr, wire.ClientConfig{SoftwareName: "strom-forward"})
+		if err != nil {
+			f.cc = nil
+			f.mu.Unlock()
+			return nil, ferr.New(ferr.NotCoordinatorLeaderException, "This coordinator server is not the current leader, and the active one at %s cannot be reached: %v", addr, err)
+		}
+		f.cc, f.addr = cc, addr
+	}
+	f.mu.Unlock()
+	return cc.CallRaw(ctx, key, version, body)
+}
+
+func (f *forwardConns) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cc != nil {
+		f.cc.Close()
+		f.cc = nil
+	}
+}
