@@ -3,6 +3,7 @@ package tablet
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -246,7 +247,15 @@ func (f *fetcher) apply(resp *flusspb.FetchLogResponse, sent map[cluster.Bucket]
 				continue
 			}
 			if code := ferr.Code(br.GetErrorCode()); code != ferr.None {
-				f.s.log.Debug("leader refused follower fetch", "bucket", b, "leader", f.leader, "code", code, "msg", br.GetErrorMessage())
+				// NOT_LEADER_OR_FOLLOWER and the like pass once the states settle; a fetch offset
+				// out of the leader's range (its retention removed what this follower lacks)
+				// does not, and needs an operator (docs/cluster.md, "Not built yet").
+				lvl := slog.LevelDebug
+				if code == ferr.LogOffsetOutOfRangeException {
+					lvl = slog.LevelWarn
+				}
+				f.s.log.Log(context.Background(), lvl, "leader refused follower fetch", "bucket", b, "leader", f.leader,
+					"code", code, "msg", br.GetErrorMessage())
 				continue
 			}
 			if err := f.s.appendFetched(fw, br); err != nil {
