@@ -79,6 +79,9 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return nil, err
 	}
 	dedupeBuckets(&r)
+	if r.GetFollowerServerId() >= 0 {
+		return s.handleFollowerFetch(req, &r)
+	}
 	resp, got, parkable := s.fetchOnce(&r)
 	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
 		return resp, nil

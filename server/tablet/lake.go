@@ -12,7 +12,9 @@ func (s *Server) LakeBuckets() []lake.Bucket {
 	s.mu.RLock()
 	rs := make([]*Replica, 0, len(s.replicas))
 	for _, r := range s.replicas {
-		rs = append(rs, r)
+		if r.repl == nil || r.repl.leading.Load() { // only a bucket's leader tiers it
+			rs = append(rs, r)
+		}
 	}
 	s.mu.RUnlock()
 	out := make([]lake.Bucket, 0, len(rs))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -32,13 +33,14 @@ func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto
 	}
 	resp := &flusspb.ProduceLogResponse{BucketsResp: make([]*flusspb.PbProduceLogRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
+	timeout := requestTimeout(r.GetTimeoutMs())
 	// Appends happen here, in the connection's request order; waiting for them to become
 	// durable happens off the request loop, so pipelined requests share fsyncs.
 	var waits []func() error
 	var waiting []*flusspb.PbProduceLogRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbProduceLogRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		base, durable, err := s.appendBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, now)
+		base, durable, err := s.appendBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, now, r.GetAcks(), timeout)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
@@ -63,11 +65,18 @@ func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto
 }
 
 // appendBucket validates and writes one bucket's batches; durable reports when they are
-// durable per the log's flush policy.
-func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64) (int64, func() error, error) {
+// durable per the log's flush policy and, for acks=-1 on a replicated bucket, committed (the
+// HW passed them; REQUEST_TIME_OUT after timeout).
+func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, nil, err
+	}
+	var fence <-chan struct{}
+	if rep.repl != nil {
+		if fence, err = s.admitWrite(rep, acks); err != nil {
+			return 0, nil, err
+		}
 	}
 	if rep.Table.HasPrimaryKey() {
 		return 0, nil, ferr.New(ferr.UnknownServerError, "Table %s is a primary key table: write to it with PUT_KV, not PRODUCE_LOG.", rep.Table.Path)
@@ -94,6 +103,15 @@ func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64) (in
 	res, durable, err := rep.Log.AppendStaged(batches, nowMs)
 	if err != nil {
 		return 0, nil, err
+	}
+	if rep.repl != nil && acks == -1 {
+		local, end := durable, res.LastOffset+1
+		durable = func() error {
+			if err := local(); err != nil {
+				return err
+			}
+			return awaitCommitted(rep.Log, b, end, fence, timeout)
+		}
 	}
 	return res.FirstOffset, durable, nil
 }

@@ -3,6 +3,7 @@ package tablet
 import (
 	"context"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -43,11 +44,12 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	resp := &flusspb.PutKvResponse{BucketsResp: make([]*flusspb.PbPutKvRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
 	opts := kvstore.WriteOptions{TargetColumns: r.TargetColumns, Mode: kvstore.MergeMode(r.GetAggMode())}
+	timeout := requestTimeout(r.GetTimeoutMs())
 	var waits []func() error
 	var waiting []*flusspb.PbPutKvRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now)
+		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now, r.GetAcks(), timeout)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
@@ -94,16 +96,29 @@ func awaitAll(waits []func() error) []error {
 }
 
 // stageBucket stages one bucket's KV batch; durable waits until it is durable and applied.
-func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64) (int64, func() error, error) {
+// On a replicated bucket a batch is applied only once the HW passes its changelog, whatever
+// the acks (lookups read the applied state, and a client must read its own acknowledged
+// write); acks=-1 also needs the minimum ISR, and the wait ends with REQUEST_TIME_OUT after
+// timeout.
+func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
 		return 0, nil, err
+	}
+	if rep.repl != nil {
+		if _, err := s.admitWrite(rep, acks); err != nil {
+			return 0, nil, err
+		}
 	}
 	kv, err := record.ParseKvBatch(records)
 	if err != nil {
 		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
-	return rep.KV.PutStagedWith(kv, opts, nowMs)
+	end, durable, err := rep.KV.PutStagedWith(kv, opts, nowMs)
+	if err != nil || rep.repl == nil {
+		return end, durable, err
+	}
+	return end, withTimeout(durable, b, timeout), nil
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.

@@ -44,6 +44,14 @@ type Options struct {
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
 	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
+	// Replication is the control plane of replicated buckets (ADJUST_ISR, lineages, the
+	// internal addresses of leaders). Nil when every bucket runs standalone (the single node):
+	// ApplyBucketStates then refuses states that name other servers.
+	Replication cluster.ReplicationControl
+	// MinInSyncReplicas and ReplicaMaxLag override log.replica.min-in-sync-replicas-number
+	// and log.replica.max-lag-time of Config when non-zero.
+	MinInSyncReplicas int
+	ReplicaMaxLag     time.Duration
 }
 
 // Server is a tablet server.
@@ -63,6 +71,14 @@ type Server struct {
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}
+
+	// Replication (replication.go, leader.go, fetcher.go).
+	minISR     int
+	maxLag     time.Duration
+	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
+	fetchMu    sync.Mutex
+	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
+	isrWG      sync.WaitGroup     // AdjustISR calls in flight
 }
 
 // Replica is one bucket led by this server.
@@ -72,6 +88,13 @@ type Replica struct {
 	Log    *logstore.Log
 	// KV is the primary-key state of the bucket (nil for log tables); Log is its changelog.
 	KV *kvstore.Tablet
+	// Partition is the bucket's partition (nil for non-partitioned tables or when unknown).
+	Partition *cluster.PartitionInfo
+
+	// repl is the replication state of a bucket replicated to other servers; nil for a
+	// standalone bucket (replicas exactly [this server]), whose hot path never looks further.
+	// Shared by the copies UpdateTable makes.
+	repl *replState
 }
 
 // New opens a tablet server over dataDir. Buckets are opened by BecomeLeader.
@@ -86,8 +109,13 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	minISR, maxLag, err := replicaOptions(opts)
+	if err != nil {
+		return nil, errors.Join(err, kv.Close())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, kv: kv, stopBg: cancel, bgDone: make(chan struct{})}
+	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, kv: kv, stopBg: cancel, bgDone: make(chan struct{}),
+		minISR: minISR, maxLag: maxLag, standalone: map[cluster.Bucket]cluster.BucketState{}, fetchers: map[int32]*fetcher{}}
 	go s.background(ctx)
 	return s, nil
 }
@@ -134,40 +162,50 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 	return o
 }
 
-// BecomeLeader implements cluster.ReplicaManager.
+// BecomeLeader implements cluster.ReplicaManager for the single node: it applies, for every
+// bucket of the table (or partition), the state "replicas [this server], leader this server,
+// epoch 0", which opens the bucket standalone. A bucket already held is left as it is.
 func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
-	s.leadMu.Lock()
-	defer s.leadMu.Unlock()
 	pid := cluster.NoPartition
 	if p != nil {
 		pid = p.ID
 	}
+	self := []int32{s.opts.ServerID}
+	updates := make([]cluster.BucketUpdate, 0, t.NumBuckets())
 	for b := int32(0); b < t.NumBuckets(); b++ {
-		key := cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b}
-		s.mu.RLock()
-		_, open := s.replicas[key]
-		s.mu.RUnlock()
-		if open {
-			continue
-		}
-		l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), s.logOptions(t))
-		if err != nil {
-			return fmt.Errorf("open log of %s: %w", key, err)
-		}
-		if floor := s.opts.RetentionFloor; floor != nil {
-			l.SetRetentionFloor(func() int64 { return floor(key) })
-		}
-		r := &Replica{Bucket: key, Table: t, Log: l}
-		if t.HasPrimaryKey() {
-			if r.KV, err = s.openKV(ctx, key, t, l); err != nil {
-				return errors.Join(fmt.Errorf("open kv state of %s: %w", key, err), l.Close())
-			}
-		}
-		s.mu.Lock()
-		s.replicas[key] = r
-		s.mu.Unlock()
+		updates = append(updates, cluster.BucketUpdate{Table: t, Partition: p,
+			Bucket: cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b},
+			State:  cluster.BucketState{Replicas: self, Leader: s.opts.ServerID, ISR: self}})
 	}
-	return nil
+	return s.ApplyBucketStates(ctx, updates)
+}
+
+// openReplica opens (creating if needed) the storage of bucket key. A replicated bucket's log
+// runs with an external high watermark (docs/cluster.md); it serves nothing until it is made
+// leader or follower.
+func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool) (*Replica, error) {
+	opts := s.logOptions(t)
+	opts.ExternalHighWatermark = replicated
+	l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), opts)
+	if err != nil {
+		return nil, fmt.Errorf("open log of %s: %w", key, err)
+	}
+	if floor := s.opts.RetentionFloor; floor != nil {
+		l.SetRetentionFloor(func() int64 { return floor(key) })
+	}
+	r := &Replica{Bucket: key, Table: t, Log: l, Partition: p}
+	if replicated {
+		r.repl = newReplState()
+	}
+	if t.HasPrimaryKey() {
+		if r.KV, err = s.openKV(ctx, key, t, l); err != nil {
+			return nil, errors.Join(fmt.Errorf("open kv state of %s: %w", key, err), l.Close())
+		}
+	}
+	s.mu.Lock()
+	s.replicas[key] = r
+	s.mu.Unlock()
+	return r, nil
 }
 
 // StopReplicas implements cluster.ReplicaManager: it closes and deletes the buckets of a
@@ -184,8 +222,14 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 		}
 	}
 	s.mu.Unlock()
+	for k := range s.standalone {
+		if k.TableID == tableID && (partitionID == cluster.NoPartition || k.PartitionID == partitionID) {
+			delete(s.standalone, k)
+		}
+	}
 	var errs []error
 	for _, r := range victims {
+		s.stopReplication(r)
 		errs = append(errs, r.Log.Close())
 		if r.KV != nil {
 			errs = append(errs, r.KV.Drop())
@@ -195,7 +239,9 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	return errors.Join(errs...)
 }
 
-// replica returns the bucket's replica, or the error Fluss gives for an unknown bucket.
+// replica returns the bucket's replica for a client's data request: the error Fluss gives
+// for an unknown bucket, NOT_LEADER_OR_FOLLOWER when this server holds the bucket but does
+// not lead it (both make clients refresh their metadata).
 func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
 	s.mu.RLock()
 	r, ok := s.replicas[b]
@@ -203,10 +249,23 @@ func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
 	if !ok {
 		return nil, ferr.New(ferr.UnknownTableOrBucketException, "Unknown table or bucket: %s", b)
 	}
+	if r.repl != nil && !r.repl.leading.Load() {
+		return nil, ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", b, s.opts.ServerID)
+	}
 	return r, nil
 }
 
-// background runs periodic maintenance: log retention.
+// hosted returns the bucket's replica whatever its role, nil if this server holds none.
+func (s *Server) hosted(b cluster.Bucket) *Replica {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.replicas[b]
+}
+
+// hwCheckpointInterval is how often replicated logs checkpoint their high watermark.
+const hwCheckpointInterval = 5 * time.Second
+
+// background runs periodic maintenance: log retention, ISR shrink, HW checkpoints.
 func (s *Server) background(ctx context.Context) {
 	defer close(s.bgDone)
 	every := s.opts.Config.LogRetentionCheck
@@ -215,10 +274,28 @@ func (s *Server) background(ctx context.Context) {
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// ISR shrink runs every half lag time (as Kafka's isr-expiration task); the HW
+	// checkpoint of replicated logs every 5 s (Kafka's replica.high.watermark.checkpoint.interval.ms).
+	isrTick := time.NewTicker(max(s.maxLag/2, time.Millisecond))
+	defer isrTick.Stop()
+	hwTick := time.NewTicker(hwCheckpointInterval)
+	defer hwTick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-isrTick.C:
+			if s.opts.Replication != nil {
+				s.shrinkISRs()
+			}
+		case <-hwTick.C:
+			for _, r := range s.Replicas() {
+				if r.repl != nil {
+					if err := r.Log.CheckpointHighWatermark(); err != nil && !errors.Is(err, logstore.ErrClosed) {
+						s.log.Warn("high-watermark checkpoint failed", "bucket", r.Bucket, "err", err)
+					}
+				}
+			}
 		case <-tick.C:
 			s.mu.RLock()
 			rs := make([]*Replica, 0, len(s.replicas))
@@ -242,6 +319,13 @@ func (s *Server) background(ctx context.Context) {
 func (s *Server) Close() error {
 	s.stopBg()
 	<-s.bgDone
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	for _, r := range s.Replicas() {
+		s.stopReplication(r)
+	}
+	s.stopFetchers()
+	s.isrWG.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error

@@ -46,10 +46,10 @@ func (s *Server) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
 	return errors.Join(errs...)
 }
 
-// Leads reports whether the server serves bucket b (GET_CLUSTER_HEALTH).
+// Leads reports whether the server leads bucket b (GET_CLUSTER_HEALTH).
 func (s *Server) Leads(b cluster.Bucket) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	_, ok := s.replicas[b]
-	return ok
+	r, ok := s.replicas[b]
+	return ok && (r.repl == nil || r.repl.leading.Load())
 }
