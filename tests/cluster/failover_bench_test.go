@@ -15,9 +15,6 @@ import (
 // itself. Each iteration kills the current leader, waits for the write, restarts the victim
 // and lets it catch up. Run it with `make bench-cluster` (-benchtime=20x: 20 kills); it
 // reports the median and the worst failover in ms.
-//
-
-
 func BenchmarkLeaderFailover(b *testing.B) {
 	c := clustertest.StartCluster(b, stromBin, clustertest.ClusterOptions{Set: faultOptions})
 	ctx := context.Background()
