@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick vet fuzz bench clean bench-fluss fetch-fluss
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -46,6 +46,15 @@ FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_b
 	pk_point_query lookup_join alter_set_option alter_add_column alter_add_column_pk pk_update_delete
 test-flink-quick: build
 	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
+
+## test-cluster: the long versions of the multi-process fault scenarios of tests/cluster (more
+## rows, more faults; the short versions run in test-go). See docs/cluster.md.
+test-cluster:
+	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 30m ./tests/cluster
+
+## bench-cluster: failover time of a bucket of a 3-node RF=3 cluster over 20 leader kills
+bench-cluster:
+	$(GO) test -run '^$$' -bench BenchmarkLeaderFailover -benchtime 20x -timeout 30m ./tests/cluster
 
 ## fuzz: run every Go fuzz target briefly (FUZZTIME per target, default 15s)
 FUZZTIME ?= 15s

@@ -213,7 +213,7 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 	}
 	cc, err := c.serverConn(ctx, uid, node.Addr(), st)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errNotSent, err)
 	}
 	if _, has := ctx.Deadline(); !has {
 		var cancel context.CancelFunc
@@ -254,13 +254,48 @@ func networkError(err error) error {
 	return fmt.Errorf("%w: %w", newError(ErrNetworkException, "network error"), err)
 }
 
-// callCoordinator sends an admin request to the coordinator.
+// errNotSent marks a call that failed before its request was written (the server could not
+// be reached), so resending it cannot apply it twice.
+var errNotSent = errors.New("request not sent")
+
+// callCoordinator sends an admin request to the active coordinator. When the coordinator it
+// knows cannot be reached, or answers that it is not the active one (a standby, after a
+// failover), it forgets it, finds the active coordinator through the metadata of any server
+// it can reach, and tries again until ctx (or RequestTimeout) ends. A request that reached a
+// coordinator whose connection then broke is not resent: it may have been applied.
 func (c *Connection) callCoordinator(ctx context.Context, key wire.APIKey, req, resp proto.Message) error {
-	node, err := c.meta.coordinatorNode(ctx)
-	if err != nil {
-		return err
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
 	}
-	return c.call(ctx, node, key, req, resp)
+	for attempt := 0; ; attempt++ {
+		node, err := c.meta.coordinatorNode(ctx)
+		if err == nil {
+			err = c.call(ctx, node, key, req, resp)
+			if err == nil || !coordinatorMoved(err) {
+				return err
+			}
+			c.meta.forgetCoordinator(node)
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		if berr := c.backoff(ctx, attempt); berr != nil {
+			return err
+		}
+	}
+}
+
+// coordinatorMoved reports whether an admin call failed because the coordinator it was sent
+// to is not (or no longer) the active one, so that it is safe and useful to resend it to the
+// active coordinator.
+func coordinatorMoved(err error) bool {
+	switch CodeOf(err) {
+	case ErrNotCoordinatorLeader, ErrInvalidCoordinator:
+		return true
+	}
+	return errors.Is(err, errNotSent) && CodeOf(err) == ErrNetworkException
 }
 
 // callAnyTablet sends a request to a random tablet server.

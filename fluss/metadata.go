@@ -2,6 +2,7 @@ package fluss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -52,7 +53,8 @@ func newMetadataCache(c *Connection) *metadataCache {
 // bootstrap asks the bootstrap servers, in order, for the cluster's servers.
 func (m *metadataCache) bootstrap(ctx context.Context) error {
 	var lastErr error
-	for _, addr := range m.conn.bootstrapAddrs() {
+	addrs := m.conn.bootstrapAddrs()
+	for i, addr := range addrs {
 		host, portStr, err := net.SplitHostPort(addr)
 		if err != nil {
 			lastErr = fmt.Errorf("fluss: bad bootstrap address %q: %w", addr, err)
@@ -71,7 +73,9 @@ func (m *metadataCache) bootstrap(ctx context.Context) error {
 				return m.merge(&resp)
 			}
 			lastErr = err
-			if !CodeOf(err).Retriable() || ctx.Err() != nil {
+			// An unreachable server (not sent) is skipped for the next address at once; the
+			// last address is retried.
+			if !CodeOf(err).Retriable() || (errors.Is(err, errNotSent) && i < len(addrs)-1) || ctx.Err() != nil {
 				break
 			}
 			if err := m.conn.backoff(ctx, attempt); err != nil {
@@ -186,13 +190,55 @@ func (m *metadataCache) anyTablet(ctx context.Context) (ServerNode, error) {
 	return ServerNode{}, newError(ErrLeaderNotAvailable, "the cluster reports no tablet server")
 }
 
-// refresh sends GET_METADATA for the given tables and partitions and merges the answer.
+// refresh sends GET_METADATA for the given tables and partitions to a known tablet server and
+// merges the answer. A server that cannot be reached (it died, say) is skipped for the next
+// one, in random order, and when none answers the bootstrap servers are asked for the
+// cluster's servers again.
 func (m *metadataCache) refresh(ctx context.Context, req *flusspb.MetadataRequest) error {
 	var resp flusspb.MetadataResponse
+	var lastErr error
+	for _, node := range m.tabletsShuffled() {
+		err := m.conn.call(ctx, node, wire.GetMetadata, req, &resp)
+		if err == nil {
+			return m.merge(&resp)
+		}
+		if !errors.Is(err, errNotSent) || ctx.Err() != nil {
+			return err
+		}
+		lastErr = err
+	}
+	if err := m.bootstrap(ctx); err != nil {
+		if lastErr != nil {
+			return errors.Join(lastErr, err)
+		}
+		return err
+	}
 	if err := m.conn.callAnyTablet(ctx, wire.GetMetadata, req, &resp); err != nil {
 		return err
 	}
 	return m.merge(&resp)
+}
+
+// tabletsShuffled returns the known tablet servers in random order.
+func (m *metadataCache) tabletsShuffled() []ServerNode {
+	m.mu.RLock()
+	out := make([]ServerNode, 0, len(m.tablets))
+	for _, t := range m.tablets {
+		out = append(out, t)
+	}
+	m.mu.RUnlock()
+	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// forgetCoordinator drops node as the known coordinator (if it still is), so that the next
+// admin call looks the active one up again.
+func (m *metadataCache) forgetCoordinator(node ServerNode) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.coordinator != nil && m.coordinator.Addr() == node.Addr() {
+		m.coordinator = nil
+	}
 }
 
 // refreshTables reloads the metadata of the given tables.

@@ -1,0 +1,162 @@
+package clustertest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Node is one `strom serve` process of a Cluster: a coordinator, a tablet server and an
+// embedded etcd member, each on its own loopback port.
+type Node struct {
+	*Process
+	ID              int32 // tablet-server.id
+	DataDir         string
+	CoordinatorAddr string
+	TabletAddr      string
+	PeerURL         string // the etcd member's peer URL
+	ClientURL       string // the etcd member's client URL
+}
+
+// Cluster is a multi-node Strom cluster on loopback, as docs/cluster.md starts one.
+type Cluster struct {
+	t     testing.TB
+	Nodes []*Node
+}
+
+// ClusterOptions configures StartCluster.
+type ClusterOptions struct {
+	// Nodes is the number of nodes (default 3).
+	Nodes int
+	// Set holds extra server options (KEY=VALUE as for `strom serve --set`), for every node.
+	Set map[string]string
+	// ReadyTimeout bounds each node's start (default 60 s).
+	ReadyTimeout time.Duration
+}
+
+// StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
+// whose embedded etcd members form one etcd cluster, and waits until every node is ready.
+// The processes are killed when t ends.
+func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
+	t.Helper()
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 60 * time.Second
+	}
+	ports := FreePorts(t, 4*opts.Nodes)
+	c := &Cluster{t: t}
+	var initial []string
+	for i := range opts.Nodes {
+		p := ports[4*i:]
+		n := &Node{
+			ID:              int32(i + 1),
+			DataDir:         filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i+1)),
+			CoordinatorAddr: fmt.Sprintf("127.0.0.1:%d", p[0]),
+			TabletAddr:      fmt.Sprintf("127.0.0.1:%d", p[1]),
+			PeerURL:         fmt.Sprintf("http://127.0.0.1:%d", p[2]),
+			ClientURL:       fmt.Sprintf("http://127.0.0.1:%d", p[3]),
+		}
+		c.Nodes = append(c.Nodes, n)
+		initial = append(initial, fmt.Sprintf("node%d=%s", n.ID, n.PeerURL))
+	}
+	for _, n := range c.Nodes {
+		set := map[string]string{
+			"tablet-server.id":           fmt.Sprint(n.ID),
+			"etcd.name":                  fmt.Sprintf("node%d", n.ID),
+			"etcd.initial-cluster":       strings.Join(initial, ","),
+			"etcd.listen-peer-urls":      n.PeerURL,
+			"etcd.advertise-peer-urls":   n.PeerURL,
+			"etcd.listen-client-urls":    n.ClientURL,
+			"etcd.advertise-client-urls": n.ClientURL,
+		}
+		for k, v := range opts.Set {
+			set[k] = v
+		}
+		args := []string{"serve", "--data-dir", n.DataDir, "--coordinator-listen", n.CoordinatorAddr, "--tablet-listen", n.TabletAddr}
+		keys := make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			args = append(args, "--set", k+"="+set[k])
+		}
+		n.Process = NewProcess(t, fmt.Sprintf("node%d", n.ID), bin, args...)
+	}
+	// The members wait for each other's quorum, so they start together.
+	for _, n := range c.Nodes {
+		n.Start()
+	}
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.WaitReady(opts.ReadyTimeout) }()
+	}
+	wg.Wait()
+	return c
+}
+
+// Bootstrap is the bootstrap.servers of every node's coordinator listener.
+func (c *Cluster) Bootstrap() string {
+	addrs := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		addrs[i] = n.CoordinatorAddr
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Node returns the node with tablet-server.id id.
+func (c *Cluster) Node(id int32) *Node {
+	for _, n := range c.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	c.t.Fatalf("clustertest: no node %d", id)
+	return nil
+}
+
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("clustertest: free port: %v", err)
+		}
+		lns = append(lns, ln)
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+// BuildStrom builds ./cmd/strom of the module at moduleDir into dir and returns the binary's
+// path; STROM_BIN, when set, is used instead.
+func BuildStrom(moduleDir, dir string) (string, error) {
+	if bin := os.Getenv("STROM_BIN"); bin != "" {
+		return bin, nil
+	}
+	bin := filepath.Join(dir, "strom")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/strom")
+	cmd.Dir = moduleDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build strom: %v\n%s", err, out)
+	}
+	return bin, nil
+}

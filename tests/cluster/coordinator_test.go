@@ -1,0 +1,92 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stromdb/strom/fluss"
+	"github.com/stromdb/strom/internal/clustertest"
+)
+
+// activeCoordinator returns the node whose coordinator is active, as metadata reports it.
+func activeCoordinator(t *testing.T, ctx context.Context, c *clustertest.Cluster, conn *fluss.Connection) *clustertest.Node {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nodes, err := conn.Admin().GetServerNodes(ctx)
+		if err == nil {
+			for _, s := range nodes {
+				if s.Type != fluss.CoordinatorServer {
+					continue
+				}
+				for _, n := range c.Nodes {
+					if n.CoordinatorAddr == s.Addr() {
+						return n
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no active coordinator in metadata after 30 s: %v %v", nodes, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestKillCoordinatorDuringDDL kills -9 the active coordinator while tables are being
+// created, and checks that a standby takes over: every later CREATE_TABLE succeeds, every
+// table whose creation was acknowledged exists with a leader for each bucket, and none is
+// half-created.
+func TestKillCoordinatorDuringDDL(t *testing.T) {
+	c := startCluster(t)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	admin := conn.Admin()
+	if err := admin.CreateDatabase(ctx, "fault", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	tables := 10
+	if long() {
+		tables = 40
+	}
+	created := map[string]bool{}
+	var victim *clustertest.Node
+	for i := range tables {
+		if i == tables/2 {
+			victim = activeCoordinator(t, ctx, c, conn)
+			t.Logf("killing node %d, the active coordinator, after %d tables", victim.ID, i)
+			victim.Kill()
+		}
+		name := fmt.Sprintf("ddl_%d", i)
+		start := time.Now()
+		err := admin.CreateTable(ctx, fluss.TablePath{Database: "fault", Table: name}, logTable(), false)
+		if err != nil {
+			t.Fatalf("create %s (%s after the kill's start): %v", name, time.Since(start), err)
+		}
+		created[name] = true
+	}
+	got, err := admin.ListTables(ctx, "fault")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(created) {
+		t.Fatalf("listed tables %v, created %d", got, len(created))
+	}
+	for name := range created {
+		table, err := conn.Table(ctx, fluss.TablePath{Database: "fault", Table: name})
+		if err != nil {
+			t.Fatalf("open %s: %v", name, err)
+		}
+		for b := range table.Info().NumBuckets() {
+			leaderOf(t, ctx, conn, table, b)
+		}
+	}
+	// A successor is active and it is not the victim.
+	if n := activeCoordinator(t, ctx, c, conn); n == victim {
+		t.Fatalf("the killed node %d is still reported as coordinator", victim.ID)
+	}
+	victim.Start()
+	victim.WaitReady(60 * time.Second)
+}

@@ -1,0 +1,126 @@
+package cluster_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stromdb/strom/fluss"
+)
+
+// TestPauseLeaderBeyondLagTime stops the leader of a bucket (SIGSTOP) for longer than its
+// lease and the replica lag time while appends stream in, then resumes it (SIGCONT). The
+// cluster elects another leader meanwhile; the resumed server must not acknowledge anything
+// as the old leader, and it rejoins as a follower whose log ends identical to the others.
+func TestPauseLeaderBeyondLagTime(t *testing.T) {
+	c := startCluster(t)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	table := createTable(t, ctx, conn, "log_leader_pause", logTable())
+	w, err := table.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	a := &acked{ids: map[int64]int64{}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		stream(ctx, a, stop, 256, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+			return w.Append(ctx, fluss.Row{id, "payload"})
+		}, func(id int64) int64 { return id })
+	}()
+	waitAcked(t, a, 2000, 60*time.Second)
+	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
+	t.Logf("pausing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, a.count())
+	victim.Pause()
+	// Lease (2 s) and lag time (3 s) both pass.
+	pauseEnd := time.Now().Add(7 * time.Second)
+	waitAcked(t, a, a.count()+1000, 60*time.Second)
+	time.Sleep(time.Until(pauseEnd))
+	victim.Resume()
+	waitAcked(t, a, a.count()+1000, 60*time.Second)
+	close(stop)
+	<-done
+
+	checkNoFailedWrites(t, a)
+	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, table))
+	checkReplicasIdentical(t, c, table)
+}
+
+// TestRestartWholeCluster kills -9 every node at once after acknowledged appends and upserts,
+// starts them again, and checks that nothing acknowledged was lost.
+func TestRestartWholeCluster(t *testing.T) {
+	c := startCluster(t)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	logT := createTable(t, ctx, conn, "restart_log", logTable())
+	pkT := createTable(t, ctx, conn, "restart_pk", pkTable())
+	aw, err := logT.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uw, err := pkT.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := int64(3000)
+	for id := range rows {
+		if _, err := aw.Append(ctx, fluss.Row{id, "payload"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := uw.Upsert(ctx, fluss.Row{id, id * 10}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := aw.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := uw.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.Kill() }()
+	}
+	wg.Wait()
+	for _, n := range c.Nodes {
+		n.Start()
+	}
+	for _, n := range c.Nodes {
+		n.WaitReady(60 * time.Second)
+	}
+
+	conn = connect(t, ctx, c)
+	logT, err = conn.Table(ctx, logT.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acked{ids: map[int64]int64{}}
+	for id := range rows {
+		a.ids[id] = id
+	}
+	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, logT))
+	pkT, err = conn.Table(ctx, pkT.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := pkT.NewLookup().CreateLookuper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range rows {
+		row, err := lk.Lookup(ctx, fluss.Row{id})
+		if err != nil {
+			t.Fatalf("lookup %d after the restart: %v", id, err)
+		}
+		if row == nil || row[1].(int64) != id*10 {
+			t.Fatalf("lookup %d after the restart: %v, want version %d", id, row, id*10)
+		}
+	}
+}
