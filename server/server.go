@@ -129,6 +129,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
 		Config: cfg, Authorizer: authz, InternalListener: internalListener,
 	}
+	if n.control != nil {
+		tabletOpts.Replication = n.control
+	}
 	if lakeCfg.Enabled() {
 		n.tierer, err = lake.New(ctx, lake.Options{Config: lakeCfg, Catalog: n.coordinator, Logger: log.With("role", "lake")})
 		if err != nil {
