@@ -252,7 +252,15 @@ func (a *Admin) leaderBuckets(ctx context.Context, path TablePath, partition str
 	return lb, nil
 }
 
-func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
+func (a *Admin) listOffsets(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (out map[int32]int64, err error) {
+	err = a.conn.retryRouting(ctx, func() error {
+		out, err = a.listOffsetsOnce(ctx, path, partition, buckets, spec)
+		return err
+	})
+	return out, err
+}
+
+func (a *Admin) listOffsetsOnce(ctx context.Context, path TablePath, partition string, buckets []int32, spec OffsetSpec) (map[int32]int64, error) {
 	lb, err := a.leaderBuckets(ctx, path, partition, buckets)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,15 @@ func (a *Admin) AlterTable(ctx context.Context, path TablePath, changes []TableC
 // GetTableStats returns the number of rows in each bucket of a table (of one partition of a
 // partitioned table, by name): the live keys of a primary-key table, the records between the
 // log start and the high watermark of a log table. Buckets are asked of their leaders.
-func (a *Admin) GetTableStats(ctx context.Context, path TablePath, partition string) (map[int32]int64, error) {
+func (a *Admin) GetTableStats(ctx context.Context, path TablePath, partition string) (out map[int32]int64, err error) {
+	err = a.conn.retryRouting(ctx, func() error {
+		out, err = a.tableStatsOnce(ctx, path, partition)
+		return err
+	})
+	return out, err
+}
+
+func (a *Admin) tableStatsOnce(ctx context.Context, path TablePath, partition string) (map[int32]int64, error) {
 	lb, err := a.leaderBuckets(ctx, path, partition, nil)
 	if err != nil {
 		return nil, err

@@ -287,6 +287,27 @@ func (c *Connection) callCoordinator(ctx context.Context, key wire.APIKey, req, 
 	}
 }
 
+// retryRouting runs call, which sends requests to bucket leaders from fresh metadata, again
+// while it fails with a routing error (the leader moved or is being elected, a server is
+// unreachable), with backoff, until ctx (or RequestTimeout) ends. Such calls only read, so
+// resending them is safe.
+func (c *Connection) retryRouting(ctx context.Context, call func() error) error {
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	for attempt := 0; ; attempt++ {
+		err := call()
+		if err == nil || !isRoutingError(CodeOf(err)) || ctx.Err() != nil {
+			return err
+		}
+		if berr := c.backoff(ctx, attempt); berr != nil {
+			return err
+		}
+	}
+}
+
 // coordinatorMoved reports whether an admin call failed because the coordinator it was sent
 // to is not (or no longer) the active one, so that it is safe and useful to resend it to the
 // active coordinator.

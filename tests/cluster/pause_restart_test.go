@@ -106,6 +106,7 @@ func TestRestartWholeCluster(t *testing.T) {
 		a.ids[id] = id
 	}
 	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, logT))
+	checkReplicasIdentical(t, c, logT)
 	pkT, err = conn.Table(ctx, pkT.Path())
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +27,33 @@ func connect(t *testing.T, ctx context.Context, c *clustertest.Cluster) *fluss.C
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	waitServers(t, ctx, conn, len(c.Nodes))
 	return conn
+}
+
+// waitServers waits until metadata lists n live tablet servers and an active coordinator:
+// each node reports ready on its own, before the others have registered.
+func waitServers(t testing.TB, ctx context.Context, conn *fluss.Connection, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		nodes, err := conn.Admin().GetServerNodes(ctx)
+		tablets, coordinators := 0, 0
+		for _, s := range nodes {
+			if s.Type == fluss.CoordinatorServer {
+				coordinators++
+			} else {
+				tablets++
+			}
+		}
+		if err == nil && tablets == n && coordinators == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not formed after a minute: %d tablet servers, %d coordinators (%v)", tablets, coordinators, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // createTable creates db.name (the database too) and returns the table.
@@ -299,7 +324,10 @@ func compareReplicas(c *clustertest.Cluster, tableID int64, bucket int32) error 
 		}
 	}
 	if len(first) == 0 {
-		return errors.New("no replica holds data")
+		dir := filepath.Join(c.Nodes[0].DataDir, "tablet")
+		var found []string
+		filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { found = append(found, p); return nil })
+		return fmt.Errorf("no replica of table %d bucket %d holds data; node 1 has %v", tableID, bucket, found)
 	}
 	return nil
 }
