@@ -308,26 +308,22 @@ func checkReplicasIdentical(t *testing.T, c *clustertest.Cluster, table *fluss.T
 }
 
 func compareReplicas(c *clustertest.Cluster, tableID int64, bucket int32) error {
-	var first []byte
-	var firstNode int32
-	for _, n := range c.Nodes {
+	logs := make([][]byte, len(c.Nodes))
+	for i, n := range c.Nodes {
 		b, err := bucketLog(n, tableID, bucket)
 		if err != nil {
 			return err
 		}
-		if first == nil {
-			first, firstNode = b, n.ID
-			continue
-		}
-		if !bytes.Equal(first, b) {
-			return fmt.Errorf("node %d holds %d bytes, node %d %d bytes (common prefix %d)", firstNode, len(first), n.ID, len(b), commonPrefix(first, b))
+		logs[i] = b
+	}
+	for i := 1; i < len(logs); i++ {
+		if !bytes.Equal(logs[0], logs[i]) {
+			return fmt.Errorf("node %d holds %d bytes, node %d %d bytes (common prefix %d)",
+				c.Nodes[0].ID, len(logs[0]), c.Nodes[i].ID, len(logs[i]), commonPrefix(logs[0], logs[i]))
 		}
 	}
-	if len(first) == 0 {
-		dir := filepath.Join(c.Nodes[0].DataDir, "tablet")
-		var found []string
-		filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { found = append(found, p); return nil })
-		return fmt.Errorf("no replica of table %d bucket %d holds data; node 1 has %v", tableID, bucket, found)
+	if len(logs[0]) == 0 {
+		return fmt.Errorf("no replica of table %d bucket %d holds data", tableID, bucket)
 	}
 	return nil
 }
