@@ -289,7 +289,8 @@ func bucketLog(n *clustertest.Node, tableID int64, bucket int32) ([]byte, error)
 }
 
 // checkReplicasIdentical waits until every replica of every bucket holds the same log bytes,
-// as they must once the followers have caught up.
+// as they must once the followers have caught up. (A bucket may be empty: log writers pick
+// buckets per batch.)
 func checkReplicasIdentical(t *testing.T, c *clustertest.Cluster, table *fluss.Table) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -321,9 +322,6 @@ func compareReplicas(c *clustertest.Cluster, tableID int64, bucket int32) error 
 			return fmt.Errorf("node %d holds %d bytes, node %d %d bytes (common prefix %d)",
 				c.Nodes[0].ID, len(logs[0]), c.Nodes[i].ID, len(logs[i]), commonPrefix(logs[0], logs[i]))
 		}
-	}
-	if len(logs[0]) == 0 {
-		return fmt.Errorf("no replica of table %d bucket %d holds data", tableID, bucket)
 	}
 	return nil
 }
