@@ -92,6 +92,13 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 		}
 		n.Process = NewProcess(t, fmt.Sprintf("node%d", n.ID), bin, args...)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range c.Nodes {
+				t.Logf("clustertest: last lines of node %d's log (%s):\n%s", n.ID, n.LogPath(), n.tail(40))
+			}
+		}
+	})
 	// The members wait for each other's quorum, so they start together.
 	for _, n := range c.Nodes {
 		n.Start()
