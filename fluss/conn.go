@@ -215,7 +215,8 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotSent, err)
 	}
-	if _, has := ctx.Deadline(); !has {
+	_, callerDeadline := ctx.Deadline()
+	if !callerDeadline {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
@@ -225,6 +226,12 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 	case err == nil:
 		return nil
 	case ctx.Err() != nil && !errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		if !callerDeadline {
+			// The server did not answer within RequestTimeout: it may be stopped or cut
+			// off while its socket stays open. Close the connection, as the Java client
+			// does, so the calls waiting on it fail now and the next call dials afresh.
+			cc.Close()
+		}
 		return fmt.Errorf("%s to %s: %w", key, node.Addr(), newError(ErrRequestTimeOut, "%v", err))
 	case ctx.Err() != nil:
 		return err

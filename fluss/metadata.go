@@ -427,7 +427,9 @@ func (m *metadataCache) servers() []ServerNode {
 func isRoutingError(c ErrorCode) bool {
 	switch c {
 	case ErrNotLeaderOrFollower, ErrLeaderNotAvailable, ErrUnknownTableOrBucket,
-		ErrFencedLeaderEpoch, ErrNetworkException, ErrInvalidCoordinator:
+		ErrFencedLeaderEpoch, ErrNetworkException, ErrInvalidCoordinator,
+		// A leader that does not answer in time may have been replaced meanwhile.
+		ErrRequestTimeOut:
 		return true
 	}
 	return false
