@@ -61,7 +61,11 @@ func TestKillCoordinatorDuringDDL(t *testing.T) {
 		}
 		name := fmt.Sprintf("ddl_%d", i)
 		start := time.Now()
-		err := admin.CreateTable(ctx, fluss.TablePath{Database: "fault", Table: name}, logTable(), false)
+		// Replication factor 2: with one of three nodes dead, 3 would be refused
+		// (INVALID_REPLICATION_FACTOR), as by Fluss.
+		desc := logTable()
+		desc.Properties = map[string]string{"table.replication.factor": "2"}
+		err := admin.CreateTable(ctx, fluss.TablePath{Database: "fault", Table: name}, desc, false)
 		if err != nil {
 			t.Fatalf("create %s (%s after the kill's start): %v", name, time.Since(start), err)
 		}
