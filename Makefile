@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick vet fuzz bench clean bench-fluss fetch-fluss
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -46,6 +46,12 @@ FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_b
 	pk_point_query lookup_join alter_set_option alter_add_column alter_add_column_pk pk_update_delete
 test-flink-quick: build
 	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
+
+## test-rocksdb: RocksDB itself (frocksdbjni 6.20.3, the build Fluss's client uses, from Maven
+## Central) opens the KV snapshot directories Strom writes (~10 s with the jar cached; needs Java 17
+## and Maven; not part of `make test`). See docs/kv-snapshots.md.
+test-rocksdb:
+	ROCKSDB_CHECK=$(CURDIR)/tests/rocksdb/run.sh $(GO) test -count=1 -run 'RocksDB' ./internal/rocksdbdir/ ./server/kvsnap/
 
 ## fuzz: run every Go fuzz target briefly (FUZZTIME per target, default 15s)
 FUZZTIME ?= 15s
