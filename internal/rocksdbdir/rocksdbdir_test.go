@@ -192,4 +192,3 @@ func TestRocksDBOpens(t *testing.T) {
 		}
 	}
 }
-

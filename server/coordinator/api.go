@@ -30,6 +30,7 @@ func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
 	svc.Handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
 	svc.Handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
 	svc.Handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
+	c.registerKvSnapshotsAdmin(svc)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -49,6 +50,7 @@ func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
 	svc.Handle(wire.ListAcls, c.handleListAcls)
 	svc.Handle(wire.DescribeClusterConfigs, c.handleDescribeClusterConfigs)
 	svc.Handle(wire.GetClusterHealth, c.handleGetClusterHealth)
+	c.registerKvSnapshotsReadOnly(svc)
 }
 
 func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {

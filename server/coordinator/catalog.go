@@ -83,6 +83,9 @@ type Coordinator struct {
 	dynamicConfigs map[string]string
 
 	producerMu sync.Mutex // serialises producer-offsets check-and-set
+
+	// kvSnapshots is nil without a snapshot store (kv_snapshots.go).
+	kvSnapshots atomic.Pointer[KvSnapshots]
 }
 
 type schemaVersion struct {

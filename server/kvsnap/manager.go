@@ -388,6 +388,21 @@ func (m *Manager) Drop(ctx context.Context, id string) error {
 	return m.dropLeaseLocked(ctx, id)
 }
 
+// LeaseTables lists the tables whose snapshots lease id holds.
+func (m *Manager) LeaseTables(id string) []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int64
+	if l, ok := m.leases[id]; ok {
+		for _, r := range l.Buckets {
+			if !slices.Contains(out, r.Bucket.TableID) {
+				out = append(out, r.Bucket.TableID)
+			}
+		}
+	}
+	return out
+}
+
 func (m *Manager) putLeaseLocked(ctx context.Context, id string, l *lease) error {
 	data, err := json.Marshal(l)
 	if err != nil {
