@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -51,7 +52,7 @@ func (s *Snapshot) maxSeq() uint64 {
 // when prev is given and a level above its tables is free, as a full copy otherwise. Tables go
 // to shared, the MANIFEST and CURRENT to private (created here). nextFile is the first unused
 // file number of the bucket.
-func build(view *kvstore.StateView, prev *Snapshot, shared, private string, id int64, nextFile uint64) (*Snapshot, error) {
+func build(view *kvstore.StateView, prev *Snapshot, shared, private string, id int64, nextFile uint64, log *slog.Logger) (*Snapshot, error) {
 	if err := os.MkdirAll(shared, 0o755); err != nil {
 		return nil, err
 	}
@@ -60,11 +61,13 @@ func build(view *kvstore.StateView, prev *Snapshot, shared, private string, id i
 	}
 	if prev != nil && prev.minLevel() > 1 && len(prev.Tables) > 0 {
 		s, ok, err := buildDelta(view, prev, shared, id, nextFile)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+		if err == nil && ok {
 			return finish(s, private, nextFile+1)
+		}
+		// A previous snapshot that cannot be read back (a table file lost or damaged) must not
+		// stop snapshots: a full copy does not read it.
+		if err != nil {
+			log.Warn("incremental kv snapshot failed, writing a full one", "snapshot", id, "err", err)
 		}
 	}
 	s, err := buildFull(view, shared, id, nextFile)

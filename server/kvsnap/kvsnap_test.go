@@ -442,3 +442,24 @@ func TestRocksDBOpensSnapshots(t *testing.T) {
 	sameState(t, "RocksDB, snapshot 1", got[dirs[0]], want1)
 	sameState(t, "RocksDB, snapshot 2", got[dirs[1]], h.current())
 }
+
+// TestLostTableFallsBackToFullSnapshot: when the previous snapshot's table file is gone, the
+// next snapshot is a full copy instead of failing forever.
+func TestLostTableFallsBackToFullSnapshot(t *testing.T) {
+	h := newHarness(t)
+	batch := map[int]string{}
+	for i := 0; i < 50; i++ {
+		batch[i] = "a"
+	}
+	h.put(batch)
+	s1, _ := h.snapshot()
+	if err := os.Remove(filepath.Join(h.m.bucketDir(testBucket), sharedDirName, rocksdbdir.TableName(s1.Tables[0].Number))); err != nil {
+		t.Fatal(err)
+	}
+	h.put(map[int]string{1: "b"})
+	s2, fresh := h.snapshot()
+	if !fresh || len(s2.Tables) != 1 || s2.Tables[0].Level != rocksdbdir.NumLevels-1 {
+		t.Fatalf("snapshot after a lost table: %+v", s2)
+	}
+	sameState(t, "full snapshot after a lost table", h.read(s2), h.current())
+}

@@ -185,7 +185,7 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	dir := m.bucketDir(b.Bucket)
 	private := filepath.Join(dir, snapDirName(id))
 	_ = os.RemoveAll(private) // left by a pass that failed before its metadata was written
-	s, err := build(view, prev, filepath.Join(dir, sharedDirName), private, id, nextFile)
+	s, err := build(view, prev, filepath.Join(dir, sharedDirName), private, id, nextFile, m.log.With("bucket", b.Bucket))
 	if err != nil {
 		return nil, false, fmt.Errorf("kvsnap: build snapshot %d of %s: %w", id, b.Bucket, err)
 	}
