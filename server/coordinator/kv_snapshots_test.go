@@ -179,3 +179,56 @@ func TestKvSnapshotAPIs(t *testing.T) {
 		t.Errorf("after a restart latest snapshot %v, before %v", after, before)
 	}
 }
+
+func listOffset(t *testing.T, tablet *wire.ClientConn, tableID int64, typ int32) int64 {
+	t.Helper()
+	var offs flusspb.ListOffsetsResponse
+	mustCall(t, tablet, wire.ListOffsets, &flusspb.ListOffsetsRequest{FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(typ),
+		TableId: proto.Int64(tableID), BucketId: []int32{0}}, &offs)
+	if c := offs.BucketsResp[0].GetErrorCode(); c != 0 {
+		t.Fatalf("LIST_OFFSETS: %d %s", c, offs.BucketsResp[0].GetErrorMessage())
+	}
+	return offs.BucketsResp[0].GetOffset()
+}
+
+// TestRetentionKeepsChangelogFromSnapshots: log retention never trims a primary-key changelog
+// that no snapshot covers (no snapshot: nothing is trimmed), and once snapshots exist the log
+// start offset stays at or below the latest snapshot's log offset.
+func TestRetentionKeepsChangelogFromSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	set := map[string]string{"log.segment.file-size": "1kb", "log.retention.check-interval": "100ms", "kv.snapshot.interval": "1h"}
+	tn := startNode(t, dir, set)
+	d := metadata.TableDescriptor{
+		Schema: metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: intType}, {Name: "v", Type: stringType}},
+			PrimaryKey: []string{"id"}},
+		BucketCount: 1, Properties: map[string]string{"table.kv.format": "COMPACTED", "table.log.ttl": "1ms"}, CustomProperties: map[string]string{},
+	}
+	id := createTable(t, tn.coord, "trimmed", d)
+	types := []metadata.DataType{intType, stringType}
+	pad := strings.Repeat("x", 300)
+	for i := 0; i < 30; i++ {
+		kvPut(t, tn.tablet, id, 1, types, []row.Datum{{I: int64(i)}, {B: []byte(pad)}})
+	}
+	time.Sleep(500 * time.Millisecond) // several retention passes
+	if start := listOffset(t, tn.tablet, id, 0); start != 0 {
+		t.Fatalf("log start offset %d with no snapshot of the table", start)
+	}
+
+	tn.close()
+	set["kv.snapshot.interval"] = "100ms"
+	tn = startNode(t, dir, set)
+	end := listOffset(t, tn.tablet, id, 1)
+	latestSnapshot(t, tn.coord, "trimmed", end)
+	deadline := time.Now().Add(15 * time.Second)
+	for listOffset(t, tn.tablet, id, 0) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("retention trimmed nothing though a snapshot covers the changelog")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := listOffset(t, tn.tablet, id, 0)
+	s := latestSnapshot(t, tn.coord, "trimmed", 0)
+	if start > s.GetLogOffset() {
+		t.Fatalf("log start offset %d is past the latest snapshot's log offset %d", start, s.GetLogOffset())
+	}
+}
