@@ -3,8 +3,9 @@
 // and the CURRENT file that names the MANIFEST. Strom's KV snapshots use it so that Fluss
 // clients, which open a downloaded snapshot with RocksDB (docs/kv-snapshots.md), read them.
 //
-// What RocksDB needs (read from RocksDB's db/version_edit.cc, db/version_set.cc and
-// table/block_based; Pebble's manifest and table encodings derive from the same format):
+// What RocksDB needs (RocksDB's VersionEdit tags are the ones Pebble's internal/manifest
+// declares, as Pebble's manifest derives from RocksDB's; make test-rocksdb checks the result
+// with RocksDB itself):
 //   - Tables: Pebble's TableFormatRocksDBv2 (block-based table, footer version 2, CRC32C
 //     block checksums) with the comparator named "leveldb.BytewiseComparator" (Pebble's
 //     default comparer carries that name and RocksDB's byte order). Internal keys are the
