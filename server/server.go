@@ -24,6 +24,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/coordinator"
+	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/lake"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
@@ -41,6 +42,7 @@ type Node struct {
 	coordinator *coordinator.Coordinator
 	tablet      *tablet.Server
 	tierer      *lake.Tierer // nil without datalake.format
+	kvSnapshots *kvsnap.Manager
 
 	listeners []boundListener
 	limits    *wire.Limits     // shared by every listener
@@ -139,6 +141,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 		tabletOpts.RetentionFloor = n.tierer.Floor
 	}
+	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.store, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
+		return nil, err
+	}
+	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
 	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err
@@ -146,6 +152,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err := n.coordinator.Start(ctx, n.tablet); err != nil {
 		return nil, err
 	}
+	n.coordinator.SetKvSnapshots(n.kvSnapshots)
 	if n.tierer != nil {
 		n.coordinator.SetLakeSnapshots(n.tierer)
 		n.tierer.Start(n.tablet)
@@ -215,6 +222,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 			}
 		}()
 	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.kvSnapshots.Run(sctx) }()
 	context.AfterFunc(ctx, func() { n.Close() })
 	store := n.store
 	n.storeFailed = store.Failed()

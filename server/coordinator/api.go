@@ -31,6 +31,7 @@ func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
 	handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
 	handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
 	handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
+	c.registerKvSnapshotsAdmin(handle)
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
@@ -50,6 +51,7 @@ func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
 	svc.Handle(wire.ListAcls, c.handleListAcls)
 	svc.Handle(wire.DescribeClusterConfigs, c.handleDescribeClusterConfigs)
 	svc.Handle(wire.GetClusterHealth, c.handleGetClusterHealth)
+	c.registerKvSnapshotsReadOnly(svc)
 }
 
 func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {

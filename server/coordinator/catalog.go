@@ -88,6 +88,9 @@ type Coordinator struct {
 	producerMu sync.Mutex // serialises producer-offsets check-and-set
 
 	fwd forwardConns // to the active coordinator, on a standby
+
+	// kvSnapshots is nil without a snapshot store (kv_snapshots.go).
+	kvSnapshots atomic.Pointer[KvSnapshots]
 }
 
 type schemaVersion struct {

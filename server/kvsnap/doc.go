@@ -1,0 +1,19 @@
+// Package kvsnap produces and serves the KV snapshots of primary-key buckets that Fluss readers
+// use for the `full` startup mode (docs/kv-snapshots.md): a reader loads a bucket's snapshot,
+// then reads the changelog from the snapshot's log offset.
+//
+// A snapshot is a RocksDB database directory (internal/rocksdbdir) holding every row of the
+// bucket as of its log offset: the first changelog offset it does not contain. It is taken from
+// a kvstore.StateView, which is consistent with that offset by construction. Snapshots are
+// incremental: a new snapshot reuses the previous one's table files and adds one table with the
+// rows changed and deleted since, one LSM level above; a full rewrite happens when the levels
+// are used up or the changes outweigh the rows.
+//
+// Invariants:
+//   - A snapshot's metadata is written to the metadata store only after its files are synced, and
+//     files are deleted only after no retained or leased snapshot's metadata names them.
+//   - The changelog of a bucket is retained from the smallest log offset among its retained
+//     (kv.snapshot.num-retained newest) and leased snapshots (Floor); a primary-key bucket with no
+//     snapshot keeps its whole changelog. So a bucket whose log start offset is above 0 always has
+//     a snapshot, and every snapshot handed out can be followed by its changelog.
+package kvsnap
