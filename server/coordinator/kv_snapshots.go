@@ -47,8 +47,7 @@ func (c *Coordinator) registerKvSnapshotsReadOnly(svc *wire.Service) {
 }
 
 // registerKvSnapshotsAdmin installs the coordinator-only snapshot APIs (Fluss's AdminGateway).
-// handle registers one API the way RegisterAdmin does (forwarded to the active coordinator
-// when this one is a standby).
+// handle is RegisterAdmin's registration (a standby forwards to the active coordinator).
 func (c *Coordinator) registerKvSnapshotsAdmin(handle func(wire.APIKey, wire.Handler)) {
 	handle(wire.ListKvSnapshots, c.handleListKvSnapshots)
 	handle(wire.AcquireKvSnapshotLease, c.handleAcquireKvSnapshotLease)
