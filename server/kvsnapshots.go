@@ -28,7 +28,9 @@ func openKvSnapshots(ctx context.Context, cfg config.Config, store meta.Store, c
 			}
 			var out []kvsnap.Bucket
 			for _, r := range ts.Replicas() {
-				if r.KV != nil {
+				// Only a bucket's leader snapshots it: a follower's state is the same
+				// rows, behind.
+				if r.KV != nil && !r.KV.IsFollower() {
 					out = append(out, kvsnap.Bucket{Bucket: r.Bucket, KV: r.KV})
 				}
 			}
