@@ -368,3 +368,8 @@ func epochEntries(es []logstore.EpochEntry) []cluster.EpochStart {
 func without(ids []int32, id int32) []int32 {
 	return slices.DeleteFunc(slices.Clone(ids), func(x int32) bool { return x == id })
 }
+
+var (
+	_ cluster.ReplicaManager     = (*Server)(nil)
+	_ cluster.BucketStateApplier = (*Server)(nil)
+)
