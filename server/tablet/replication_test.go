@@ -2,6 +2,7 @@ package tablet_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
 )
 
 // Appends to the leader reach both followers byte for byte (offsets, commit timestamps and
@@ -312,5 +314,48 @@ func TestPromotedPKFollowerServesAtOnce(t *testing.T) {
 	c.elect(7, []int32{1, 2, 3}, 1, []int32{1, 2, 3})
 	if got, code := lookupNames(t, c.nodes[1].client, 7, 1000, 29); code != ferr.None || got[0] != "new" || got[1] != "v1" {
 		t.Fatalf("lookup after promoting server 1 back: %v code %d", got, code)
+	}
+}
+
+// A state that no longer lists a server deletes its replica; the remaining replica, now the
+// only one, reopens its log standalone (HW = its durable end) and keeps every record.
+func TestShrinkingToOneReplica(t *testing.T) {
+	c := newRCluster(t, 2, 1, time.Minute)
+	c.table(1, false)
+	c.elect(1, []int32{1, 2}, 1, []int32{1, 2})
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(4)); r.GetErrorCode() != 0 {
+		t.Fatalf("produce: %d", r.GetErrorCode())
+	}
+	c.waitInSync(1, 1, 2)
+	dir := c.replica(2, 1).Log.Dir()
+	c.elect(1, []int32{1}, 1, []int32{1})
+	c.ctl.mu.Lock()
+	st := c.ctl.states[bucket0(1)]
+	c.ctl.mu.Unlock()
+	tbl, _ := c.cat.TableByID(1)
+	if err := c.nodes[2].srv.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: tbl, Bucket: bucket0(1), State: st}}); err != nil {
+		t.Fatal(err)
+	}
+	if c.replica(2, 1) != nil {
+		t.Fatal("server 2 still holds a replica it is no longer assigned")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the dropped replica's directory is still there: %v", err)
+	}
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(1)); r.GetErrorCode() != 0 || r.GetBaseOffset() != 4 {
+		t.Fatalf("produce to the single replica: code %d base %d", r.GetErrorCode(), r.GetBaseOffset())
+	}
+	if c.replica(1, 1).Log.ExternalHighWatermark() {
+		t.Fatal("a single-replica bucket still runs with an external high watermark")
+	}
+	if got := latest(t, c.nodes[1].client, 1); got != 5 {
+		t.Fatalf("latest offset %d, want 5", got)
+	}
+	// A repeated (not newer) state changes nothing.
+	if err := c.nodes[1].srv.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: tbl, Bucket: bucket0(1), State: st}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := latest(t, c.nodes[1].client, 1); got != 5 {
+		t.Fatalf("latest offset after a repeated state %d, want 5", got)
 	}
 }

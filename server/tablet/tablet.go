@@ -163,8 +163,10 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 }
 
 // BecomeLeader implements cluster.ReplicaManager for the single node: it applies, for every
-// bucket of the table (or partition), the state "replicas [this server], leader this server,
-// epoch 0", which opens the bucket standalone. A bucket already held is left as it is.
+// bucket of the table (or partition), the state "replicas [this server], leader this server",
+// which opens the bucket standalone. Its epochs are -1, below any state the control plane
+// stores, so a real state for the bucket always supersedes it. A bucket already held is left
+// as it is.
 func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
 	pid := cluster.NoPartition
 	if p != nil {
@@ -175,7 +177,7 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 	for b := int32(0); b < t.NumBuckets(); b++ {
 		updates = append(updates, cluster.BucketUpdate{Table: t, Partition: p,
 			Bucket: cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b},
-			State:  cluster.BucketState{Replicas: self, Leader: s.opts.ServerID, ISR: self}})
+			State:  cluster.BucketState{Replicas: self, Leader: s.opts.ServerID, ISR: self, LeaderEpoch: -1, BucketEpoch: -1}})
 	}
 	return s.ApplyBucketStates(ctx, updates)
 }
