@@ -190,8 +190,9 @@ func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 
 // awaitCommitted waits until the log's HW reaches end: nil then, NOT_LEADER_OR_FOLLOWER when
 // the leadership ends first (the batch may still be committed by the next leader; the client
-// retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout.
-func awaitCommitted(l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
+// retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout, and ctx's
+// error when the client's connection closes (or the server shuts down) first.
+func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
 	if l.HighWatermark() >= end {
 		return nil
 	}
@@ -211,13 +212,16 @@ func awaitCommitted(l *logstore.Log, b cluster.Bucket, end int64, fence <-chan s
 			return ferr.New(ferr.NotLeaderOrFollower, "leadership of %s ended before the write was replicated", b)
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
 
 // withTimeout bounds a replicated PK write's wait (the pipeline waits for the HW, then
-// applies): after d it answers REQUEST_TIME_OUT while the write goes on in the background.
-func withTimeout(wait func() error, b cluster.Bucket, d time.Duration) func() error {
+// applies): after d it answers REQUEST_TIME_OUT, and when ctx (the client's connection) ends
+// its error, while the write goes on in the background.
+func withTimeout(ctx context.Context, wait func() error, b cluster.Bucket, d time.Duration) func() error {
 	return func() error {
 		done := make(chan error, 1)
 		go func() { done <- wait() }()
@@ -228,6 +232,8 @@ func withTimeout(wait func() error, b cluster.Bucket, d time.Duration) func() er
 			return err
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, d)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
@@ -301,8 +303,12 @@ func TestPromotedPKFollowerServesAtOnce(t *testing.T) {
 		}
 	}
 	// A retry of the last acknowledged batch is a duplicate at the new leader.
+	before := c.replica(2, 7).Log.LogEndOffset()
 	if r := upsert(t, c.nodes[2].client, 7, -1, 9, 29, map[int64]string{29: "v1", 14: "v2"}); r.GetErrorCode() != 0 {
 		t.Fatalf("retried upsert: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+	}
+	if after := c.replica(2, 7).Log.LogEndOffset(); after != before {
+		t.Fatalf("a retried upsert was written again: changelog end %d -> %d", before, after)
 	}
 	if r := upsert(t, c.nodes[2].client, 7, -1, 9, 30, map[int64]string{1000: "new"}); r.GetErrorCode() != 0 {
 		t.Fatalf("upsert at the new leader: %d %s", r.GetErrorCode(), r.GetErrorMessage())
@@ -358,4 +364,69 @@ func TestShrinkingToOneReplica(t *testing.T) {
 	if got := latest(t, c.nodes[1].client, 1); got != 5 {
 		t.Fatalf("latest offset after a repeated state %d, want 5", got)
 	}
+}
+
+// The leader goes away in the middle of a stream of acks=-1 appends from an idempotent
+// writer (while a request is in flight); the writer retries every unanswered batch at the
+// new leader, as clients do after a metadata refresh. Every acknowledged batch is in the new
+// leader's log exactly once, in sequence order, and all replicas agree afterwards.
+func TestLeaderLossDuringAcksAllStream(t *testing.T) {
+	c := newRCluster(t, 3, 2, time.Minute)
+	c.table(1, false)
+	c.elect(1, []int32{1, 2, 3}, 1, []int32{1, 2, 3})
+	const writer, batches = 77, 80
+	var leader atomic.Int32
+	leader.Store(1)
+	conns := map[int32]*wire.ClientConn{1: c.nodes[1].client, 2: c.nodes[2].client}
+	halfway := make(chan struct{})
+	failedOver := make(chan struct{})
+	go func() {
+		<-halfway
+		c.stop(1)
+		c.elect(1, []int32{1, 2, 3}, 2, []int32{2, 3})
+		leader.Store(2)
+		close(failedOver)
+	}()
+	for seq := int32(0); seq < batches; seq++ {
+		if seq == batches/2 {
+			close(halfway)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if time.Now().After(deadline) {
+				t.Fatalf("seq %d never acknowledged", seq)
+			}
+			var resp flusspb.ProduceLogResponse
+			err := conns[leader.Load()].Call(context.Background(), wire.ProduceLog, &flusspb.ProduceLogRequest{Acks: proto.Int32(-1),
+				TableId: proto.Int64(1), TimeoutMs: proto.Int32(2000), BucketsReq: []*flusspb.PbProduceLogReqForBucket{
+					{BucketId: proto.Int32(0), Records: writerBatch(1, writer, seq)}}}, &resp)
+			if err == nil && resp.BucketsResp[0].GetErrorCode() == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	<-failedOver
+	c.waitInSync(1, 2, 3)
+	data, _, _ := c.logBytes(2, 1)
+	var seqs []int32
+	for b, err := range record.Iterate(data) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.WriterID() == writer {
+			seqs = append(seqs, b.BatchSequence())
+		}
+	}
+	if len(seqs) != batches {
+		t.Fatalf("%d batches of the writer in the log, want %d: %v", len(seqs), batches, seqs)
+	}
+	for i, s := range seqs {
+		if s != int32(i) {
+			t.Fatalf("batch %d of the log has sequence %d", i, s)
+		}
+	}
+	// The old leader comes back as a follower and agrees.
+	c.start(1)
+	c.waitInSync(1, 2, 3, 1)
 }
