@@ -104,12 +104,14 @@ func syncFollowersLocked(rs *replState, st cluster.BucketState, self int32, now 
 // acks=-1 writes fail with NOT_LEADER_OR_FOLLOWER, and the HW loop stops.
 func (s *Server) stopLeading(rep *Replica) {
 	rs := rep.repl
+	rs.roleMu.Lock() // waits for writes admitted but not yet appended
 	rs.mu.Lock()
 	if rs.leading.Load() {
 		rs.leading.Store(false)
 		close(rs.fence)
 		rs.fence = make(chan struct{})
 	}
+	rs.roleMu.Unlock()
 	stop, done := rs.stopHW, rs.hwDone
 	rs.stopHW, rs.hwDone = nil, nil
 	rs.followers = nil
@@ -173,7 +175,7 @@ func (s *Server) advanceHW(rep *Replica) {
 
 // admitWrite checks that a write may be appended to a replicated bucket: this server leads
 // it, and for acks=-1 the ISR has at least the configured minimum. It returns the fence of
-// the current leadership.
+// the current leadership. The caller holds rs.roleMu for reading until its append is done.
 func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 	rs := rep.repl
 	rs.mu.Lock()

@@ -74,7 +74,9 @@ func (s *Server) appendBucket(connCtx context.Context, b cluster.Bucket, records
 		return 0, nil, err
 	}
 	var fence <-chan struct{}
-	if rep.repl != nil {
+	if rs := rep.repl; rs != nil {
+		rs.roleMu.RLock()
+		defer rs.roleMu.RUnlock()
 		if fence, err = s.admitWrite(rep, acks); err != nil {
 			return 0, nil, err
 		}

@@ -105,7 +105,9 @@ func (s *Server) stageBucket(connCtx context.Context, b cluster.Bucket, records 
 	if err != nil {
 		return 0, nil, err
 	}
-	if rep.repl != nil {
+	if rs := rep.repl; rs != nil {
+		rs.roleMu.RLock()
+		defer rs.roleMu.RUnlock()
 		if _, err := s.admitWrite(rep, acks); err != nil {
 			return 0, nil, err
 		}

@@ -67,6 +67,10 @@ func replicaOptions(o Options) (minISR int, maxLag time.Duration, err error) {
 // while leading.
 type replState struct {
 	leading atomic.Bool
+	// roleMu is held for reading from a write's admission through its append, and for
+	// writing while a leadership ends, so no client write lands in the log after the replica
+	// stopped leading (it would sit in a follower's log where the leader has other batches).
+	roleMu sync.RWMutex
 
 	mu         sync.Mutex
 	state      cluster.BucketState
@@ -219,6 +223,14 @@ func (s *Server) dropReplica(rep *Replica) error {
 // waits for the leader's lineage, truncates what diverged and starts fetching.
 func (s *Server) becomeFollower(rep *Replica, st cluster.BucketState) error {
 	rs := rep.repl
+	rs.mu.Lock()
+	if rs.known && !rs.leading.Load() && rs.state.Leader == st.Leader && rs.state.LeaderEpoch == st.LeaderEpoch {
+		// The same leadership with another ISR: nothing changes for a follower.
+		rs.state = st
+		rs.mu.Unlock()
+		return nil
+	}
+	rs.mu.Unlock()
 	s.stopFollowing(rep)
 	s.stopLeading(rep)
 	if rep.KV != nil {
