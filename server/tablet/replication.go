@@ -108,6 +108,9 @@ type followerProgress struct {
 func (s *Server) ApplyBucketStates(ctx context.Context, updates []cluster.BucketUpdate) error {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
+	if s.closed {
+		return errors.New("tablet server closed")
+	}
 	var errs []error
 	for _, u := range updates {
 		if err := s.applyBucketState(ctx, u); err != nil {

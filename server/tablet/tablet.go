@@ -76,6 +76,7 @@ type Server struct {
 	minISR     int
 	maxLag     time.Duration
 	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
+	closed     bool                                   // Close ran; guarded by leadMu
 	fetchMu    sync.Mutex
 	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
 	isrWG      sync.WaitGroup     // AdjustISR calls in flight
@@ -323,6 +324,7 @@ func (s *Server) Close() error {
 	<-s.bgDone
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
+	s.closed = true
 	for _, r := range s.Replicas() {
 		s.stopReplication(r)
 	}
