@@ -129,7 +129,7 @@ type rnode struct {
 
 // rcluster is a set of in-process tablet servers replicating through a fakeControl.
 type rcluster struct {
-	t      *testing.T
+	t      testing.TB
 	ctl    *fakeControl
 	cat    *fakeCatalog
 	ids    counterIDs
@@ -138,7 +138,7 @@ type rcluster struct {
 	maxLag time.Duration
 }
 
-func newRCluster(t *testing.T, n int, minISR int, maxLag time.Duration) *rcluster {
+func newRCluster(t testing.TB, n int, minISR int, maxLag time.Duration) *rcluster {
 	c := &rcluster{t: t, ctl: newFakeControl(), cat: &fakeCatalog{tables: map[int64]*cluster.TableInfo{}},
 		nodes: map[int32]*rnode{}, minISR: minISR, maxLag: maxLag}
 	for id := int32(1); id <= int32(n); id++ {
@@ -319,7 +319,7 @@ func (c *rcluster) tryLogBytes(id int32, table int64) (data []byte, hw, leo int6
 }
 
 // waitFor polls cond until it holds (5 s at most).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
@@ -350,7 +350,7 @@ func (c *rcluster) waitInSync(table int64, ids ...int32) {
 }
 
 // produceTo sends one PRODUCE_LOG of records to bucket 0 and returns the bucket's answer.
-func produceTo(t *testing.T, conn *wire.ClientConn, table int64, acks int32, timeoutMs int32, records []byte) *flusspb.PbProduceLogRespForBucket {
+func produceTo(t testing.TB, conn *wire.ClientConn, table int64, acks int32, timeoutMs int32, records []byte) *flusspb.PbProduceLogRespForBucket {
 	t.Helper()
 	var resp flusspb.ProduceLogResponse
 	req := &flusspb.ProduceLogRequest{Acks: proto.Int32(acks), TableId: proto.Int64(table), TimeoutMs: proto.Int32(timeoutMs),
@@ -372,7 +372,7 @@ func writerBatch(n int32, writer int64, seq int32) []byte {
 
 var pkTypes = []metadata.DataType{{Root: metadata.BigInt, NotNull: true}, {Root: metadata.String}}
 
-func pkKey(t *testing.T, id int64) []byte {
+func pkKey(t testing.TB, id int64) []byte {
 	k, err := row.EncodeKey(nil, pkTypes[:1], []row.Datum{{I: id}})
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +381,7 @@ func pkKey(t *testing.T, id int64) []byte {
 }
 
 // upsert writes rows id -> name to bucket 0 of a PK table and returns the bucket's answer.
-func upsert(t *testing.T, conn *wire.ClientConn, table int64, acks int32, writer int64, seq int32, rows map[int64]string) *flusspb.PbPutKvRespForBucket {
+func upsert(t testing.TB, conn *wire.ClientConn, table int64, acks int32, writer int64, seq int32, rows map[int64]string) *flusspb.PbPutKvRespForBucket {
 	t.Helper()
 	var recs []record.KvRecord
 	for id, name := range rows {
