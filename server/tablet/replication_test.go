@@ -43,14 +43,27 @@ func TestReplicationCopiesTheLeadersLog(t *testing.T) {
 	}
 }
 
-// Followers refuse client data requests with NOT_LEADER_OR_FOLLOWER, and a client may not
-// pose as a follower outside the internal listener.
+// Followers, and servers without a replica of an existing bucket, refuse client data
+// requests with NOT_LEADER_OR_FOLLOWER; a client may not pose as a follower outside the
+// internal listener.
 func TestFollowersRefuseClientsAndClientsCannotFetchAsFollowers(t *testing.T) {
-	c := newRCluster(t, 2, 1, 10*time.Second)
+	c := newRCluster(t, 3, 1, 10*time.Second)
 	c.table(1, false)
 	c.table(2, true)
 	c.elect(1, []int32{1, 2}, 1, []int32{1, 2})
 	c.elect(2, []int32{1, 2}, 1, []int32{1, 2})
+
+	// Server 3 holds no replica: an existing bucket is NOT_LEADER_OR_FOLLOWER there (its
+	// leader is elsewhere), a bucket the catalog does not have is UNKNOWN_TABLE_OR_BUCKET.
+	if _, code := lookupNames(t, c.nodes[3].client, 2, 1); code != ferr.NotLeaderOrFollower {
+		t.Fatalf("lookup on a server without a replica: code %d", code)
+	}
+	if r := produceTo(t, c.nodes[3].client, 1, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.NotLeaderOrFollower {
+		t.Fatalf("produce on a server without a replica: code %d", r.GetErrorCode())
+	}
+	if r := produceTo(t, c.nodes[3].client, 99, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.UnknownTableOrBucketException {
+		t.Fatalf("produce to an unknown table: code %d", r.GetErrorCode())
+	}
 
 	follower := c.nodes[2].client
 	if r := produceTo(t, follower, 1, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.NotLeaderOrFollower {

@@ -242,20 +242,39 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	return errors.Join(errs...)
 }
 
-// replica returns the bucket's replica for a client's data request: the error Fluss gives
-// for an unknown bucket, NOT_LEADER_OR_FOLLOWER when this server holds the bucket but does
-// not lead it (both make clients refresh their metadata).
+// replica returns the bucket's replica for a client's data request. As Fluss's
+// getReplicaOrException: NOT_LEADER_OR_FOLLOWER when this server holds the bucket but does
+// not lead it, or does not hold a bucket that exists in the catalog (its leader is elsewhere);
+// UNKNOWN_TABLE_OR_BUCKET for a bucket the catalog does not know. Both make clients refresh
+// their metadata.
 func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
 	s.mu.RLock()
 	r, ok := s.replicas[b]
 	s.mu.RUnlock()
 	if !ok {
+		if s.bucketExists(b) {
+			return nil, ferr.New(ferr.NotLeaderOrFollower, "tablet server %d is not leader or follower for %s", s.opts.ServerID, b)
+		}
 		return nil, ferr.New(ferr.UnknownTableOrBucketException, "Unknown table or bucket: %s", b)
 	}
 	if r.repl != nil && !r.repl.leading.Load() {
 		return nil, ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", b, s.opts.ServerID)
 	}
 	return r, nil
+}
+
+// bucketExists reports whether the catalog has bucket b (its table, its partition, and a
+// bucket number below the table's bucket count).
+func (s *Server) bucketExists(b cluster.Bucket) bool {
+	t, ok := s.opts.Catalog.TableByID(b.TableID)
+	if !ok || b.Bucket < 0 || b.Bucket >= t.NumBuckets() {
+		return false
+	}
+	if b.PartitionID == cluster.NoPartition {
+		return !t.Partitioned()
+	}
+	p, ok := s.opts.Catalog.PartitionByID(b.PartitionID)
+	return ok && p.TableID == b.TableID
 }
 
 // hosted returns the bucket's replica whatever its role, nil if this server holds none.
