@@ -333,12 +333,13 @@ func (s *Server) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogResp
 	if err := s.recordFetch(rep, follower, offset); err != nil {
 		return 0, err
 	}
+	// Set before the read: an out-of-range answer tells a lagging follower where to restart.
+	bo.LogStartOffset = proto.Int64(rep.Log.LogStartOffset())
 	res, err := rep.Log.ReadReplica(offset, limit, minOne)
 	if err != nil {
 		return 0, err
 	}
 	bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
-	bo.LogStartOffset = proto.Int64(rep.Log.LogStartOffset())
 	bo.Records = []byte{}
 	if res.Size > 0 {
 		resp.fileRecords = append(resp.fileRecords, fileRecords{bucket: bo, res: res})

@@ -85,6 +85,7 @@ type replState struct {
 	// Follower setup (lineage wait and truncation), run off ApplyBucketStates.
 	stopFollow context.CancelFunc
 	followDone chan struct{}
+	restarting atomic.Bool // restartFollowerAt is pending
 }
 
 func newReplState() *replState {
@@ -151,7 +152,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 			return errors.New("bucket update without its table")
 		}
 		var err error
-		if rep, err = s.openReplica(ctx, b, u.Table, u.Partition, !standalone); err != nil {
+		if rep, err = s.openReplica(ctx, b, u.Table, u.Partition, !standalone, 0); err != nil {
 			return err
 		}
 	}
@@ -368,6 +369,38 @@ func (s *Server) stopFollowing(rep *Replica) {
 		<-done
 	}
 	s.unfollow(rep.Bucket)
+}
+
+// restartFollowerAt replaces the log of a follower that lags behind the start of its leader's
+// log (the leader's retention removed what it lacks) with an empty one starting at the
+// leader's log start, then follows again (Kafka's truncateFullyAndStartAt). Writer state of
+// the removed range is lost with it. A primary-key follower cannot restart so: its state
+// would need a snapshot of the leader's (not built); it stays out of the ISR with a warning.
+func (s *Server) restartFollowerAt(rep *Replica, start int64) {
+	defer rep.repl.restarting.Store(false)
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	rs := rep.repl
+	rs.mu.Lock()
+	st, leading := rs.state, rs.leading.Load()
+	rs.mu.Unlock()
+	if s.closed || s.hosted(rep.Bucket) != rep || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= start {
+		return
+	}
+	s.log.Warn("follower is behind the start of the leader's log; restarting its log there",
+		"bucket", rep.Bucket, "log_end", rep.Log.LogEndOffset(), "leader_log_start", start)
+	if err := s.dropReplica(rep); err != nil {
+		s.log.Error("drop lagging follower log", "bucket", rep.Bucket, "err", err)
+		return
+	}
+	nr, err := s.openReplica(context.Background(), rep.Bucket, rep.Table, rep.Partition, true, start)
+	if err != nil {
+		s.log.Error("reopen lagging follower log", "bucket", rep.Bucket, "err", err)
+		return
+	}
+	if err := s.becomeFollower(nr, st); err != nil {
+		s.log.Error("follow again after restarting the log", "bucket", rep.Bucket, "err", err)
+	}
 }
 
 // epochEntries converts the log's epoch cache to the lineage form.

@@ -136,6 +136,8 @@ type rcluster struct {
 	nodes  map[int32]*rnode
 	minISR int
 	maxLag time.Duration
+	// segmentBytes, when set, is log.segment.file-size of servers started afterwards.
+	segmentBytes int64
 }
 
 func newRCluster(t testing.TB, n int, minISR int, maxLag time.Duration) *rcluster {
@@ -160,7 +162,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func (c *rcluster) start(id int32) {
 	t := c.t
 	n := c.nodes[id]
-	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: config.Default(),
+	cfg := config.Default()
+	if c.segmentBytes > 0 {
+		cfg.LogSegmentBytes = c.segmentBytes
+	}
+	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: cfg,
 		InternalListener: "FLUSS", Replication: c.ctl, MinInSyncReplicas: c.minISR, ReplicaMaxLag: c.maxLag}, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +234,12 @@ func (c *rcluster) stop(id int32) {
 // table (id BIGINT, name STRING).
 func (c *rcluster) table(id int64, pk bool) *cluster.TableInfo {
 	c.t.Helper()
+	return c.tableWith(id, pk, nil)
+}
+
+// tableWith is table with extra table properties.
+func (c *rcluster) tableWith(id int64, pk bool, props map[string]string) *cluster.TableInfo {
+	c.t.Helper()
 	d := metadata.TableDescriptor{
 		Schema:           metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: metadata.DataType{Root: metadata.Int}}}},
 		BucketCount:      1,
@@ -240,6 +252,9 @@ func (c *rcluster) table(id int64, pk bool) *cluster.TableInfo {
 			{Name: "name", Type: metadata.DataType{Root: metadata.String}},
 		}, PrimaryKey: []string{"id"}}
 		d.Properties = map[string]string{}
+	}
+	for k, v := range props {
+		d.Properties[k] = v
 	}
 	d.Schema.AssignFieldIDs()
 	out, err := metadata.PrepareCreateTable(&d, metadata.ClusterDefaults{})

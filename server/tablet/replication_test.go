@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -442,4 +443,39 @@ func TestLeaderLossDuringAcksAllStream(t *testing.T) {
 	// The old leader comes back as a follower and agrees.
 	c.start(1)
 	c.waitInSync(1, 2, 3, 1)
+}
+
+// A follower whose log ends before the leader's log start (the leader's retention removed
+// what it lacks) restarts its log at the leader's start and catches up from there.
+func TestFollowerBehindTheLeadersLogStartRestartsThere(t *testing.T) {
+	c := newRCluster(t, 2, 1, time.Minute)
+	c.segmentBytes = 512
+	c.stop(1)
+	c.start(1) // small segments on the leader
+	c.stop(2)
+	c.tableWith(1, false, map[string]string{metadata.PropLogTTL: "1ms"})
+	c.elect(1, []int32{1, 2}, 1, []int32{1})
+	for range 30 {
+		if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(5)); r.GetErrorCode() != 0 {
+			t.Fatalf("produce: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+		}
+	}
+	leader := c.replica(1, 1).Log
+	if _, err := leader.DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	start := leader.LogStartOffset()
+	if start == 0 {
+		t.Fatal("retention removed nothing from the leader's log")
+	}
+	c.start(2)
+	c.waitInSync(1, 1, 2)
+	if got := c.replica(2, 1).Log.LogStartOffset(); got != start {
+		t.Fatalf("follower log starts at %d, the leader's at %d", got, start)
+	}
+	waitFor(t, "server 2 in the ISR", func() bool { return slices.Contains(c.ctl.state(bucket0(1)).ISR, 2) })
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(1)); r.GetErrorCode() != 0 {
+		t.Fatalf("produce after the follower caught up: %d", r.GetErrorCode())
+	}
+	c.waitInSync(1, 1, 2)
 }

@@ -186,9 +186,10 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 // openReplica opens (creating if needed) the storage of bucket key. A replicated bucket's log
 // runs with an external high watermark (docs/cluster.md); it serves nothing until it is made
 // leader or follower.
-func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool) (*Replica, error) {
+func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool, initialOffset int64) (*Replica, error) {
 	opts := s.logOptions(t)
 	opts.ExternalHighWatermark = replicated
+	opts.InitialOffset = initialOffset
 	l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", key, err)
