@@ -384,9 +384,12 @@ func (s *Server) restartFollowerAt(rep *Replica, start int64) {
 	rs.mu.Lock()
 	st, leading := rs.state, rs.leading.Load()
 	rs.mu.Unlock()
-	if s.closed || s.hosted(rep.Bucket) != rep || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= start {
+	// UpdateTable replaces a Replica by a copy sharing repl: compare that, and use the copy.
+	cur := s.hosted(rep.Bucket)
+	if s.closed || cur == nil || cur.repl != rs || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= start {
 		return
 	}
+	rep = cur
 	s.log.Warn("follower is behind the start of the leader's log; restarting its log there",
 		"bucket", rep.Bucket, "log_end", rep.Log.LogEndOffset(), "leader_log_start", start)
 	if err := s.dropReplica(rep); err != nil {
