@@ -92,3 +92,16 @@ type ReplicaManager interface {
 	// NoPartition) or partition.
 	StopReplicas(ctx context.Context, tableID, partitionID int64) error
 }
+
+// BucketStateApplier is the replica side of the replication contract (docs/cluster.md): the
+// tablet server applies the bucket states the control plane decided. It is separate from
+// ReplicaManager until the coordinator switches to it (its test fakes implement only
+// ReplicaManager).
+type BucketStateApplier interface {
+	// ApplyBucketStates makes this server leader or follower of each bucket, or stops and
+	// deletes its replica when the state no longer lists it. An update not Newer than the
+	// state held is ignored (except the first for a bucket). It returns once every bucket
+	// this server leads accepts reads and writes; followers are set up without waiting for
+	// them to catch up.
+	ApplyBucketStates(ctx context.Context, updates []BucketUpdate) error
+}

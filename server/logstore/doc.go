@@ -149,9 +149,9 @@
 //
 // # Replication
 //
-// These primitives are what a replica manager (not built yet) drives; a log opened without
-// Options.ExternalHighWatermark never touches any of the files below and behaves exactly as
-// described above.
+// These primitives are what the tablet server's replica manager (server/tablet) drives; a
+// log opened without Options.ExternalHighWatermark never touches any of the files below and
+// behaves exactly as described above.
 //
 //   - Replicated mode (Options.ExternalHighWatermark): appends move the LEO only. The HW is
 //     set from outside with SetHighWatermark: monotonic, clamped to DurableLogEndOffset (the

@@ -91,6 +91,10 @@ type Options struct {
 	ExternalHighWatermark bool
 	// Now is the clock used on Open (writer expiry) and by the flusher; nil means time.Now.
 	Now func() time.Time
+	// InitialOffset is the base offset of the first segment when Open finds no segment (a
+	// new log): a follower whose leader's log no longer starts at 0 begins where the leader's
+	// begins (Kafka's truncateFullyAndStartAt). Ignored for an existing log.
+	InitialOffset int64
 }
 
 func (o Options) withDefaults() Options {

@@ -56,7 +56,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		corrupt = marked // found earlier (by a reader) and not repaired yet
 	}
 	if len(l.segs) == 0 {
-		s, err := createSegment(dir, 0)
+		s, err := createSegment(dir, max(opts.InitialOffset, 0))
 		if err != nil {
 			return nil, err
 		}

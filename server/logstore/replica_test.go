@@ -559,3 +559,44 @@ func TestTruncationOffset(t *testing.T) {
 		}
 	}
 }
+
+// A new log opened with InitialOffset starts there (a follower joining a leader whose log no
+// longer starts at 0); an existing log ignores it.
+func TestInitialOffsetStartsANewLogThere(t *testing.T) {
+	leaderDir, dir := t.TempDir(), t.TempDir()
+	leader, err := Open(t.Context(), leaderDir, replicated(Options{InitialOffset: 40}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Close()
+	if leader.LogStartOffset() != 40 || leader.LogEndOffset() != 40 || leader.HighWatermark() != 40 {
+		t.Fatalf("new log: start %d end %d hw %d, want 40", leader.LogStartOffset(), leader.LogEndOffset(), leader.HighWatermark())
+	}
+	for i := range 3 {
+		if _, err := leader.Append([]record.Batch{v2batch(t, 1, int32(i), 5, 30)}, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follower, err := Open(t.Context(), dir, replicated(Options{InitialOffset: 40}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicate(t, leader, follower)
+	if follower.LogEndOffset() != 55 || follower.HighWatermark() != 55 {
+		t.Fatalf("follower: end %d hw %d, want 55", follower.LogEndOffset(), follower.HighWatermark())
+	}
+	if !bytes.Equal(logBytes(t, follower, 55), logBytes(t, leader, 55)) {
+		t.Fatal("follower differs from the leader")
+	}
+	if err := follower.Close(); err != nil {
+		t.Fatal(err)
+	}
+	follower, err = Open(t.Context(), dir, replicated(Options{InitialOffset: 7}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follower.Close()
+	if follower.LogStartOffset() != 40 || follower.LogEndOffset() != 55 {
+		t.Fatalf("reopened: start %d end %d, want 40 and 55", follower.LogStartOffset(), follower.LogEndOffset())
+	}
+}

@@ -130,7 +130,13 @@ func (c *tabletCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	gauge(c.leaderCount, float64(len(replicas)))
+	leaders := 0
+	for _, r := range replicas {
+		if r.IsLeader() {
+			leaders++
+		}
+	}
+	gauge(c.leaderCount, float64(leaders))
 	gauge(c.replicaCount, float64(len(replicas)))
 	gauge(c.writerIDs, float64(writers))
 	gauge(c.logSize, float64(logBytes))

@@ -104,12 +104,14 @@ func syncFollowersLocked(rs *replState, st cluster.BucketState, self int32, now 
 // acks=-1 writes fail with NOT_LEADER_OR_FOLLOWER, and the HW loop stops.
 func (s *Server) stopLeading(rep *Replica) {
 	rs := rep.repl
+	rs.roleMu.Lock() // waits for writes admitted but not yet appended
 	rs.mu.Lock()
 	if rs.leading.Load() {
 		rs.leading.Store(false)
 		close(rs.fence)
 		rs.fence = make(chan struct{})
 	}
+	rs.roleMu.Unlock()
 	stop, done := rs.stopHW, rs.hwDone
 	rs.stopHW, rs.hwDone = nil, nil
 	rs.followers = nil
@@ -173,7 +175,7 @@ func (s *Server) advanceHW(rep *Replica) {
 
 // admitWrite checks that a write may be appended to a replicated bucket: this server leads
 // it, and for acks=-1 the ISR has at least the configured minimum. It returns the fence of
-// the current leadership.
+// the current leadership. The caller holds rs.roleMu for reading until its append is done.
 func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 	rs := rep.repl
 	rs.mu.Lock()
@@ -190,8 +192,9 @@ func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 
 // awaitCommitted waits until the log's HW reaches end: nil then, NOT_LEADER_OR_FOLLOWER when
 // the leadership ends first (the batch may still be committed by the next leader; the client
-// retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout.
-func awaitCommitted(l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
+// retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout, and ctx's
+// error when the client's connection closes (or the server shuts down) first.
+func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
 	if l.HighWatermark() >= end {
 		return nil
 	}
@@ -211,13 +214,16 @@ func awaitCommitted(l *logstore.Log, b cluster.Bucket, end int64, fence <-chan s
 			return ferr.New(ferr.NotLeaderOrFollower, "leadership of %s ended before the write was replicated", b)
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
 
 // withTimeout bounds a replicated PK write's wait (the pipeline waits for the HW, then
-// applies): after d it answers REQUEST_TIME_OUT while the write goes on in the background.
-func withTimeout(wait func() error, b cluster.Bucket, d time.Duration) func() error {
+// applies): after d it answers REQUEST_TIME_OUT, and when ctx (the client's connection) ends
+// its error, while the write goes on in the background.
+func withTimeout(ctx context.Context, wait func() error, b cluster.Bucket, d time.Duration) func() error {
 	return func() error {
 		done := make(chan error, 1)
 		go func() { done <- wait() }()
@@ -228,6 +234,8 @@ func withTimeout(wait func() error, b cluster.Bucket, d time.Duration) func() er
 			return err
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, d)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
@@ -325,12 +333,13 @@ func (s *Server) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogResp
 	if err := s.recordFetch(rep, follower, offset); err != nil {
 		return 0, err
 	}
+	// Set before the read: an out-of-range answer tells a lagging follower where to restart.
+	bo.LogStartOffset = proto.Int64(rep.Log.LogStartOffset())
 	res, err := rep.Log.ReadReplica(offset, limit, minOne)
 	if err != nil {
 		return 0, err
 	}
 	bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
-	bo.LogStartOffset = proto.Int64(rep.Log.LogStartOffset())
 	bo.Records = []byte{}
 	if res.Size > 0 {
 		resp.fileRecords = append(resp.fileRecords, fileRecords{bucket: bo, res: res})

@@ -40,7 +40,7 @@ func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto
 	var waiting []*flusspb.PbProduceLogRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbProduceLogRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		base, durable, err := s.appendBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, now, r.GetAcks(), timeout)
+		base, durable, err := s.appendBucket(req.Context(), bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, now, r.GetAcks(), timeout)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
@@ -66,14 +66,17 @@ func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto
 
 // appendBucket validates and writes one bucket's batches; durable reports when they are
 // durable per the log's flush policy and, for acks=-1 on a replicated bucket, committed (the
-// HW passed them; REQUEST_TIME_OUT after timeout).
-func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
+// HW passed them; REQUEST_TIME_OUT after timeout; the wait also ends with connCtx, the
+// client's connection).
+func (s *Server) appendBucket(connCtx context.Context, b cluster.Bucket, records []byte, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, nil, err
 	}
 	var fence <-chan struct{}
-	if rep.repl != nil {
+	if rs := rep.repl; rs != nil {
+		rs.roleMu.RLock()
+		defer rs.roleMu.RUnlock()
 		if fence, err = s.admitWrite(rep, acks); err != nil {
 			return 0, nil, err
 		}
@@ -110,7 +113,7 @@ func (s *Server) appendBucket(b cluster.Bucket, records []byte, nowMs int64, ack
 			if err := local(); err != nil {
 				return err
 			}
-			return awaitCommitted(rep.Log, b, end, fence, timeout)
+			return awaitCommitted(connCtx, rep.Log, b, end, fence, timeout)
 		}
 	}
 	return res.FirstOffset, durable, nil

@@ -49,7 +49,7 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	var waiting []*flusspb.PbPutKvRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		end, durable, err := s.stageBucket(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now, r.GetAcks(), timeout)
+		end, durable, err := s.stageBucket(req.Context(), bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now, r.GetAcks(), timeout)
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
@@ -100,12 +100,14 @@ func awaitAll(waits []func() error) []error {
 // the acks (lookups read the applied state, and a client must read its own acknowledged
 // write); acks=-1 also needs the minimum ISR, and the wait ends with REQUEST_TIME_OUT after
 // timeout.
-func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
+func (s *Server) stageBucket(connCtx context.Context, b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
 		return 0, nil, err
 	}
-	if rep.repl != nil {
+	if rs := rep.repl; rs != nil {
+		rs.roleMu.RLock()
+		defer rs.roleMu.RUnlock()
 		if _, err := s.admitWrite(rep, acks); err != nil {
 			return 0, nil, err
 		}
@@ -118,7 +120,7 @@ func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.Writ
 	if err != nil || rep.repl == nil {
 		return end, durable, err
 	}
-	return end, withTimeout(durable, b, timeout), nil
+	return end, withTimeout(connCtx, durable, b, timeout), nil
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.

@@ -67,6 +67,10 @@ func replicaOptions(o Options) (minISR int, maxLag time.Duration, err error) {
 // while leading.
 type replState struct {
 	leading atomic.Bool
+	// roleMu is held for reading from a write's admission through its append, and for
+	// writing while a leadership ends, so no client write lands in the log after the replica
+	// stopped leading (it would sit in a follower's log where the leader has other batches).
+	roleMu sync.RWMutex
 
 	mu         sync.Mutex
 	state      cluster.BucketState
@@ -81,6 +85,7 @@ type replState struct {
 	// Follower setup (lineage wait and truncation), run off ApplyBucketStates.
 	stopFollow context.CancelFunc
 	followDone chan struct{}
+	restarting atomic.Bool // restartFollowerAt is pending
 }
 
 func newReplState() *replState {
@@ -104,6 +109,9 @@ type followerProgress struct {
 func (s *Server) ApplyBucketStates(ctx context.Context, updates []cluster.BucketUpdate) error {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
+	if s.closed {
+		return errors.New("tablet server closed")
+	}
 	var errs []error
 	for _, u := range updates {
 		if err := s.applyBucketState(ctx, u); err != nil {
@@ -144,7 +152,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 			return errors.New("bucket update without its table")
 		}
 		var err error
-		if rep, err = s.openReplica(ctx, b, u.Table, u.Partition, !standalone); err != nil {
+		if rep, err = s.openReplica(ctx, b, u.Table, u.Partition, !standalone, 0); err != nil {
 			return err
 		}
 	}
@@ -219,6 +227,14 @@ func (s *Server) dropReplica(rep *Replica) error {
 // waits for the leader's lineage, truncates what diverged and starts fetching.
 func (s *Server) becomeFollower(rep *Replica, st cluster.BucketState) error {
 	rs := rep.repl
+	rs.mu.Lock()
+	if rs.known && !rs.leading.Load() && rs.state.Leader == st.Leader && rs.state.LeaderEpoch == st.LeaderEpoch {
+		// The same leadership with another ISR: nothing changes for a follower.
+		rs.state = st
+		rs.mu.Unlock()
+		return nil
+	}
+	rs.mu.Unlock()
 	s.stopFollowing(rep)
 	s.stopLeading(rep)
 	if rep.KV != nil {
@@ -355,6 +371,41 @@ func (s *Server) stopFollowing(rep *Replica) {
 	s.unfollow(rep.Bucket)
 }
 
+// restartFollowerAt replaces the log of a follower that lags behind the start of its leader's
+// log (the leader's retention removed what it lacks) with an empty one starting at the
+// leader's log start, then follows again (Kafka's truncateFullyAndStartAt). Writer state of
+// the removed range is lost with it. A primary-key follower cannot restart so: its state
+// would need a snapshot of the leader's (not built); it stays out of the ISR with a warning.
+func (s *Server) restartFollowerAt(rep *Replica, start int64) {
+	defer rep.repl.restarting.Store(false)
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	rs := rep.repl
+	rs.mu.Lock()
+	st, leading := rs.state, rs.leading.Load()
+	rs.mu.Unlock()
+	// UpdateTable replaces a Replica by a copy sharing repl: compare that, and use the copy.
+	cur := s.hosted(rep.Bucket)
+	if s.closed || cur == nil || cur.repl != rs || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= start {
+		return
+	}
+	rep = cur
+	s.log.Warn("follower is behind the start of the leader's log; restarting its log there",
+		"bucket", rep.Bucket, "log_end", rep.Log.LogEndOffset(), "leader_log_start", start)
+	if err := s.dropReplica(rep); err != nil {
+		s.log.Error("drop lagging follower log", "bucket", rep.Bucket, "err", err)
+		return
+	}
+	nr, err := s.openReplica(context.Background(), rep.Bucket, rep.Table, rep.Partition, true, start)
+	if err != nil {
+		s.log.Error("reopen lagging follower log", "bucket", rep.Bucket, "err", err)
+		return
+	}
+	if err := s.becomeFollower(nr, st); err != nil {
+		s.log.Error("follow again after restarting the log", "bucket", rep.Bucket, "err", err)
+	}
+}
+
 // epochEntries converts the log's epoch cache to the lineage form.
 func epochEntries(es []logstore.EpochEntry) []cluster.EpochStart {
 	out := make([]cluster.EpochStart, len(es))
@@ -368,3 +419,8 @@ func epochEntries(es []logstore.EpochEntry) []cluster.EpochStart {
 func without(ids []int32, id int32) []int32 {
 	return slices.DeleteFunc(slices.Clone(ids), func(x int32) bool { return x == id })
 }
+
+var (
+	_ cluster.ReplicaManager     = (*Server)(nil)
+	_ cluster.BucketStateApplier = (*Server)(nil)
+)

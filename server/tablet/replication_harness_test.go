@@ -129,16 +129,18 @@ type rnode struct {
 
 // rcluster is a set of in-process tablet servers replicating through a fakeControl.
 type rcluster struct {
-	t      *testing.T
+	t      testing.TB
 	ctl    *fakeControl
 	cat    *fakeCatalog
 	ids    counterIDs
 	nodes  map[int32]*rnode
 	minISR int
 	maxLag time.Duration
+	// segmentBytes, when set, is log.segment.file-size of servers started afterwards.
+	segmentBytes int64
 }
 
-func newRCluster(t *testing.T, n int, minISR int, maxLag time.Duration) *rcluster {
+func newRCluster(t testing.TB, n int, minISR int, maxLag time.Duration) *rcluster {
 	c := &rcluster{t: t, ctl: newFakeControl(), cat: &fakeCatalog{tables: map[int64]*cluster.TableInfo{}},
 		nodes: map[int32]*rnode{}, minISR: minISR, maxLag: maxLag}
 	for id := int32(1); id <= int32(n); id++ {
@@ -160,7 +162,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func (c *rcluster) start(id int32) {
 	t := c.t
 	n := c.nodes[id]
-	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: config.Default(),
+	cfg := config.Default()
+	if c.segmentBytes > 0 {
+		cfg.LogSegmentBytes = c.segmentBytes
+	}
+	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: cfg,
 		InternalListener: "FLUSS", Replication: c.ctl, MinInSyncReplicas: c.minISR, ReplicaMaxLag: c.maxLag}, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +234,12 @@ func (c *rcluster) stop(id int32) {
 // table (id BIGINT, name STRING).
 func (c *rcluster) table(id int64, pk bool) *cluster.TableInfo {
 	c.t.Helper()
+	return c.tableWith(id, pk, nil)
+}
+
+// tableWith is table with extra table properties.
+func (c *rcluster) tableWith(id int64, pk bool, props map[string]string) *cluster.TableInfo {
+	c.t.Helper()
 	d := metadata.TableDescriptor{
 		Schema:           metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: metadata.DataType{Root: metadata.Int}}}},
 		BucketCount:      1,
@@ -240,6 +252,9 @@ func (c *rcluster) table(id int64, pk bool) *cluster.TableInfo {
 			{Name: "name", Type: metadata.DataType{Root: metadata.String}},
 		}, PrimaryKey: []string{"id"}}
 		d.Properties = map[string]string{}
+	}
+	for k, v := range props {
+		d.Properties[k] = v
 	}
 	d.Schema.AssignFieldIDs()
 	out, err := metadata.PrepareCreateTable(&d, metadata.ClusterDefaults{})
@@ -319,7 +334,7 @@ func (c *rcluster) tryLogBytes(id int32, table int64) (data []byte, hw, leo int6
 }
 
 // waitFor polls cond until it holds (5 s at most).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
@@ -350,7 +365,7 @@ func (c *rcluster) waitInSync(table int64, ids ...int32) {
 }
 
 // produceTo sends one PRODUCE_LOG of records to bucket 0 and returns the bucket's answer.
-func produceTo(t *testing.T, conn *wire.ClientConn, table int64, acks int32, timeoutMs int32, records []byte) *flusspb.PbProduceLogRespForBucket {
+func produceTo(t testing.TB, conn *wire.ClientConn, table int64, acks int32, timeoutMs int32, records []byte) *flusspb.PbProduceLogRespForBucket {
 	t.Helper()
 	var resp flusspb.ProduceLogResponse
 	req := &flusspb.ProduceLogRequest{Acks: proto.Int32(acks), TableId: proto.Int64(table), TimeoutMs: proto.Int32(timeoutMs),
@@ -372,7 +387,7 @@ func writerBatch(n int32, writer int64, seq int32) []byte {
 
 var pkTypes = []metadata.DataType{{Root: metadata.BigInt, NotNull: true}, {Root: metadata.String}}
 
-func pkKey(t *testing.T, id int64) []byte {
+func pkKey(t testing.TB, id int64) []byte {
 	k, err := row.EncodeKey(nil, pkTypes[:1], []row.Datum{{I: id}})
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +396,7 @@ func pkKey(t *testing.T, id int64) []byte {
 }
 
 // upsert writes rows id -> name to bucket 0 of a PK table and returns the bucket's answer.
-func upsert(t *testing.T, conn *wire.ClientConn, table int64, acks int32, writer int64, seq int32, rows map[int64]string) *flusspb.PbPutKvRespForBucket {
+func upsert(t testing.TB, conn *wire.ClientConn, table int64, acks int32, writer int64, seq int32, rows map[int64]string) *flusspb.PbPutKvRespForBucket {
 	t.Helper()
 	var recs []record.KvRecord
 	for id, name := range rows {

@@ -2,15 +2,20 @@ package tablet_test
 
 import (
 	"context"
+	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
 )
 
 // Appends to the leader reach both followers byte for byte (offsets, commit timestamps and
@@ -39,14 +44,27 @@ func TestReplicationCopiesTheLeadersLog(t *testing.T) {
 	}
 }
 
-// Followers refuse client data requests with NOT_LEADER_OR_FOLLOWER, and a client may not
-// pose as a follower outside the internal listener.
+// Followers, and servers without a replica of an existing bucket, refuse client data
+// requests with NOT_LEADER_OR_FOLLOWER; a client may not pose as a follower outside the
+// internal listener.
 func TestFollowersRefuseClientsAndClientsCannotFetchAsFollowers(t *testing.T) {
-	c := newRCluster(t, 2, 1, 10*time.Second)
+	c := newRCluster(t, 3, 1, 10*time.Second)
 	c.table(1, false)
 	c.table(2, true)
 	c.elect(1, []int32{1, 2}, 1, []int32{1, 2})
 	c.elect(2, []int32{1, 2}, 1, []int32{1, 2})
+
+	// Server 3 holds no replica: an existing bucket is NOT_LEADER_OR_FOLLOWER there (its
+	// leader is elsewhere), a bucket the catalog does not have is UNKNOWN_TABLE_OR_BUCKET.
+	if _, code := lookupNames(t, c.nodes[3].client, 2, 1); code != ferr.NotLeaderOrFollower {
+		t.Fatalf("lookup on a server without a replica: code %d", code)
+	}
+	if r := produceTo(t, c.nodes[3].client, 1, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.NotLeaderOrFollower {
+		t.Fatalf("produce on a server without a replica: code %d", r.GetErrorCode())
+	}
+	if r := produceTo(t, c.nodes[3].client, 99, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.UnknownTableOrBucketException {
+		t.Fatalf("produce to an unknown table: code %d", r.GetErrorCode())
+	}
 
 	follower := c.nodes[2].client
 	if r := produceTo(t, follower, 1, -1, 1000, rowBatch(1)); ferr.Code(r.GetErrorCode()) != ferr.NotLeaderOrFollower {
@@ -299,8 +317,12 @@ func TestPromotedPKFollowerServesAtOnce(t *testing.T) {
 		}
 	}
 	// A retry of the last acknowledged batch is a duplicate at the new leader.
+	before := c.replica(2, 7).Log.LogEndOffset()
 	if r := upsert(t, c.nodes[2].client, 7, -1, 9, 29, map[int64]string{29: "v1", 14: "v2"}); r.GetErrorCode() != 0 {
 		t.Fatalf("retried upsert: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+	}
+	if after := c.replica(2, 7).Log.LogEndOffset(); after != before {
+		t.Fatalf("a retried upsert was written again: changelog end %d -> %d", before, after)
 	}
 	if r := upsert(t, c.nodes[2].client, 7, -1, 9, 30, map[int64]string{1000: "new"}); r.GetErrorCode() != 0 {
 		t.Fatalf("upsert at the new leader: %d %s", r.GetErrorCode(), r.GetErrorMessage())
@@ -313,4 +335,147 @@ func TestPromotedPKFollowerServesAtOnce(t *testing.T) {
 	if got, code := lookupNames(t, c.nodes[1].client, 7, 1000, 29); code != ferr.None || got[0] != "new" || got[1] != "v1" {
 		t.Fatalf("lookup after promoting server 1 back: %v code %d", got, code)
 	}
+}
+
+// A state that no longer lists a server deletes its replica; the remaining replica, now the
+// only one, reopens its log standalone (HW = its durable end) and keeps every record.
+func TestShrinkingToOneReplica(t *testing.T) {
+	c := newRCluster(t, 2, 1, time.Minute)
+	c.table(1, false)
+	c.elect(1, []int32{1, 2}, 1, []int32{1, 2})
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(4)); r.GetErrorCode() != 0 {
+		t.Fatalf("produce: %d", r.GetErrorCode())
+	}
+	c.waitInSync(1, 1, 2)
+	dir := c.replica(2, 1).Log.Dir()
+	c.elect(1, []int32{1}, 1, []int32{1})
+	c.ctl.mu.Lock()
+	st := c.ctl.states[bucket0(1)]
+	c.ctl.mu.Unlock()
+	tbl, _ := c.cat.TableByID(1)
+	if err := c.nodes[2].srv.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: tbl, Bucket: bucket0(1), State: st}}); err != nil {
+		t.Fatal(err)
+	}
+	if c.replica(2, 1) != nil {
+		t.Fatal("server 2 still holds a replica it is no longer assigned")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the dropped replica's directory is still there: %v", err)
+	}
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(1)); r.GetErrorCode() != 0 || r.GetBaseOffset() != 4 {
+		t.Fatalf("produce to the single replica: code %d base %d", r.GetErrorCode(), r.GetBaseOffset())
+	}
+	if c.replica(1, 1).Log.ExternalHighWatermark() {
+		t.Fatal("a single-replica bucket still runs with an external high watermark")
+	}
+	if got := latest(t, c.nodes[1].client, 1); got != 5 {
+		t.Fatalf("latest offset %d, want 5", got)
+	}
+	// A repeated (not newer) state changes nothing.
+	if err := c.nodes[1].srv.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: tbl, Bucket: bucket0(1), State: st}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := latest(t, c.nodes[1].client, 1); got != 5 {
+		t.Fatalf("latest offset after a repeated state %d, want 5", got)
+	}
+}
+
+// The leader goes away in the middle of a stream of acks=-1 appends from an idempotent
+// writer (while a request is in flight); the writer retries every unanswered batch at the
+// new leader, as clients do after a metadata refresh. Every acknowledged batch is in the new
+// leader's log exactly once, in sequence order, and all replicas agree afterwards.
+func TestLeaderLossDuringAcksAllStream(t *testing.T) {
+	c := newRCluster(t, 3, 2, time.Minute)
+	c.table(1, false)
+	c.elect(1, []int32{1, 2, 3}, 1, []int32{1, 2, 3})
+	const writer, batches = 77, 80
+	var leader atomic.Int32
+	leader.Store(1)
+	conns := map[int32]*wire.ClientConn{1: c.nodes[1].client, 2: c.nodes[2].client}
+	halfway := make(chan struct{})
+	failedOver := make(chan struct{})
+	go func() {
+		<-halfway
+		c.stop(1)
+		c.elect(1, []int32{1, 2, 3}, 2, []int32{2, 3})
+		leader.Store(2)
+		close(failedOver)
+	}()
+	for seq := int32(0); seq < batches; seq++ {
+		if seq == batches/2 {
+			close(halfway)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if time.Now().After(deadline) {
+				t.Fatalf("seq %d never acknowledged", seq)
+			}
+			var resp flusspb.ProduceLogResponse
+			err := conns[leader.Load()].Call(context.Background(), wire.ProduceLog, &flusspb.ProduceLogRequest{Acks: proto.Int32(-1),
+				TableId: proto.Int64(1), TimeoutMs: proto.Int32(2000), BucketsReq: []*flusspb.PbProduceLogReqForBucket{
+					{BucketId: proto.Int32(0), Records: writerBatch(1, writer, seq)}}}, &resp)
+			if err == nil && resp.BucketsResp[0].GetErrorCode() == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	<-failedOver
+	c.waitInSync(1, 2, 3)
+	data, _, _ := c.logBytes(2, 1)
+	var seqs []int32
+	for b, err := range record.Iterate(data) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.WriterID() == writer {
+			seqs = append(seqs, b.BatchSequence())
+		}
+	}
+	if len(seqs) != batches {
+		t.Fatalf("%d batches of the writer in the log, want %d: %v", len(seqs), batches, seqs)
+	}
+	for i, s := range seqs {
+		if s != int32(i) {
+			t.Fatalf("batch %d of the log has sequence %d", i, s)
+		}
+	}
+	// The old leader comes back as a follower and agrees.
+	c.start(1)
+	c.waitInSync(1, 2, 3, 1)
+}
+
+// A follower whose log ends before the leader's log start (the leader's retention removed
+// what it lacks) restarts its log at the leader's start and catches up from there.
+func TestFollowerBehindTheLeadersLogStartRestartsThere(t *testing.T) {
+	c := newRCluster(t, 2, 1, time.Minute)
+	c.segmentBytes = 512
+	c.stop(1)
+	c.start(1) // small segments on the leader
+	c.stop(2)
+	c.tableWith(1, false, map[string]string{metadata.PropLogTTL: "1ms"})
+	c.elect(1, []int32{1, 2}, 1, []int32{1})
+	for range 30 {
+		if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(5)); r.GetErrorCode() != 0 {
+			t.Fatalf("produce: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+		}
+	}
+	leader := c.replica(1, 1).Log
+	if _, err := leader.DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	start := leader.LogStartOffset()
+	if start == 0 {
+		t.Fatal("retention removed nothing from the leader's log")
+	}
+	c.start(2)
+	c.waitInSync(1, 1, 2)
+	if got := c.replica(2, 1).Log.LogStartOffset(); got != start {
+		t.Fatalf("follower log starts at %d, the leader's at %d", got, start)
+	}
+	waitFor(t, "server 2 in the ISR", func() bool { return slices.Contains(c.ctl.state(bucket0(1)).ISR, 2) })
+	if r := produceTo(t, c.nodes[1].client, 1, -1, 10000, rowBatch(1)); r.GetErrorCode() != 0 {
+		t.Fatalf("produce after the follower caught up: %d", r.GetErrorCode())
+	}
+	c.waitInSync(1, 1, 2)
 }

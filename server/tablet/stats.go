@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble"
 )
 
-// Replicas returns the buckets this server leads, ordered by table, partition and bucket.
+// Replicas returns the buckets this server holds (leads or follows), ordered by table, partition and bucket.
 // The replicas may be closed concurrently by a drop; readers of their logs see a closed log.
 func (s *Server) Replicas() []*Replica {
 	s.mu.RLock()
@@ -26,3 +26,6 @@ func (s *Server) Replicas() []*Replica {
 // PebbleMetrics returns the metrics of the Pebble instance holding every primary-key
 // bucket's state.
 func (s *Server) PebbleMetrics() *pebble.Metrics { return s.kv.Metrics() }
+
+// IsLeader reports whether this server leads the bucket (a standalone bucket always).
+func (r *Replica) IsLeader() bool { return r.repl == nil || r.repl.leading.Load() }

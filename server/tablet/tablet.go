@@ -76,6 +76,7 @@ type Server struct {
 	minISR     int
 	maxLag     time.Duration
 	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
+	closed     bool                                   // Close ran; guarded by leadMu
 	fetchMu    sync.Mutex
 	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
 	isrWG      sync.WaitGroup     // AdjustISR calls in flight
@@ -163,8 +164,10 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 }
 
 // BecomeLeader implements cluster.ReplicaManager for the single node: it applies, for every
-// bucket of the table (or partition), the state "replicas [this server], leader this server,
-// epoch 0", which opens the bucket standalone. A bucket already held is left as it is.
+// bucket of the table (or partition), the state "replicas [this server], leader this server",
+// which opens the bucket standalone. Its epochs are -1, below any state the control plane
+// stores, so a real state for the bucket always supersedes it. A bucket already held is left
+// as it is.
 func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
 	pid := cluster.NoPartition
 	if p != nil {
@@ -175,7 +178,7 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 	for b := int32(0); b < t.NumBuckets(); b++ {
 		updates = append(updates, cluster.BucketUpdate{Table: t, Partition: p,
 			Bucket: cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b},
-			State:  cluster.BucketState{Replicas: self, Leader: s.opts.ServerID, ISR: self}})
+			State:  cluster.BucketState{Replicas: self, Leader: s.opts.ServerID, ISR: self, LeaderEpoch: -1, BucketEpoch: -1}})
 	}
 	return s.ApplyBucketStates(ctx, updates)
 }
@@ -183,9 +186,10 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 // openReplica opens (creating if needed) the storage of bucket key. A replicated bucket's log
 // runs with an external high watermark (docs/cluster.md); it serves nothing until it is made
 // leader or follower.
-func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool) (*Replica, error) {
+func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool, initialOffset int64) (*Replica, error) {
 	opts := s.logOptions(t)
 	opts.ExternalHighWatermark = replicated
+	opts.InitialOffset = initialOffset
 	l, err := logstore.Open(ctx, bucketDir(s.opts.DataDir, key), opts)
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", key, err)
@@ -239,20 +243,39 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	return errors.Join(errs...)
 }
 
-// replica returns the bucket's replica for a client's data request: the error Fluss gives
-// for an unknown bucket, NOT_LEADER_OR_FOLLOWER when this server holds the bucket but does
-// not lead it (both make clients refresh their metadata).
+// replica returns the bucket's replica for a client's data request. As Fluss's
+// getReplicaOrException: NOT_LEADER_OR_FOLLOWER when this server holds the bucket but does
+// not lead it, or does not hold a bucket that exists in the catalog (its leader is elsewhere);
+// UNKNOWN_TABLE_OR_BUCKET for a bucket the catalog does not know. Both make clients refresh
+// their metadata.
 func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
 	s.mu.RLock()
 	r, ok := s.replicas[b]
 	s.mu.RUnlock()
 	if !ok {
+		if s.bucketExists(b) {
+			return nil, ferr.New(ferr.NotLeaderOrFollower, "tablet server %d is not leader or follower for %s", s.opts.ServerID, b)
+		}
 		return nil, ferr.New(ferr.UnknownTableOrBucketException, "Unknown table or bucket: %s", b)
 	}
 	if r.repl != nil && !r.repl.leading.Load() {
 		return nil, ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", b, s.opts.ServerID)
 	}
 	return r, nil
+}
+
+// bucketExists reports whether the catalog has bucket b (its table, its partition, and a
+// bucket number below the table's bucket count).
+func (s *Server) bucketExists(b cluster.Bucket) bool {
+	t, ok := s.opts.Catalog.TableByID(b.TableID)
+	if !ok || b.Bucket < 0 || b.Bucket >= t.NumBuckets() {
+		return false
+	}
+	if b.PartitionID == cluster.NoPartition {
+		return !t.Partitioned()
+	}
+	p, ok := s.opts.Catalog.PartitionByID(b.PartitionID)
+	return ok && p.TableID == b.TableID
 }
 
 // hosted returns the bucket's replica whatever its role, nil if this server holds none.
@@ -321,6 +344,7 @@ func (s *Server) Close() error {
 	<-s.bgDone
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
+	s.closed = true
 	for _, r := range s.Replicas() {
 		s.stopReplication(r)
 	}
