@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stromdb/strom/fluss/internal/transport"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/wire"
 )
 
 // Config configures a Connection. The zero value of a field means its default; FromProperties
@@ -211,7 +211,7 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.ScannerFetchMaxBytesForBucket, 1<<20)
 	setInt(&c.LookupMaxBatchSize, 128)
 	setInt(&c.LookupMaxInflightRequests, 16)
-	setInt(&c.MaxResponseSize, transport.DefaultMaxResponseSize)
+	setInt(&c.MaxResponseSize, wire.DefaultMaxFrameSize)
 	setDur(&c.WriterBackpressureBackoff, 3*time.Second)
 	if c.WriterRetries == 0 {
 		c.WriterRetries = math.MaxInt32

@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/fluss/internal/transport"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 )
@@ -23,7 +22,7 @@ const clientVersion = "0.1.0"
 // release its network connections and stop every writer and scanner created from it.
 type Connection struct {
 	cfg  Config
-	wcfg transport.Config
+	wcfg wire.ClientConfig
 	meta *metadataCache
 
 	mu      sync.Mutex
@@ -39,7 +38,7 @@ type closer interface{ closeFromConn() }
 // poolEntry is one pooled server connection; ready is closed once dialing finished.
 type poolEntry struct {
 	ready chan struct{}
-	conn  *transport.Conn
+	conn  *wire.ClientConn
 	err   error
 }
 
@@ -52,7 +51,7 @@ func Connect(ctx context.Context, cfg Config) (*Connection, error) {
 	}
 	c := &Connection{
 		cfg: cfg,
-		wcfg: transport.Config{
+		wcfg: wire.ClientConfig{
 			SoftwareName: "fluss-go", SoftwareVersion: clientVersion,
 			MaxResponseSize: cfg.MaxResponseSize,
 		},
@@ -147,7 +146,7 @@ func (c *Connection) Table(ctx context.Context, path TablePath) (*Table, error) 
 
 // serverConn returns the pooled connection to node, dialing it (API_VERSIONS and SASL
 // handshake) if needed. Broken connections are replaced.
-func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType transport.ServerType) (*transport.Conn, error) {
+func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType int32) (*wire.ClientConn, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -162,7 +161,7 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ConnectTimeout)
 			wc := c.wcfg
 			wc.ExpectServerType = serverType
-			e.conn, e.err = transport.Dial(dctx, addr, wc)
+			e.conn, e.err = wire.Dial(dctx, addr, wc)
 			cancel()
 			if e.err != nil {
 				c.mu.Lock()
@@ -200,12 +199,12 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 // call sends one request to node and waits for the answer, bounded by RequestTimeout.
 // Transport failures are returned as NETWORK_EXCEPTION errors (retriable).
 func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey, req, resp proto.Message) error {
-	st := transport.ServerUnknown
+	var st int32 // unknown role: accept any
 	switch node.Type {
 	case CoordinatorServer:
-		st = transport.ServerCoordinator
+		st = wire.ServerCoordinator
 	case TabletServer:
-		st = transport.ServerTablet
+		st = wire.ServerTablet
 	}
 	uid := node.uid()
 	if node.ID < 0 {
@@ -237,7 +236,7 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 		return err
 	}
 	var ie *ferr.Error
-	if errors.As(err, &ie) && !errors.Is(err, transport.ErrConnClosed) {
+	if errors.As(err, &ie) && !errors.Is(err, wire.ErrConnClosed) {
 		// An error response: the server's code and message, as the public type.
 		return &Error{Code: ErrorCode(ie.Code), Message: ie.Message}
 	}

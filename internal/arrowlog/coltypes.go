@@ -51,42 +51,9 @@ func codecTable() [metadata.Row + 1]columnCodec {
 				}
 			}),
 		},
-		metadata.TinyInt: {
-			arrowType: fixedType(arrow.PrimitiveTypes.Int8),
-			appender: scalarAppender(func(b *array.Int8Builder, d *row.Datum) error {
-				if err := intRange(d.I, math.MinInt8, math.MaxInt8); err != nil {
-					return err
-				}
-				b.Append(int8(d.I))
-				return nil
-			}),
-			reader:   scalarReader(func(x *array.Int8, i int, d *row.Datum) { d.I = int64(x.Value(i)) }),
-			validate: func(_ *metadata.DataType, d *row.Datum) error { return intRange(d.I, math.MinInt8, math.MaxInt8) },
-		},
-		metadata.SmallInt: {
-			arrowType: fixedType(arrow.PrimitiveTypes.Int16),
-			appender: scalarAppender(func(b *array.Int16Builder, d *row.Datum) error {
-				if err := intRange(d.I, math.MinInt16, math.MaxInt16); err != nil {
-					return err
-				}
-				b.Append(int16(d.I))
-				return nil
-			}),
-			reader:   scalarReader(func(x *array.Int16, i int, d *row.Datum) { d.I = int64(x.Value(i)) }),
-			validate: func(_ *metadata.DataType, d *row.Datum) error { return intRange(d.I, math.MinInt16, math.MaxInt16) },
-		},
-		metadata.Int: {
-			arrowType: fixedType(arrow.PrimitiveTypes.Int32),
-			appender: scalarAppender(func(b *array.Int32Builder, d *row.Datum) error {
-				if err := intRange(d.I, math.MinInt32, math.MaxInt32); err != nil {
-					return err
-				}
-				b.Append(int32(d.I))
-				return nil
-			}),
-			reader:   scalarReader(func(x *array.Int32, i int, d *row.Datum) { d.I = int64(x.Value(i)) }),
-			validate: validateInt32,
-		},
+		metadata.TinyInt:  narrowIntCodec[int8, *array.Int8Builder, *array.Int8](arrow.PrimitiveTypes.Int8, math.MinInt8, math.MaxInt8),
+		metadata.SmallInt: narrowIntCodec[int16, *array.Int16Builder, *array.Int16](arrow.PrimitiveTypes.Int16, math.MinInt16, math.MaxInt16),
+		metadata.Int:      narrowIntCodec[int32, *array.Int32Builder, *array.Int32](arrow.PrimitiveTypes.Int32, math.MinInt32, math.MaxInt32),
 		metadata.BigInt: {
 			arrowType: fixedType(arrow.PrimitiveTypes.Int64),
 			appender: scalarAppender(func(b *array.Int64Builder, d *row.Datum) error {
@@ -548,6 +515,29 @@ func scalarReader[A arrow.Array](get func(x A, i int, d *row.Datum)) func(arrow.
 			return nil, typeMismatch(a, t)
 		}
 		return func(i int, d *row.Datum) { get(x, i, d) }, nil
+	}
+}
+
+// narrowIntCodec is the entry of an integer type narrower than BIGINT, stored as Arrow type at
+// with Go type T: a value outside [lo, hi] is refused before anything is appended.
+func narrowIntCodec[T int8 | int16 | int32, B interface {
+	array.Builder
+	Append(T)
+}, A interface {
+	arrow.Array
+	Value(int) T
+}](at arrow.DataType, lo, hi int64) columnCodec {
+	return columnCodec{
+		arrowType: fixedType(at),
+		appender: scalarAppender(func(b B, d *row.Datum) error {
+			if err := intRange(d.I, lo, hi); err != nil {
+				return err
+			}
+			b.Append(T(d.I))
+			return nil
+		}),
+		reader:   scalarReader(func(x A, i int, d *row.Datum) { d.I = int64(x.Value(i)) }),
+		validate: func(_ *metadata.DataType, d *row.Datum) error { return intRange(d.I, lo, hi) },
 	}
 }
 

@@ -75,7 +75,24 @@ func (s *session) table(ctx context.Context, pk bool) (*tableInfo, error) {
 	if pk {
 		name = s.cfg.Table + "_kv"
 	}
-	d := s.cfg.descriptor(pk)
+	t, err := s.create(ctx, name, s.cfg.descriptor(pk))
+	if err != nil {
+		return nil, err
+	}
+	s.tables[pk] = t
+	if err := s.waitForLeaders(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := s.waitForBuckets(ctx, t, pk); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// create creates table name of the benchmark's database from d. A table of that name left by
+// an earlier run is an error: its contents would skew the numbers. The caller registers the
+// table to be dropped at the end and waits for its buckets.
+func (s *session) create(ctx context.Context, name string, d metadata.TableDescriptor) (*tableInfo, error) {
 	req := &flusspb.CreateTableRequest{
 		TablePath:      &flusspb.PbTablePath{DatabaseName: proto.String(s.cfg.Database), TableName: proto.String(name)},
 		TableJson:      d.JSON(),
@@ -87,15 +104,7 @@ func (s *session) table(ctx context.Context, pk bool) (*tableInfo, error) {
 		}
 		return nil, fmt.Errorf("create table %s.%s: %w", s.cfg.Database, name, err)
 	}
-	t := &tableInfo{name: name, path: s.cfg.Database + "." + name}
-	s.tables[pk] = t
-	if err := s.waitForLeaders(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := s.waitForBuckets(ctx, t, pk); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return &tableInfo{name: name, path: s.cfg.Database + "." + name}, nil
 }
 
 // waitForLeaders polls GET_METADATA until every bucket of t has a reachable leader (leaders

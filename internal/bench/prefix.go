@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/internal/wire"
@@ -68,18 +67,10 @@ func (l *prefixLayout) descriptor(cfg *Config) metadata.TableDescriptor {
 // registers it to be dropped at the end, and waits until its buckets are served; probe
 // holds a LOOKUP key per bucket.
 func (s *session) createTable(ctx context.Context, name string, d metadata.TableDescriptor, probe [][]byte) (*tableInfo, error) {
-	req := &flusspb.CreateTableRequest{
-		TablePath:      &flusspb.PbTablePath{DatabaseName: proto.String(s.cfg.Database), TableName: proto.String(name)},
-		TableJson:      d.JSON(),
-		IgnoreIfExists: proto.Bool(false),
+	t, err := s.create(ctx, name, d)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.coord.Call(ctx, wire.CreateTable, req, &flusspb.CreateTableResponse{}); err != nil {
-		if ferr.CodeOf(err) == ferr.TableAlreadyExist {
-			return nil, fmt.Errorf("create table %s.%s: it already exists (drop it or pick another -table): %w", s.cfg.Database, name, err)
-		}
-		return nil, fmt.Errorf("create table %s.%s: %w", s.cfg.Database, name, err)
-	}
-	t := &tableInfo{name: name, path: s.cfg.Database + "." + name}
 	s.extraTables = append(s.extraTables, t)
 	if err := s.waitForLeaders(ctx, t); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,7 +170,7 @@ func ValidateTimeFormat(format string, u TimeUnit, loc *time.Location) error {
 		}
 	}
 	want := expectedFields(u)
-	if !equalFields(got, want) {
+	if !slices.Equal(got, want) {
 		return fmt.Errorf("Time format '%s' must contain fields %s in this order for time unit '%s', but found %s.",
 			format, fieldList(want), u, fieldList(got))
 	}
@@ -185,18 +186,6 @@ func ValidateTimeFormat(format string, u TimeUnit, loc *time.Location) error {
 		return fmt.Errorf("Time format '%s' generates invalid partition value '%s': %s.", format, sample, reason)
 	}
 	return nil
-}
-
-func equalFields(a, b []timeField) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // FormatPartitionTime formats t (in its own location) with a partition time format such as

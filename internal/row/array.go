@@ -27,19 +27,8 @@ const (
 
 // elemSize is the fixed-part slot width of an array element of type t.
 func elemSize(t *metadata.DataType) (int, bool) {
-	switch t.Root {
-	case metadata.Boolean, metadata.TinyInt:
-		return 1, true
-	case metadata.SmallInt:
-		return 2, true
-	case metadata.Int, metadata.Float, metadata.Date, metadata.Time:
-		return 4, true
-	case metadata.BigInt, metadata.Double, metadata.Char, metadata.String, metadata.Binary,
-		metadata.Bytes, metadata.Decimal, metadata.Timestamp, metadata.TimestampLTZ,
-		metadata.Array, metadata.Map, metadata.Row:
-		return 8, true
-	}
-	return 0, false
+	n := codecOf(t).elemSize
+	return n, n > 0
 }
 
 func roundUp8(n int) int { return (n + 7) &^ 7 }
@@ -87,88 +76,7 @@ func appendBinaryArray(dst []byte, elem *metadata.DataType, vals []Datum, f rowF
 // appendArrayElem writes one non-NULL element into its slot at dst[slot:], appending any
 // variable-length data; start is the array's first byte.
 func appendArrayElem(dst []byte, start, slot int, t *metadata.DataType, d *Datum, f rowFormat) ([]byte, error) {
-	switch t.Root {
-	case metadata.Boolean:
-		dst[slot] = boolByte(d)
-	case metadata.TinyInt:
-		b, err := checkInt8(d)
-		if err != nil {
-			return dst, err
-		}
-		dst[slot] = b
-	case metadata.SmallInt:
-		v, err := checkInt16(d)
-		if err != nil {
-			return dst, err
-		}
-		putU16(dst, slot, uint16(v))
-	case metadata.Int, metadata.Date, metadata.Time:
-		v, err := checkInt32(t, d)
-		if err != nil {
-			return dst, err
-		}
-		putU32(dst, slot, uint32(v))
-	case metadata.Float:
-		bits := math.Float32bits(float32(d.F))
-		if d.F != d.F {
-			bits = canonicalNaN32
-		}
-		putU32(dst, slot, bits)
-	case metadata.Double:
-		bits := math.Float64bits(d.F)
-		if d.F != d.F {
-			bits = canonicalNaN64
-		}
-		putU64(dst, slot, bits)
-	case metadata.BigInt:
-		putU64(dst, slot, uint64(d.I))
-	case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
-		if len(d.B) <= maxInlineLen {
-			copy(dst[slot:], d.B)
-			dst[slot+7] = 0x80 | byte(len(d.B))
-			return dst, nil
-		}
-		off := len(dst) - start
-		dst = append(dst, d.B...)
-		dst = appendZeros(dst, roundUp8(len(d.B))-len(d.B))
-		putU64(dst, slot, uint64(off)<<32|uint64(len(d.B)))
-	case metadata.Decimal:
-		if isCompactDecimal(t) {
-			putU64(dst, slot, uint64(d.I))
-			return dst, nil
-		}
-		b := minimalDecimalBytes(d.B)
-		if len(b) > maxDecimalBytes {
-			return dst, invalidf("decimal of %d bytes does not fit 16", len(b))
-		}
-		off := len(dst) - start
-		dst = append(dst, b...)
-		dst = appendZeros(dst, maxDecimalBytes-len(b))
-		putU64(dst, slot, uint64(off)<<32|uint64(len(b)))
-	case metadata.Timestamp, metadata.TimestampLTZ:
-		if isCompactTimestamp(t) {
-			putU64(dst, slot, uint64(d.I))
-			return dst, nil
-		}
-		if err := checkNanos(d); err != nil {
-			return dst, err
-		}
-		off := len(dst) - start
-		dst = appendU64(dst, uint64(d.I))
-		putU64(dst, slot, uint64(off)<<32|uint64(uint32(d.Nanos)))
-	case metadata.Array, metadata.Map, metadata.Row:
-		off := len(dst) - start
-		var err error
-		if dst, err = appendNested(dst, t, d, f); err != nil {
-			return dst, err
-		}
-		size := len(dst) - start - off
-		dst = appendZeros(dst, roundUp8(size)-size)
-		putU64(dst, slot, uint64(off)<<32|uint64(size))
-	default:
-		return dst, invalidf("unsupported array element type root %d", t.Root)
-	}
-	return dst, nil
+	return codecOf(t).appendElem(dst, start, slot, t, d, f)
 }
 
 // appendBinaryMap appends the BinaryMap form of d (keys in d.Elems, values in d.Vals).
@@ -231,72 +139,7 @@ func varSpan(buf []byte, v uint64) ([]byte, error) {
 }
 
 func decodeArrayElem(buf []byte, slot int, t *metadata.DataType, d *Datum, f rowFormat) error {
-	switch t.Root {
-	case metadata.Boolean:
-		*d = Datum{I: int64(boolOf(buf[slot]))}
-	case metadata.TinyInt:
-		*d = Datum{I: int64(int8(buf[slot]))}
-	case metadata.SmallInt:
-		*d = Datum{I: int64(int16(getU16(buf, slot)))}
-	case metadata.Int, metadata.Date, metadata.Time:
-		*d = Datum{I: int64(int32(getU32(buf, slot)))}
-	case metadata.Float:
-		*d = Datum{F: float64(math.Float32frombits(getU32(buf, slot)))}
-	case metadata.Double:
-		*d = Datum{F: math.Float64frombits(getU64(buf, slot))}
-	case metadata.BigInt:
-		*d = Datum{I: int64(getU64(buf, slot))}
-	case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
-		v := getU64(buf, slot)
-		if v&inlineMark != 0 {
-			l := int(v>>56) & 0x7f
-			if l > maxInlineLen {
-				return corruptf("inline length %d > 7", l)
-			}
-			*d = Datum{B: buf[slot : slot+l : slot+l]}
-			return nil
-		}
-		b, err := varSpan(buf, v)
-		if err != nil {
-			return err
-		}
-		*d = Datum{B: b}
-	case metadata.Decimal:
-		if isCompactDecimal(t) {
-			*d = Datum{I: int64(getU64(buf, slot))}
-			return nil
-		}
-		b, err := varSpan(buf, getU64(buf, slot))
-		if err != nil {
-			return err
-		}
-		// Java's array writer reserves 16 bytes and never writes more.
-		if len(b) == 0 || len(b) > maxDecimalBytes {
-			return corruptf("decimal of %d bytes", len(b))
-		}
-		*d = Datum{B: minimalDecimalBytes(b)}
-	case metadata.Timestamp, metadata.TimestampLTZ:
-		v := getU64(buf, slot)
-		if isCompactTimestamp(t) {
-			*d = Datum{I: int64(v)}
-			return nil
-		}
-		off := int64(int32(v >> 32))
-		if off < 0 || off+8 > int64(len(buf)) {
-			return corruptf("timestamp millis at %d outside %d bytes", off, len(buf))
-		}
-		*d = Datum{I: int64(getU64(buf, int(off))), Nanos: int32(v)}
-		return checkNanosDecoded(d)
-	case metadata.Array, metadata.Map, metadata.Row:
-		b, err := varSpan(buf, getU64(buf, slot))
-		if err != nil {
-			return err
-		}
-		return decodeNested(b, t, d, f)
-	default:
-		return corruptf("unsupported array element type root %d", t.Root)
-	}
-	return nil
+	return codecOf(t).readElem(buf, slot, t, d, f)
 }
 
 func boolOf(b byte) int {

@@ -1,10 +1,6 @@
 package row
 
-import (
-	"math"
-
-	"github.com/stromdb/strom/internal/metadata"
-)
+import "github.com/stromdb/strom/internal/metadata"
 
 // CompactedRow layout (docs/binary-formats.md §5, Java CompactedRowWriter):
 //
@@ -51,52 +47,7 @@ func invalidField(i int, err error) error {
 
 // appendCompactedValue appends the CompactedRow encoding of a non-NULL value.
 func appendCompactedValue(dst []byte, t *metadata.DataType, d *Datum) ([]byte, error) {
-	switch t.Root {
-	case metadata.Boolean:
-		return append(dst, boolByte(d)), nil
-	case metadata.TinyInt:
-		b, err := checkInt8(d)
-		return append(dst, b), err
-	case metadata.SmallInt:
-		v, err := checkInt16(d)
-		return appendU16(dst, uint16(v)), err
-	case metadata.Int, metadata.Date, metadata.Time:
-		v, err := checkInt32(t, d)
-		return appendVarint32(dst, v), err
-	case metadata.BigInt:
-		return appendVarint64(dst, d.I), nil
-	case metadata.Float:
-		return appendU32(dst, math.Float32bits(float32(d.F))), nil
-	case metadata.Double:
-		return appendU64(dst, math.Float64bits(d.F)), nil
-	case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
-		// CHAR(n) and BINARY(n) are written like STRING and BYTES: length-prefixed, unpadded.
-		return appendLenPrefixed(dst, d.B), nil
-	case metadata.Decimal:
-		if isCompactDecimal(t) {
-			return appendVarint64(dst, d.I), nil
-		}
-		return appendLenPrefixed(dst, minimalDecimalBytes(d.B)), nil
-	case metadata.Timestamp, metadata.TimestampLTZ:
-		dst = appendVarint64(dst, d.I)
-		if isCompactTimestamp(t) {
-			return dst, nil
-		}
-		if err := checkNanos(d); err != nil {
-			return dst, err
-		}
-		return appendVarint32(dst, d.Nanos), nil
-	case metadata.Array, metadata.Map, metadata.Row:
-		start := len(dst)
-		var err error
-		dst, err = appendNested(dst, t, d, formatCompacted)
-		if err != nil {
-			return dst[:start], err
-		}
-		return prefixLength(dst, start), nil
-	default:
-		return dst, invalidf("unsupported type root %d", t.Root)
-	}
+	return codecOf(t).appendCompacted(dst, t, d)
 }
 
 // appendNested appends the binary form of an ARRAY, MAP or ROW value: a BinaryArray, a

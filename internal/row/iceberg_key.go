@@ -1,8 +1,6 @@
 package row
 
 import (
-	"encoding/binary"
-	"math"
 	"math/big"
 
 	"github.com/stromdb/strom/internal/metadata"
@@ -29,24 +27,8 @@ func EncodeIcebergKey(dst []byte, types []metadata.DataType, vals []Datum) ([]by
 	if d.Null {
 		return dst, invalidf("key column 0 is NULL")
 	}
-	switch t.Root {
-	case metadata.Int, metadata.Date, metadata.BigInt:
-		return binary.LittleEndian.AppendUint64(dst, uint64(d.I)), nil
-	case metadata.Time:
-		return binary.LittleEndian.AppendUint64(dst, uint64(d.I*1000)), nil
-	case metadata.Timestamp:
-		return binary.LittleEndian.AppendUint64(dst, uint64(d.I*1000+int64(d.Nanos)/1000)), nil
-	case metadata.Float:
-		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(d.F))), nil
-	case metadata.Double:
-		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(d.F)), nil
-	case metadata.Decimal:
-		if isCompactDecimal(t) {
-			return append(dst, twosComplement(d.I)...), nil
-		}
-		return append(dst, minimalDecimalBytes(d.B)...), nil
-	case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
-		return append(dst, d.B...), nil
+	if c := codecOf(t); c.icebergKey != nil {
+		return c.icebergKey(dst, t, d)
 	}
 	return dst, invalidf("Unsupported type for Iceberg binary row writer: %v", t.Root)
 }

@@ -6,12 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/proto/flusspb"
+)
+
+// Server roles, as numbered by ApiVersionsResponse.server_type. Older servers report none (0).
+const (
+	ServerCoordinator int32 = 1
+	ServerTablet      int32 = 2
 )
 
 // ClientConfig configures a client connection.
@@ -21,30 +29,40 @@ type ClientConfig struct {
 	// SASL PLAIN credentials; empty Username means no authentication.
 	Username, Password string
 	// ExpectServerType, when non-zero, makes the handshake fail if the server reports
-	// another role (1 coordinator, 2 tablet server).
+	// another role (ServerCoordinator or ServerTablet).
 	ExpectServerType int32
+	// MaxResponseSize bounds a response frame; a larger one breaks the connection instead of
+	// being allocated. 0 means DefaultMaxFrameSize, the bound a Fluss server puts on requests.
+	MaxResponseSize int
 }
 
 // ErrConnClosed is returned for calls on, or in flight when, a connection closes.
 var ErrConnClosed = errors.New("wire: connection closed")
 
+// maxKeptWriteBuffer is the largest request buffer a connection keeps for reuse: one huge
+// request must not pin its memory for the connection's lifetime.
+const maxKeptWriteBuffer = 1 << 20
+
 // ClientConn is a multiplexed client connection: many calls may be in flight at once and
-// responses are matched by request id.
+// responses are matched by request id. Every socket operation honours the call's context:
+// dialing, queueing for the socket, writing the request and waiting for the answer.
+// Requests are written whole, one at a time; a write that fails or is interrupted by its
+// context leaves a partial frame on the socket, so it breaks the connection (calls in
+// flight fail with ErrConnClosed).
 type ClientConn struct {
 	nc       net.Conn
+	maxResp  int
 	versions map[APIKey]VersionRange
 	// ServerType is what the server reported in API_VERSIONS (0 if absent).
 	ServerType int32
 
-	wmu    sync.Mutex
-	w      *bufio.Writer
-	wbuf   []byte
-	nextID int32
+	wsem   chan struct{} // one writer at a time; a channel so that waiting honours ctx
+	wbuf   []byte        // guarded by wsem
+	nextID int32         // guarded by wsem
 
 	mu      sync.Mutex
 	pending map[int32]chan clientResult
 	err     error // set once the connection failed
-	done    chan struct{}
 }
 
 type clientResult struct {
@@ -53,16 +71,20 @@ type clientResult struct {
 	err  error
 }
 
-// Dial connects to addr and performs the API_VERSIONS (and, if configured, SASL) handshake.
+// Dial connects to addr and performs the API_VERSIONS (and, if configured, SASL) handshake,
+// all bounded by ctx.
 func Dial(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn, error) {
+	if cfg.MaxResponseSize <= 0 {
+		cfg.MaxResponseSize = DefaultMaxFrameSize
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	c := &ClientConn{
-		nc: nc, w: bufio.NewWriterSize(nc, 64<<10),
-		pending: make(map[int32]chan clientResult), done: make(chan struct{}),
+		nc: nc, maxResp: cfg.MaxResponseSize, wsem: make(chan struct{}, 1),
+		pending: make(map[int32]chan clientResult),
 	}
 	go c.readLoop()
 	if err := c.handshake(ctx, cfg); err != nil {
@@ -98,10 +120,7 @@ func (c *ClientConn) handshake(ctx context.Context, cfg ClientConfig) error {
 	}
 	token := append(append(append([]byte{0}, cfg.Username...), 0), cfg.Password...)
 	var ar flusspb.AuthenticateResponse
-	if err := c.Call(ctx, Authenticate, &flusspb.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: token}, &ar); err != nil {
-		return err
-	}
-	return nil
+	return c.Call(ctx, Authenticate, &flusspb.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: token}, &ar)
 }
 
 // Version returns the version to use for key (the highest both sides support), or an
@@ -120,7 +139,7 @@ func (c *ClientConn) Version(key APIKey) (int16, error) {
 }
 
 // Call sends req as API key and decodes the response into resp. An ERROR_RESPONSE is returned
-// as a *ferr.Error.
+// as a *ferr.Error; ctx bounds queueing for the socket, the write and the wait.
 func (c *ClientConn) Call(ctx context.Context, key APIKey, req, resp proto.Message) error {
 	v, err := c.Version(key)
 	if err != nil {
@@ -131,7 +150,7 @@ func (c *ClientConn) Call(ctx context.Context, key APIKey, req, resp proto.Messa
 
 // CallRaw is Call with an already encoded request body; it returns the raw response body.
 func (c *ClientConn) CallRaw(ctx context.Context, key APIKey, version int16, body []byte) ([]byte, error) {
-	ch, id, err := c.send(key, version, func(dst []byte) ([]byte, error) { return append(dst, body...), nil })
+	ch, id, err := c.send(ctx, key, version, func(dst []byte) ([]byte, error) { return append(dst, body...), nil })
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +162,7 @@ func (c *ClientConn) CallRaw(ctx context.Context, key APIKey, version int16, bod
 }
 
 func (c *ClientConn) callVersion(ctx context.Context, key APIKey, version int16, req, resp proto.Message) error {
-	ch, id, err := c.send(key, version, func(dst []byte) ([]byte, error) {
+	ch, id, err := c.send(ctx, key, version, func(dst []byte) ([]byte, error) {
 		return proto.MarshalOptions{}.MarshalAppend(dst, req)
 	})
 	if err != nil {
@@ -159,12 +178,26 @@ func (c *ClientConn) callVersion(ctx context.Context, key APIKey, version int16,
 	return nil
 }
 
-func (c *ClientConn) send(key APIKey, version int16, body func([]byte) ([]byte, error)) (chan clientResult, int32, error) {
-	ch := make(chan clientResult, 1)
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+// send writes one request frame and registers its answer channel.
+func (c *ClientConn) send(ctx context.Context, key APIKey, version int16, body func([]byte) ([]byte, error)) (chan clientResult, int32, error) {
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-c.wsem }()
 	id := c.nextID & 0x7fffffff
 	c.nextID++
+	buf := AppendRequestHeader(c.wbuf[:0], RequestHeader{APIKey: key, APIVersion: version, RequestID: id})
+	buf, err := body(buf)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode %s request: %w", key, err)
+	}
+	FinishFrame(buf)
+	if cap(buf) <= maxKeptWriteBuffer {
+		c.wbuf = buf
+	}
+	ch := make(chan clientResult, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -172,21 +205,32 @@ func (c *ClientConn) send(key APIKey, version int16, body func([]byte) ([]byte, 
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	buf := AppendRequestHeader(c.wbuf[:0], RequestHeader{APIKey: key, APIVersion: version, RequestID: id})
-	buf, err := body(buf)
-	if err != nil {
-		c.forget(id)
-		return nil, 0, fmt.Errorf("encode %s request: %w", key, err)
+
+	// The write honours ctx: its deadline becomes the socket's, and cancellation moves the
+	// deadline to now, which interrupts a write blocked on a full socket buffer.
+	deadline, _ := ctx.Deadline()
+	_ = c.nc.SetWriteDeadline(deadline)
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.nc.SetWriteDeadline(time.Now())
+		close(interrupted)
+	})
+	_, err = c.nc.Write(buf)
+	if !stop() {
+		<-interrupted // the next writer must not inherit a deadline set after its own
 	}
-	FinishFrame(buf)
-	c.wbuf = buf
-	if _, err := c.w.Write(buf); err == nil {
-		err = c.w.Flush()
-		if err != nil {
-			c.fail(err)
+	if err != nil {
+		// The socket deadline is the context's (or now, on cancellation), so a timed-out
+		// write is the context ending even if its timer has not fired yet.
+		cause := ctx.Err()
+		if cause == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			cause = context.DeadlineExceeded
 		}
-	} else {
+		if cause != nil {
+			err = fmt.Errorf("%w (write of %s interrupted: %w)", cause, key, err)
+		}
 		c.fail(err)
+		return nil, 0, err
 	}
 	return ch, id, nil
 }
@@ -203,16 +247,14 @@ func (c *ClientConn) wait(ctx context.Context, id int32, ch chan clientResult) (
 		if res.err != nil {
 			return res, res.err
 		}
-		switch res.hdr.Type {
-		case responseSuccess:
-			return res, nil
-		default:
+		if res.hdr.Type != responseSuccess {
 			var em flusspb.ErrorResponse
 			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(res.body, &em); err != nil {
 				return res, fmt.Errorf("undecodable error response: %w", err)
 			}
 			return res, &ferr.Error{Code: ferr.Code(em.GetErrorCode()), Message: em.GetErrorMessage()}
 		}
+		return res, nil
 	case <-ctx.Done():
 		c.forget(id)
 		return clientResult{}, ctx.Err()
@@ -222,7 +264,7 @@ func (c *ClientConn) wait(ctx context.Context, id int32, ch chan clientResult) (
 func (c *ClientConn) readLoop() {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		payload, err := ReadFrame(r, nil, 1, 1<<31-1)
+		payload, err := ReadFrame(r, nil, 1, c.maxResp)
 		if err != nil {
 			c.fail(err)
 			return
@@ -255,12 +297,11 @@ func (c *ClientConn) fail(err error) {
 	if c.err != nil {
 		return
 	}
-	c.err = fmt.Errorf("%w: %v", ErrConnClosed, err)
+	c.err = fmt.Errorf("%w: %w", ErrConnClosed, err)
 	for id, ch := range c.pending {
 		ch <- clientResult{err: c.err}
 		delete(c.pending, id)
 	}
-	close(c.done)
 	c.nc.Close()
 }
 

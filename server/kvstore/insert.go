@@ -2,8 +2,6 @@ package kvstore
 
 import (
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/metadata"
-	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
 )
 
@@ -25,56 +23,49 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() e
 		return false, nil, ferr.New(ferr.InvalidTableException,
 			"lookup with insert_if_not_exists is not supported for partitioned tables or lake key encodings by this server")
 	}
-	var recs []record.KvRecord
-	var keyD []row.Datum
-	r := make([]row.Datum, len(c.types))
-	var b stateBatch
-	b.reset(t.store.db, t.prefix, t.hi, t.pre, &stagedBatch{writes: map[string][]byte{}}, &t.missRate)
-	defer b.release()
-	var dk, scratch []byte
-	for _, k := range keys {
-		dk = t.dataKey(dk, k)
-		var found bool
-		var err error
-		if scratch, found, err = b.get(scratch[:0], dk); err != nil {
-			return false, nil, t.storageError("read", err)
-		} else if found {
-			continue
-		}
-		if keyD, err = row.DecodeKey(c.keyTypes, k, keyD); err != nil {
-			return false, nil, ferr.New(ferr.CorruptMessage, "lookup key: %v", err)
-		}
-		for i := range r {
-			r[i] = row.NullDatum
-		}
-		for i, col := range c.keyCols {
-			r[col] = keyD[i]
-		}
-		var rb []byte
-		if c.Config.KvFormat == metadata.KvFormatIndexed {
-			rb, err = row.AppendIndexedRow(nil, c.types, r)
-		} else {
-			rb, err = row.AppendCompactedRow(nil, c.types, r)
-		}
-		if err != nil {
-			return false, nil, ferr.New(ferr.CorruptMessage, "lookup key: %v", err)
-		}
-		b.sb.writes[string(dk)] = rb // marks the key, so a key repeated in the request is inserted once
-		recs = append(recs, record.KvRecord{Key: k, Row: rb})
-	}
-	if len(recs) == 0 {
-		return false, nil, nil
-	}
-	kv, err := record.ParseKvBatch(record.AppendKvBatch(nil, record.KvHeader{SchemaID: c.SchemaID, WriterID: -1, BatchSequence: -1}, recs...))
-	if err != nil {
-		return false, nil, err
-	}
 	targets := make([]int32, len(c.pk))
 	for i, p := range c.pk {
 		targets[i] = int32(p)
 	}
-	_, durable, err := t.stage(kv, WriteOptions{TargetColumns: targets}, nowMs)
-	if err != nil {
+	// A tablet that takes no writes, or a table that cannot take key-only rows (a NOT NULL
+	// non-key column), refuses only when a key is missing: a lookup of existing keys succeeds.
+	var m merger
+	refusal := t.writable()
+	if refusal == nil {
+		m, refusal = c.configure(targets, MergeDefault)
+	}
+	// The rows go to the merge as datums: nothing is encoded as a KV batch only to be parsed
+	// and decoded again, and the key needs no check against the row it was built from.
+	_, durable, staged, err := t.stageWith(m, -1, -1, nowMs, true, func(b *stateBatch, w *writeScratch) error {
+		for _, k := range keys {
+			w.key = t.dataKey(w.key, k)
+			found, err := t.current(b, w)
+			if err != nil {
+				return err
+			}
+			if found {
+				continue // includes a key repeated in the request: the first is staged in b
+			}
+			if refusal != nil {
+				return refusal
+			}
+			if w.keyD, err = row.DecodeKey(c.keyTypes, k, w.keyD); err != nil {
+				return ferr.New(ferr.CorruptMessage, "lookup key: %v", err)
+			}
+			w.newD = w.newD[:0]
+			for range c.types {
+				w.newD = append(w.newD, row.NullDatum)
+			}
+			for i, col := range c.keyCols {
+				w.newD[col] = w.keyD[i]
+			}
+			if err := t.upsertDecoded(b, m, w, c.SchemaID, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || !staged {
 		return false, nil, err
 	}
 	return true, durable, nil

@@ -138,17 +138,8 @@ func (c *compiled) configure(targetColumns []int32, mode MergeMode) (merger, err
 // offset after the write (for a duplicate batch: the end of the original). Nothing is staged
 // when any record is rejected or the append fails. Caller holds mu.
 func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, durable func() error, err error) {
-	if t.failed != nil {
-		return 0, nil, t.failed
-	}
-	// Refuse before the changelog append: while Pebble cannot flush (full disk) the apply
-	// would stall inside Pebble once its memtables fill up; an offline bucket takes no writes.
-	if err := t.WriteError(); err != nil {
+	if err := t.writable(); err != nil {
 		return 0, nil, err
-	}
-	if t.role == roleFollower || t.role == roleStandalone && t.log.ExternalHighWatermark() {
-		// A replicated tablet writes only after BecomeLeader staged the uncommitted tail.
-		return 0, nil, errNotLeader(t.bucket)
 	}
 	c := t.tbl
 	sid := kv.SchemaID()
@@ -159,44 +150,83 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if err != nil {
 		return 0, nil, err
 	}
+	end, durable, _, err = t.stageWith(m, kv.WriterID(), kv.BatchSequence(), nowMs, false, func(b *stateBatch, w *writeScratch) error {
+		it := kv.Records()
+		for {
+			key, val, ok := it.Next()
+			if !ok {
+				break
+			}
+			w.key = t.dataKey(w.key, key)
+			var err error
+			if val == nil {
+				err = t.processDelete(b, m, w)
+			} else {
+				err = t.processUpsert(b, m, w, sid, val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return ferr.New(ferr.CorruptRecordException, "%v", err)
+		}
+		return nil
+	})
+	return end, durable, err
+}
+
+// writable refuses a write the tablet cannot take now. Caller holds mu.
+func (t *Tablet) writable() error {
+	if t.failed != nil {
+		return t.failed
+	}
+	// Refuse before the changelog append: while Pebble cannot flush (full disk) the apply
+	// would stall inside Pebble once its memtables fill up; an offline bucket takes no writes.
+	if err := t.WriteError(); err != nil {
+		return err
+	}
+	if t.role == roleFollower || t.role == roleStandalone && t.log.ExternalHighWatermark() {
+		// A replicated tablet writes only after BecomeLeader staged the uncommitted tail.
+		return errNotLeader(t.bucket)
+	}
+	return nil
+}
+
+// stageWith is the part of stage shared by every source of writes (a client's PUT_KV batch,
+// the key-only rows of a LOOKUP with insert_if_not_exists): process merges each record into
+// the state seen through b with merger m (processUpsert or upsertDecoded, processDelete),
+// adding its change records to w.cl; the changelog is then appended as one batch of the
+// given writer id and sequence and published as stage describes. With skipEmpty, a process
+// that produced no change record stages nothing and returns staged=false (a client's batch
+// is appended even then: its sequence must advance). Caller holds mu and checked writable.
+func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64, skipEmpty bool,
+	process func(b *stateBatch, w *writeScratch) error) (end int64, durable func() error, staged bool, err error) {
+	c := t.tbl
 	sb := t.newStaged()
 	b := &t.batch
 	b.reset(t.store.db, t.prefix, t.hi, t.pre, sb, &t.missRate)
 	defer b.release()
 	w := &t.w
 	w.cl.reset()
-	it := kv.Records()
-	for {
-		key, val, ok := it.Next()
-		if !ok {
-			break
-		}
-		w.key = t.dataKey(w.key, key)
-		if val == nil {
-			err = t.processDelete(b, m, w)
-		} else {
-			err = t.processUpsert(b, m, w, sid, val)
-		}
-		if err != nil {
-			w.cl.reset()
-			t.recycle(sb)
-			return 0, nil, err
-		}
-	}
-	if err := it.Err(); err != nil {
+	if err := process(b, w); err != nil {
 		w.cl.reset()
 		t.recycle(sb)
-		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
+		return 0, nil, false, err
 	}
-	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: kv.WriterID(), BatchSequence: kv.BatchSequence()})
+	if skipEmpty && w.cl.count() == 0 {
+		t.recycle(sb)
+		return 0, nil, false, nil
+	}
+	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: writerID, BatchSequence: batchSeq})
 	if err != nil {
 		t.recycle(sb)
-		return 0, nil, err
+		return 0, nil, false, err
 	}
 	res, logDurable, err := t.log.AppendStaged([]record.Batch{w.clBuf}, nowMs)
 	if err != nil {
 		t.recycle(sb)
-		return 0, nil, err
+		return 0, nil, false, err
 	}
 	end = res.LastOffset + 1
 	if res.Duplicate {
@@ -212,14 +242,14 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if t.log.ExternalHighWatermark() {
 		// Replicated: acknowledged only once committed (the HW passes it) under this
 		// leadership (replica.go).
-		return end, t.committedWaiter(end, logDurable), nil
+		return end, t.committedWaiter(end, logDurable), true, nil
 	}
 	return end, func() error {
 		if err := logDurable(); err != nil {
 			return t.failAfterAppend(err)
 		}
 		return t.applyDurable(end)
-	}, nil
+	}, true, nil
 }
 
 // current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.
@@ -245,6 +275,7 @@ func (t *Tablet) decodeOld(w *writeScratch) error {
 	return nil
 }
 
+// processUpsert merges a client's row (encoded under schema sid) into the state of w.key.
 func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
 	c := t.tbl
 	var err error
@@ -256,8 +287,19 @@ func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int
 	if err := t.checkKey(w); err != nil {
 		return err
 	}
-	// verbatim stores the client's row bytes under the batch's schema id.
+	return t.upsertDecoded(b, m, w, sid, newRow)
+}
+
+// upsertDecoded merges the row w.newD (of the latest schema, its primary key matching
+// w.key) into the state of w.key. newRow is the same row as a client encoded it under schema
+// sid, stored as is where no merge changes it; nil when the server built the row, which is
+// then encoded under the latest schema.
+func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+	c := t.tbl
 	verbatim := func() error {
+		if newRow == nil {
+			return t.encodeAndSet(b, w, w.newD)
+		}
 		w.val = row.AppendValue(w.val[:0], sid, newRow)
 		return b.Set(w.key, w.val, nil)
 	}

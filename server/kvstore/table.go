@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -97,7 +98,7 @@ func compile(t Table) (*compiled, error) {
 	}
 	// The bucket key equals the physical key unless the table names another one; a bucket key
 	// that differs only matters for kv format version 2 with a lake format.
-	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || equalNames(t.BucketKeys, physicalKey(t)))
+	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || slices.Equal(t.BucketKeys, physicalKey(t)))
 	c.compactedKeys = err == nil && enc == row.KeyCompacted
 	c.icebergKeys = err == nil && enc == row.KeyIceberg
 	as, err := arrowlog.ArrowSchema(c.cols)
@@ -162,18 +163,6 @@ func physicalKey(t Table) []string {
 		}
 	}
 	return out
-}
-
-func equalNames(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // typesOf returns the field types of schema version id.

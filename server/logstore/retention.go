@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -104,25 +103,18 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 }
 
 // Truncate removes every batch whose last offset is >= offset, so the log end offset becomes
-// the base offset of the batch that contained offset (<= offset). The high watermark is
-// lowered to the new end if needed and writer state is rebuilt. It must not race readers that
+// the base offset of the batch that contained offset (<= offset). The end-derived state
+// follows as in TruncateTo (epochs, high watermark, writer state), but Truncate is not
+// crash-safe and ignores the floor set with SetTruncateFloor: it is the plain cut, for
+// repairs and tests. It must not race readers that
 // still hold ranges above the new end (on a single node nothing truncates in normal operation).
 func (l *Log) Truncate(offset int64) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	if l.failed != nil {
-		return l.failed
-	}
-	if err := l.Offline(); err != nil {
+	if cut, err := l.truncationCutsLocked(offset); !cut || err != nil {
 		return err
-	}
-	if offset >= l.leo {
-		return nil
 	}
 	if offset < l.segs[0].base {
 		return outOfRange(offset, l.segs[0].base, l.leo)
@@ -131,19 +123,7 @@ func (l *Log) Truncate(offset int64) error {
 	if err != nil || !changed {
 		return err
 	}
-	if err := l.rebuildWriters(context.Background()); err != nil {
-		return err
-	}
-	if err := syncDir(l.dir); err != nil {
-		return fmt.Errorf("logstore: truncate: %w", err)
-	}
-	v := l.v.Load()
-	if v.hw >= l.leo {
-		l.publish(l.leo, s, pos)
-	} else {
-		l.publish(v.hw, v.hwSeg, v.hwPos)
-	}
-	return nil
+	return l.settleCutLocked(s, pos)
 }
 
 // truncateSegment cuts s at byte pos (a batch boundary) and makes it the active segment. The

@@ -255,3 +255,34 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("%d offsets, HW %d", len(seen), l.HighWatermark())
 	}
 }
+
+// Truncate drops the leader epochs that start in the cut-off tail, as TruncateTo does: an
+// epoch starting beyond the log end would make the log answer OffsetsForLeaderEpoch with
+// offsets it no longer has.
+func TestTruncateDropsEpochsOfTheTail(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 300, IndexIntervalBytes: 100}
+	l := open(t, dir, opts)
+	defer l.Close()
+	if err := l.AssignEpoch(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	for s := int32(0); s < 4; s++ {
+		mustAppend(t, l, 1000+int64(s), batch(4, s, 2, 100))
+	}
+	if err := l.AssignEpoch(2, 8); err != nil {
+		t.Fatal(err)
+	}
+	for s := int32(4); s < 6; s++ {
+		mustAppend(t, l, 1000+int64(s), batch(4, s, 2, 100))
+	}
+	if err := l.Truncate(8); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.EpochEntries(); len(got) != 1 || got[0].Epoch != 1 {
+		t.Fatalf("epochs after truncating to 8: %+v", got)
+	}
+	if e, end := l.EndOffsetForEpoch(1); e != 1 || end != 8 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d, %d", e, end)
+	}
+}

@@ -40,17 +40,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	if l.failed != nil {
-		return l.failed
-	}
-	if err := l.Offline(); err != nil {
+	if cut, err := l.truncationCutsLocked(offset); !cut || err != nil {
 		return err
-	}
-	if offset >= l.leo {
-		return nil
 	}
 	if offset < l.segs[0].base {
 		return ferr.New(ferr.LogStorageException,
@@ -75,7 +66,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.hook(1); err != nil {
 		return err
 	}
-	s, pos, _, err := l.cutLocked(end)
+	s, pos, changed, err := l.cutLocked(end)
 	if err != nil {
 		return err
 	}
@@ -84,6 +75,45 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	// From here on a failure leaves the intent in place: the log refuses appends (failed)
 	// until it is reopened, and Open redoes the truncation, which then cuts nothing new.
+	if changed {
+		if err := l.settleCutLocked(s, pos); err != nil {
+			return err
+		}
+	}
+	if err := l.hook(4); err != nil {
+		return err
+	}
+	if err := removeIntent(l.dir); err != nil {
+		// A leftover intent must not meet later appends: Open would cut them.
+		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: remove intent", l.dir), err)
+		return l.failed
+	}
+	return nil
+}
+
+// truncationCutsLocked is the check Truncate and TruncateTo start with: it fails on a
+// closed, failed or offline log and reports whether offset is below the log end, i.e. whether
+// there is anything to cut. Caller holds syncMu and mu.
+func (l *Log) truncationCutsLocked(offset int64) (bool, error) {
+	if l.closed {
+		return false, ErrClosed
+	}
+	if l.failed != nil {
+		return false, l.failed
+	}
+	if err := l.Offline(); err != nil {
+		return false, err
+	}
+	return offset < l.leo, nil
+}
+
+// settleCutLocked brings everything derived from the log's end in line with a cut that left
+// s, ending at byte pos, as the active segment (cutLocked returned them with changed=true):
+// leader epochs starting at or after the new end are dropped, the synced mark and the high
+// watermark are lowered to it, writer state is rebuilt from the remaining batches, and the
+// directory is synced. A failure marks the log failed, so it refuses appends until reopened.
+// Caller holds syncMu and mu.
+func (l *Log) settleCutLocked(s *segment, pos int64) error {
 	if l.epochs.truncateFromEnd(l.leo) {
 		if err := l.persistEpochsLocked(); err != nil {
 			l.failed = err
@@ -97,6 +127,10 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: rebuild writer state", l.dir), err)
 		return l.failed
 	}
+	if err := syncDir(l.dir); err != nil {
+		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
+		return l.failed
+	}
 	v := l.v.Load()
 	if v.hw >= l.leo {
 		l.publish(l.leo, s, pos)
@@ -104,14 +138,6 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.publish(v.hw, v.hwSeg, v.hwPos)
 	}
 	l.checkpointHWLocked()
-	if err := l.hook(4); err != nil {
-		return err
-	}
-	if err := removeIntent(l.dir); err != nil {
-		// A leftover intent must not meet later appends: Open would cut them.
-		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: remove intent", l.dir), err)
-		return l.failed
-	}
 	return nil
 }
 

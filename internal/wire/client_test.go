@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bufio"
@@ -12,13 +12,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
-// fakeServer accepts one connection, answers API_VERSIONS (advertising GET_METADATA), and
+// fakeClientServer accepts one connection, answers API_VERSIONS (advertising GET_METADATA), and
 // then hands the connection to after, before reading anything more.
-func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader)) string {
+func fakeClientServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,11 +32,11 @@ func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader)) string {
 		defer nc.Close()
 		r := bufio.NewReader(nc)
 		h, ok := readRequest(r)
-		if !ok || h.APIKey != wire.APIVersions {
+		if !ok || h.APIKey != APIVersions {
 			return
 		}
-		resp := &flusspb.ApiVersionsResponse{ServerType: proto.Int32(int32(ServerTablet)), ApiVersions: []*flusspb.PbApiVersion{
-			{ApiKey: proto.Int32(int32(wire.GetMetadata)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)},
+		resp := &flusspb.ApiVersionsResponse{ServerType: proto.Int32(ServerTablet), ApiVersions: []*flusspb.PbApiVersion{
+			{ApiKey: proto.Int32(int32(GetMetadata)), MinVersion: proto.Int32(0), MaxVersion: proto.Int32(0)},
 		}}
 		writeResponse(t, nc, responseSuccess, h.RequestID, resp)
 		after(nc, r)
@@ -46,12 +45,12 @@ func fakeServer(t *testing.T, after func(nc net.Conn, r *bufio.Reader)) string {
 }
 
 // readRequest reads one request frame and returns its header.
-func readRequest(r *bufio.Reader) (wire.RequestHeader, bool) {
-	payload, err := wire.ReadFrame(r, nil, wire.RequestHeaderSize, 1<<30)
+func readRequest(r *bufio.Reader) (RequestHeader, bool) {
+	payload, err := ReadFrame(r, nil, RequestHeaderSize, 1<<30)
 	if err != nil {
-		return wire.RequestHeader{}, false
+		return RequestHeader{}, false
 	}
-	h, _, err := wire.ParseRequestHeader(payload)
+	h, _, err := ParseRequestHeader(payload)
 	return h, err == nil
 }
 
@@ -69,11 +68,11 @@ func writeResponse(t *testing.T, nc net.Conn, typ byte, id int32, m proto.Messag
 
 // A request the server does not read must not block past its context: the write gives up
 // at the deadline and the connection is marked broken (a partial frame is on the wire).
-func TestWriteHonoursContext(t *testing.T) {
+func TestClientWriteHonoursContext(t *testing.T) {
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader) { <-stall })
-	c, err := Dial(context.Background(), addr, Config{})
+	addr := fakeClientServer(t, func(net.Conn, *bufio.Reader) { <-stall })
+	c, err := Dial(context.Background(), addr, ClientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestWriteHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = c.Call(ctx, wire.GetMetadata, big, &flusspb.MetadataResponse{})
+	err = c.Call(ctx, GetMetadata, big, &flusspb.MetadataResponse{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
 	}
@@ -96,11 +95,11 @@ func TestWriteHonoursContext(t *testing.T) {
 }
 
 // Cancelling the context (no deadline) interrupts a blocked write too.
-func TestWriteHonoursCancel(t *testing.T) {
+func TestClientWriteHonoursCancel(t *testing.T) {
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader) { <-stall })
-	c, err := Dial(context.Background(), addr, Config{})
+	addr := fakeClientServer(t, func(net.Conn, *bufio.Reader) { <-stall })
+	c, err := Dial(context.Background(), addr, ClientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +107,14 @@ func TestWriteHonoursCancel(t *testing.T) {
 	big := &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{{DatabaseName: proto.String(string(make([]byte, 64<<20))), TableName: proto.String("t")}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if err := c.Call(ctx, wire.GetMetadata, big, &flusspb.MetadataResponse{}); !errors.Is(err, context.Canceled) {
+	if err := c.Call(ctx, GetMetadata, big, &flusspb.MetadataResponse{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
 
 // A response frame above MaxResponseSize breaks the connection instead of being allocated.
-func TestMaxResponseSize(t *testing.T) {
-	addr := fakeServer(t, func(nc net.Conn, r *bufio.Reader) {
+func TestClientMaxResponseSize(t *testing.T) {
+	addr := fakeClientServer(t, func(nc net.Conn, r *bufio.Reader) {
 		h, ok := readRequest(r)
 		if !ok {
 			return
@@ -127,22 +126,22 @@ func TestMaxResponseSize(t *testing.T) {
 		_, _ = nc.Write(frame)
 		time.Sleep(time.Second)
 	})
-	c, err := Dial(context.Background(), addr, Config{MaxResponseSize: 1 << 20})
+	c, err := Dial(context.Background(), addr, ClientConfig{MaxResponseSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = c.Call(ctx, wire.GetMetadata, &flusspb.MetadataRequest{}, &flusspb.MetadataResponse{})
-	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, wire.ErrFrameTooLarge) {
+	err = c.Call(ctx, GetMetadata, &flusspb.MetadataRequest{}, &flusspb.MetadataResponse{})
+	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("err = %v, want a closed connection because of the frame size", err)
 	}
 }
 
 // An error response comes back as the server's code and message.
-func TestErrorResponse(t *testing.T) {
-	addr := fakeServer(t, func(nc net.Conn, r *bufio.Reader) {
+func TestClientErrorResponse(t *testing.T) {
+	addr := fakeClientServer(t, func(nc net.Conn, r *bufio.Reader) {
 		h, ok := readRequest(r)
 		if !ok {
 			return
@@ -150,12 +149,12 @@ func TestErrorResponse(t *testing.T) {
 		writeResponse(t, nc, responseError, h.RequestID, &flusspb.ErrorResponse{ErrorCode: proto.Int32(int32(ferr.TableNotExist)), ErrorMessage: proto.String("no such table")})
 		time.Sleep(time.Second)
 	})
-	c, err := Dial(context.Background(), addr, Config{ExpectServerType: ServerTablet})
+	c, err := Dial(context.Background(), addr, ClientConfig{ExpectServerType: ServerTablet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = c.Call(context.Background(), wire.GetMetadata, &flusspb.MetadataRequest{}, &flusspb.MetadataResponse{})
+	err = c.Call(context.Background(), GetMetadata, &flusspb.MetadataRequest{}, &flusspb.MetadataResponse{})
 	var fe *ferr.Error
 	if !errors.As(err, &fe) || fe.Code != ferr.TableNotExist || fe.Message != "no such table" {
 		t.Fatalf("err = %v", err)
@@ -166,9 +165,9 @@ func TestErrorResponse(t *testing.T) {
 }
 
 // The handshake refuses a server of the wrong role.
-func TestExpectServerType(t *testing.T) {
-	addr := fakeServer(t, func(net.Conn, *bufio.Reader) {})
-	if _, err := Dial(context.Background(), addr, Config{ExpectServerType: ServerCoordinator}); err == nil {
+func TestClientExpectServerType(t *testing.T) {
+	addr := fakeClientServer(t, func(net.Conn, *bufio.Reader) {})
+	if _, err := Dial(context.Background(), addr, ClientConfig{ExpectServerType: ServerCoordinator}); err == nil {
 		t.Fatal("dialed a tablet server as a coordinator")
 	}
 }
