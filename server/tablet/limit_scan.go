@@ -19,7 +19,11 @@ func (s *Server) handleLimitScan(ctx context.Context, req *wire.Request) (proto.
 		return nil, err
 	}
 	resp := &flusspb.LimitScanResponse{}
-	rep, err := s.replica(bucketOf(r.GetTableId(), r.PartitionId, r.GetBucketId()))
+	b := bucketOf(r.GetTableId(), r.PartitionId, r.GetBucketId())
+	rep, err := s.replica(b)
+	if err == nil && rep.KV != nil {
+		rep, err = s.readableKVReplica(b)
+	}
 	if err == nil {
 		limit := max(int(r.GetLimit()), 0)
 		if rep.KV != nil {

@@ -21,13 +21,22 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 		// Inserting waits for the changelog's fsync: off the connection's loop.
 		return req.Defer(func() (proto.Message, error) { return s.lookupOrInsert(&r), nil })
 	}
+	buckets := make([]cluster.Bucket, len(r.BucketsReq))
+	for i, br := range r.BucketsReq {
+		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
+	}
+	return s.readAfterBarrier(ctx, req, buckets, func() proto.Message { return s.lookup(&r, buckets) })
+}
+
+// lookup answers a LOOKUP without insert_if_not_exists; buckets are its buckets in order.
+func (s *Server) lookup(r *flusspb.LookupRequest, buckets []cluster.Bucket) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	var vals [][]byte
-	for _, br := range r.BucketsReq {
+	for i, br := range r.BucketsReq {
 		out := &flusspb.PbLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId,
 			OriginalPartitionName: br.OriginalPartitionName}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		rep, err := s.kvReplica(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()))
+		rep, err := s.readableKVReplica(buckets[i])
 		if err == nil {
 			vals, err = rep.KV.Lookup(br.Keys, vals)
 		}
@@ -42,7 +51,7 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 			out.Values[i] = &pv[i]
 		}
 	}
-	return resp, nil
+	return resp
 }
 
 // lookupOrInsert answers a LOOKUP with insert_if_not_exists (Java ReplicaManager.lookups): per

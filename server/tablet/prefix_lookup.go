@@ -8,6 +8,7 @@ import (
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
 )
 
 // handlePrefixLookup answers prefix lookups on committed state (docs/pk-semantics.md §4): per
@@ -18,11 +19,20 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 	if err := req.Decode(&r); err != nil {
 		return nil, err
 	}
+	buckets := make([]cluster.Bucket, len(r.BucketsReq))
+	for i, br := range r.BucketsReq {
+		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
+	}
+	return s.readAfterBarrier(ctx, req, buckets, func() proto.Message { return s.prefixLookup(&r, buckets) })
+}
+
+// prefixLookup answers a PREFIX_LOOKUP; buckets are its buckets in order.
+func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, buckets []cluster.Bucket) *flusspb.PrefixLookupResponse {
 	resp := &flusspb.PrefixLookupResponse{BucketsResp: make([]*flusspb.PbPrefixLookupRespForBucket, 0, len(r.BucketsReq))}
-	for _, br := range r.BucketsReq {
+	for i, br := range r.BucketsReq {
 		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		rep, err := s.kvReplica(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()))
+		rep, err := s.readableKVReplica(buckets[i])
 		if err == nil {
 			err = checkPrefixes(br.Keys)
 		}
@@ -39,7 +49,7 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 			out.ValueLists[i] = &flusspb.PbValueList{Values: l}
 		}
 	}
-	return resp, nil
+	return resp
 }
 
 // checkPrefixes refuses an empty prefix key. A prefix key is the encoded bucket key of the

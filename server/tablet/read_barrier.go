@@ -1,0 +1,95 @@
+package tablet
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// A promoted primary-key leader holds every write its predecessors acknowledged: an
+// acknowledged write was in the log of every ISR member, and leaders are chosen from the ISR.
+// But the writes above the high watermark it learned as a follower are only staged (the
+// pre-write buffer), not in Pebble, and lookups read Pebble. So until its applied offset
+// reaches the start of its leader epoch (its log end at promotion), a lookup could miss an
+// acknowledged upsert. Reads of such a bucket wait for that — one fetch round trip of the
+// other ISR members, which advances the HW — up to readBarrierWait, then answer
+// LEADER_NOT_AVAILABLE (retriable).
+const readBarrierWait = 5 * time.Second
+
+// readLag returns the start of rep's leader epoch and whether rep leads a primary-key bucket
+// whose applied state has not reached it yet.
+func (rep *Replica) readLag() (int64, bool) {
+	if rep.repl == nil || rep.KV == nil {
+		return 0, false
+	}
+	rep.repl.mu.Lock()
+	start := rep.repl.epochStart
+	rep.repl.mu.Unlock()
+	return start, rep.KV.AppliedOffset() < start
+}
+
+// awaitReadable waits until rep's reads see every acknowledged write (see readBarrierWait).
+func (s *Server) awaitReadable(ctx context.Context, rep *Replica) error {
+	deadline := time.Now().Add(readBarrierWait)
+	for {
+		start, lagging := rep.readLag()
+		if !lagging {
+			return nil
+		}
+		if !rep.repl.leading.Load() {
+			return ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return ferr.New(ferr.LeaderNotAvailableException, "the new leader of %s has not yet applied the writes of earlier leaders (up to offset %d)", rep.Bucket, start)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		rep.Log.Wait(wctx, start-1)
+		cancel()
+		if err := rep.KV.ApplyCommitted(); err != nil {
+			return err
+		}
+	}
+}
+
+// readAfterBarrier answers a read of the given buckets with answer, at once when every
+// bucket's reads are current, else off the connection's loop once they are or the wait ended.
+// answer reaches each bucket through readableKVReplica, so a bucket still behind then answers
+// LEADER_NOT_AVAILABLE.
+func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, buckets []cluster.Bucket, answer func() proto.Message) (proto.Message, error) {
+	var lagging []*Replica
+	for _, b := range buckets {
+		if rep, err := s.replica(b); err == nil {
+			if _, lag := rep.readLag(); lag {
+				lagging = append(lagging, rep)
+			}
+		}
+	}
+	if len(lagging) == 0 {
+		return answer(), nil
+	}
+	return req.Defer(func() (proto.Message, error) {
+		for _, rep := range lagging {
+			s.awaitReadable(ctx, rep) // a failure shows in answer, per bucket
+
+		}
+		return answer(), nil
+	})
+}
+
+// readableKVReplica is kvReplica for reads: LEADER_NOT_AVAILABLE while the bucket's reads could
+// miss an acknowledged write (see readBarrierWait).
+func (s *Server) readableKVReplica(b cluster.Bucket) (*Replica, error) {
+	rep, err := s.kvReplica(b)
+	if err != nil {
+		return nil, err
+	}
+	if start, lagging := rep.readLag(); lagging {
+		return nil, ferr.New(ferr.LeaderNotAvailableException, "the new leader of %s has not yet applied the writes of earlier leaders (up to offset %d)", b, start)
+	}
+	return rep, nil
+}
