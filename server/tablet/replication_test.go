@@ -504,10 +504,13 @@ func TestPromotedPKFollowerReadsWaitForEarlierLeadersWrites(t *testing.T) {
 	rep := c.replica(2, 8)
 	lagging := rep.KV.AppliedOffset() < rep.Log.LogEndOffset()
 	t.Logf("promoted with applied offset %d, log end %d (barrier exercised: %v)", rep.KV.AppliedOffset(), rep.Log.LogEndOffset(), lagging)
+	restarted := make(chan struct{})
 	go func() {
+		defer close(restarted)
 		time.Sleep(300 * time.Millisecond)
 		c.start(3)
 	}()
+	defer func() { <-restarted }()
 	ids := make([]int64, 0, len(want))
 	for k := range want {
 		ids = append(ids, k)
