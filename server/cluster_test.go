@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -19,6 +20,7 @@ import (
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/meta"
 )
 
 func freeLoopbackPort(t *testing.T) int {
@@ -86,11 +88,14 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 		}
 	}
 	t.Cleanup(func() {
+		var wg sync.WaitGroup
 		for _, n := range tc.nodes {
 			if n != nil {
-				n.Close()
+				wg.Add(1)
+				go func() { defer wg.Done(); n.Close() }()
 			}
 		}
+		wg.Wait()
 	})
 	tc.waitFor("an active coordinator and every tablet server registered", func() bool {
 		if tc.active() < 0 {
@@ -341,4 +346,52 @@ func TestClusterFailover(t *testing.T) {
 		st, _ := ctl.State(bucketOf(rf1.GetTableId(), orphan))
 		return st.Leader == victimID && st.LeaderEpoch == 2
 	})
+}
+
+// TestClusterDeposedCoordinatorCannotWrite takes the election lease away from the active
+// coordinator (as when it is cut off from etcd longer than coordinator.lease-ttl): its
+// writes fail with NOT_COORDINATOR_LEADER from that moment, even before it notices, and a
+// standby takes over.
+func TestClusterDeposedCoordinatorCannotWrite(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	a := tc.active()
+	node := tc.nodes[a]
+	fence, ok := node.Control().Fence()
+	if !ok {
+		t.Fatal("the active coordinator has no fence")
+	}
+	cli := node.store.Client()
+	ctx := context.Background()
+	resp, err := cli.Get(ctx, meta.KeyPrefix+fence.Key)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("election key: %v %v", resp, err)
+	}
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	// A write under the old fence, whether or not the node noticed yet.
+	stale := meta.NewFencedStore(node.store, func() (meta.Fence, bool) { return fence, true })
+	_, err = stale.Txn(ctx, nil, []meta.Op{meta.Put("databases/stale", []byte("{}"))})
+	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
+		t.Fatalf("write under a revoked fence: %v, want NOT_COORDINATOR_LEADER", err)
+	}
+	err = node.coordinator.CreateDatabase(ctx, "stale", nil, false)
+	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
+		t.Fatalf("DDL of the deposed coordinator: %v, want NOT_COORDINATOR_LEADER", err)
+	}
+	if _, err := node.store.Get(ctx, "databases/stale"); err != meta.ErrNotFound {
+		t.Fatalf("the deposed coordinator's database exists (%v)", err)
+	}
+	tc.waitFor("a coordinator with a newer epoch", func() bool {
+		i := tc.active()
+		if i < 0 {
+			return false
+		}
+		f, ok := tc.nodes[i].Control().Fence()
+		return ok && f.Epoch > fence.Epoch
+	})
+	// The new coordinator writes; the cluster serves DDL again.
+	if err := createClusterTable(tc.dial(tc.active(), "coordinator"), "after_fence", 1, 3); err != nil {
+		t.Fatal(err)
+	}
 }
