@@ -88,6 +88,9 @@ type Coordinator struct {
 	producerMu sync.Mutex // serialises producer-offsets check-and-set
 
 	fwd forwardConns // to the active coordinator, on a standby
+	// updater is the local tablet server in a cluster, told of altered tables (on the
+	// single node c.replicas is).
+	updater TableUpdater
 
 	reloadMu  sync.Mutex // serialises catalog reloads of a node that is not the active coordinator
 	reloadGen uint64     // completed reloads, guarded by reloadMu
@@ -163,7 +166,8 @@ func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager
 	c.replicas = replicas
 	if c.clustered() {
 		// Tablet servers open their buckets from the states in etcd; the active coordinator
-		// runs the auto-partitioning.
+		// runs the auto-partitioning. Altered tables still reach the local tablet server.
+		c.updater, _ = replicas.(TableUpdater)
 		c.replicas = nil
 		c.startAutoPartitionLoop()
 		return nil

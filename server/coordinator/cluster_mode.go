@@ -94,20 +94,34 @@ func (c *Coordinator) reload(ctx context.Context, standbyOnly bool) error {
 		return fmt.Errorf("reload catalog: %w", err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if standbyOnly && !c.standby() {
+		c.mu.Unlock()
 		return nil
 	}
 	// Keep the *TableInfo of unchanged tables, so pointer comparisons (autoPartition's
-	// "replaced meanwhile") and the tablet server's cached pointers stay valid.
+	// "replaced meanwhile") and the tablet server's cached pointers stay valid; altered
+	// tables are handed to the local tablet server.
+	var altered []*cluster.TableInfo
 	for id, t := range fresh.tablesByID {
-		if old, ok := c.tablesByID[id]; ok && old.Path == t.Path && old.SchemaID == t.SchemaID && old.ModifiedMs == t.ModifiedMs {
+		old, ok := c.tablesByID[id]
+		switch {
+		case ok && old.Path == t.Path && old.SchemaID == t.SchemaID && old.ModifiedMs == t.ModifiedMs:
 			fresh.tablesByID[id] = old
 			fresh.tables[t.Path] = old
+		case ok:
+			altered = append(altered, t)
 		}
 	}
 	c.databases, c.tables, c.tablesByID, c.schemas = fresh.databases, fresh.tables, fresh.tablesByID, fresh.schemas
 	c.partitions, c.partByID = fresh.partitions, fresh.partByID
+	c.mu.Unlock()
+	if c.updater != nil {
+		for _, t := range altered {
+			if err := c.updater.UpdateTable(ctx, t); err != nil {
+				c.log.Error("cannot apply altered table to its buckets", "table", t.Path, "err", err)
+			}
+		}
+	}
 	return nil
 }
 
