@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -272,7 +273,8 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 	})
 }
 
-// TestClusterFailover closes a tablet server that leads buckets: each of its buckets gets
+// TestClusterFailover crashes a tablet server that leads buckets (no controlled shutdown;
+// its lease expires): each of its buckets gets
 // the next live ISR member as leader with a higher leader epoch, the closed server leaves
 // the ISR; when the only ISR member dies the bucket has no leader, and gets it back when
 // that server returns.
@@ -292,7 +294,7 @@ func TestClusterFailover(t *testing.T) {
 	for _, b := range metadataOf(t, tc.dial(act, "tablet-server"), "rf2").TableMetadata[0].BucketMetadata {
 		before[b.GetBucketId()] = b.GetReplicaId()
 	}
-	tc.stop(victim)
+	tc.crash(victim)
 	ctl := tc.nodes[act].Control()
 	tc.waitFor("leaders moved off the closed server", func() bool {
 		for _, b := range metadataOf(t, tc.dial(act, "tablet-server"), "rf2").TableMetadata[0].BucketMetadata {
@@ -393,5 +395,51 @@ func TestClusterDeposedCoordinatorCannotWrite(t *testing.T) {
 	// The new coordinator writes; the cluster serves DDL again.
 	if err := createClusterTable(tc.dial(tc.active(), "coordinator"), "after_fence", 1, 3); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClusterControlledShutdown: a stopping tablet server's leaderships move to other ISR
+// members while it is still registered; a bucket with no other ISR member stays with it.
+func TestClusterControlledShutdown(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	act := tc.active()
+	cc := tc.dial(act, "coordinator")
+	if err := createClusterTable(cc, "moving", 3, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := createClusterTable(cc, "single", 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	leaving := (act + 1) % 3
+	id := int32(leaving + 1)
+	if err := tc.nodes[leaving].Control().ControlledShutdown(context.Background(), 5*time.Second); err != nil {
+		t.Logf("controlled shutdown: %v (expected: a single-replica bucket cannot move)", err)
+	}
+	ctl := tc.nodes[act].Control()
+	if !slices.Contains(ctl.LiveServers(), id) {
+		t.Fatal("the server left before its leaderships moved")
+	}
+	moving := metadataOf(t, tc.dial(act, "tablet-server"), "moving").TableMetadata[0]
+	for _, b := range moving.BucketMetadata {
+		st, _ := ctl.State(bucketOf(moving.GetTableId(), b.GetBucketId()))
+		if st.Leader == id || b.GetLeaderId() == id {
+			t.Fatalf("bucket %d still led by the stopping server: %+v", b.GetBucketId(), st)
+		}
+		if st.Replicas[0] == id && (st.LeaderEpoch != 1 || st.InISR(id)) {
+			t.Fatalf("bucket %d moved without a new epoch or kept the server in its ISR: %+v", b.GetBucketId(), st)
+		}
+	}
+	single := metadataOf(t, tc.dial(act, "tablet-server"), "single").TableMetadata[0]
+	kept := 0
+	for _, b := range single.BucketMetadata {
+		if b.GetReplicaId()[0] == id {
+			kept++
+			if b.GetLeaderId() != id {
+				t.Fatalf("single-replica bucket %d lost its only leader: %v", b.GetBucketId(), b)
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no single-replica bucket on the stopping server")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -155,7 +156,8 @@ type Control struct {
 	kick        chan struct{}
 	catalogKick chan struct{}
 
-	conns *connPool
+	conns   *connPool
+	abandon atomic.Bool
 	// pending are states concerning this server whose table or partition the local catalog
 	// does not know yet (its reload lags the watch); retried after each reload.
 	pendingMu sync.Mutex
@@ -206,6 +208,11 @@ func (c *Control) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Abandon makes the next Close leave the cluster as a killed process would: no lease is
+// revoked, so the node stays registered (and a coordinator elected) until its leases
+// expire. For tests of failure detection.
+func (c *Control) Abandon() { c.abandon.Store(true) }
 
 // Close resigns, deregisters and stops every loop.
 func (c *Control) Close() {
