@@ -302,6 +302,11 @@ func TestClusterFailover(t *testing.T) {
 				return false
 			}
 		}
+		for _, b := range metadataOf(t, tc.dial(act, "tablet-server"), "rf1").TableMetadata[0].BucketMetadata {
+			if b.GetLeaderId() == victimID {
+				return false
+			}
+		}
 		return true
 	})
 	md := metadataOf(t, tc.dial(act, "tablet-server"), "rf2")
@@ -337,6 +342,15 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if orphan < 0 {
 		t.Fatal("no rf1 bucket on the victim")
+	}
+	var health flusspb.GetClusterHealthResponse
+	if err := tc.dial(act, "coordinator").Call(context.Background(), wire.GetClusterHealth, &flusspb.GetClusterHealthRequest{}, &health); err != nil {
+		t.Fatal(err)
+	}
+	// 6 buckets; rf2: 6 replicas, 5 in sync (the victim left the ISR of the bucket it led;
+	// its followers' leaders shrink theirs, which is replication's part); rf1: 3 and 3.
+	if health.GetStatus() != 2 || health.GetNumLeaderReplicas() != 6 || health.GetActiveLeaderReplicas() != 5 || health.GetNumReplicas() != 9 || health.GetInSyncReplicas() != 8 {
+		t.Fatalf("cluster health with a leaderless bucket: %v", &health)
 	}
 	// The server returns: it is elected leader of its leaderless bucket.
 	n, err := Start(context.Background(), tc.cfgs[victim], testLogger())

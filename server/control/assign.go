@@ -141,12 +141,12 @@ func (c *Control) reconcile(ctx context.Context, takeover bool) {
 	}()
 	for b, e := range entries {
 		if e.rev == 0 {
-			if _, ok := nextState(e.state, c.isLive, epoch); ok {
+			if _, ok := nextState(e.state, c.IsLive, epoch); ok {
 				retry = true // written by us, not yet seen by the watch
 			}
 			continue
 		}
-		next, ok := nextState(e.state, c.isLive, epoch)
+		next, ok := nextState(e.state, c.IsLive, epoch)
 		if !ok {
 			continue
 		}

@@ -483,7 +483,8 @@ func (c *Control) LiveServers() []int32 {
 	return ids
 }
 
-func (c *Control) isLive(id int32) bool {
+// IsLive reports whether tablet server id is registered.
+func (c *Control) IsLive(id int32) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	_, ok := c.live[id]

@@ -40,7 +40,7 @@ func (c *Control) moveLeaderships(ctx context.Context, id int32) ([]cluster.Buck
 	changed := map[cluster.Bucket]cluster.BucketState{}
 	for b, e := range entries {
 		// The shutting-down server counts as dead for the election rules.
-		next, ok := nextState(e.state, func(s int32) bool { return s != id && c.isLive(s) }, epoch)
+		next, ok := nextState(e.state, func(s int32) bool { return s != id && c.IsLive(s) }, epoch)
 		if !ok || next.Leader == cluster.NoLeader {
 			remaining = append(remaining, b)
 			continue

@@ -46,7 +46,24 @@ func (c *Coordinator) ClusterHealth() *flusspb.GetClusterHealthResponse {
 	c.mu.RUnlock()
 	leader, _ := c.replicas.(BucketLeader)
 	var replicas, inSync, leaders, active int32
+	live, _ := c.opts.Cluster.(interface{ IsLive(id int32) bool })
 	for _, b := range buckets {
+		if c.clustered() {
+			// In a cluster: each bucket's stored state; its leader is active when it is set
+			// and its server is registered.
+			states, known := c.opts.Cluster.BucketStates(b.TableID, b.PartitionID, b.Bucket+1)
+			st := states[b.Bucket]
+			leaders++
+			if !known[b.Bucket] {
+				continue
+			}
+			replicas += int32(len(st.Replicas))
+			inSync += int32(len(st.ISR))
+			if st.Leader != cluster.NoLeader && (live == nil || live.IsLive(st.Leader)) {
+				active++
+			}
+			continue
+		}
 		replicas++
 		inSync++
 		leaders++
