@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -235,6 +236,32 @@ func TestClusterAssignsReplicasEvenly(t *testing.T) {
 		TablePath: &flusspb.PbTablePath{DatabaseName: proto.String("fluss"), TableName: proto.String("too_many")}}, &exists); err != nil || exists.GetExists() {
 		t.Fatalf("table too_many exists %v (%v)", exists.GetExists(), err)
 	}
+
+	// Every leader opened its buckets; dropping the table (through a standby) deletes the
+	// states and every server's copy.
+	tableID := metadataOf(t, tc.dial(0, "tablet-server"), "spread").TableMetadata[0].GetTableId()
+	dirs := make([]string, len(tc.nodes))
+	for i := range tc.nodes {
+		dirs[i] = filepath.Join(tc.cfgs[i].DataDir, "tablet", fmt.Sprintf("table-%d", tableID))
+		if _, err := os.Stat(dirs[i]); err != nil {
+			t.Fatalf("node %d has no data of the table it leads buckets of: %v", i+1, err)
+		}
+	}
+	if err := tc.dial(standby, "coordinator").Call(context.Background(), wire.DropTable, &flusspb.DropTableRequest{
+		TablePath: &flusspb.PbTablePath{DatabaseName: proto.String("fluss"), TableName: proto.String("spread")}, IgnoreIfNotExists: proto.Bool(false)}, &flusspb.DropTableResponse{}); err != nil {
+		t.Fatalf("drop through a standby: %v", err)
+	}
+	tc.waitFor("every copy of the dropped table deleted", func() bool {
+		for i, d := range dirs {
+			if _, err := os.Stat(d); err == nil {
+				return false
+			}
+			if _, ok := tc.nodes[i].Control().State(bucketOf(tableID, 0)); ok {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // TestClusterCoordinatorTakeover closes the active coordinator: a standby takes over, names

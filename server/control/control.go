@@ -196,7 +196,7 @@ func (c *Control) Start(ctx context.Context) error {
 		if err := c.register(ctx); err != nil {
 			return err
 		}
-		c.applyMine(ctx, c.snapshotStates(), nil)
+		c.applyMine(ctx, c.snapshotStates(), nil, nil)
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.watchLoop(rev) }()
@@ -334,7 +334,7 @@ func (c *Control) watchLoop(rev int64) {
 
 func (c *Control) afterReload() {
 	if c.opts.Replicas != nil {
-		c.applyMine(c.ctx, c.snapshotStates(), nil)
+		c.applyMine(c.ctx, c.snapshotStates(), nil, nil)
 	}
 	c.kickReconcile()
 	c.kickCatalog()
@@ -344,9 +344,13 @@ func (c *Control) handleEvents(events []*clientv3.Event) {
 	var servers, election, catalog bool
 	var changed []cluster.Bucket
 	var dropped []cluster.Bucket
+	droppedTables := map[int64]bool{}
 	c.mu.Lock()
 	for _, ev := range events {
 		deleted := ev.Type == clientv3.EventTypeDelete
+		if id, ok := droppedTable(string(ev.Kv.Key)); ok && deleted {
+			droppedTables[id] = true
+		}
 		kind, b := c.applyKVLocked(string(ev.Kv.Key), ev.Kv.Value, ev.Kv.ModRevision, deleted)
 		switch kind {
 		case "servers":
@@ -386,8 +390,20 @@ func (c *Control) handleEvents(events []*clientv3.Event) {
 		c.kickReconcile()
 	}
 	if c.opts.Replicas != nil && (len(changed) > 0 || len(dropped) > 0) {
-		c.applyMine(c.ctx, c.statesOf(changed), dropped)
+		c.applyMine(c.ctx, c.statesOf(changed), dropped, droppedTables)
 	}
+}
+
+// droppedTable recognises the deletion of a table's schemas (which a table drop deletes in
+// the same transaction as its bucket states) and returns the table id.
+func droppedTable(fullKey string) (int64, bool) {
+	rest, ok := strings.CutPrefix(fullKey, meta.KeyPrefix+"schemas/")
+	if !ok {
+		return 0, false
+	}
+	idStr, _, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(idStr, 10, 64)
+	return id, err == nil
 }
 
 // refreshCoordinator reads the election: its leader is the key with the lowest create
