@@ -21,6 +21,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -482,5 +483,73 @@ func TestClusterControlledShutdown(t *testing.T) {
 	}
 	if kept == 0 {
 		t.Fatal("no single-replica bucket on the stopping server")
+	}
+}
+
+// TestClusterReplicationControl exercises cluster.ReplicationControl over etcd as a bucket's
+// leader uses it: ISR changes by compare-and-swap, lineage publication fenced by the leader
+// epoch, and replication addresses from the registrations.
+func TestClusterReplicationControl(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	if err := createClusterTable(tc.dial(tc.active(), "coordinator"), "isr", 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	tableID := metadataOf(t, tc.dial(0, "tablet-server"), "isr").TableMetadata[0].GetTableId()
+	b := bucketOf(tableID, 0)
+	ctl := tc.nodes[0].Control()
+	var st cluster.BucketState
+	tc.waitFor("the bucket state", func() bool { var ok bool; st, ok = ctl.State(b); return ok })
+	ctx := context.Background()
+	follower := st.Replicas[2]
+
+	shrunk, err := ctl.AdjustISR(ctx, b, st, []int32{st.Leader, st.Replicas[1]})
+	if err != nil {
+		t.Fatalf("shrink: %v", err)
+	}
+	if shrunk.BucketEpoch != st.BucketEpoch+1 || shrunk.LeaderEpoch != st.LeaderEpoch || shrunk.InISR(follower) {
+		t.Fatalf("after shrink: %+v", shrunk)
+	}
+	if _, err := ctl.AdjustISR(ctx, b, st, st.Replicas); ferr.CodeOf(err) != ferr.FencedLeaderEpochException {
+		t.Fatalf("ISR change against a stale state: %v, want FENCED_LEADER_EPOCH", err)
+	}
+	if _, err := ctl.AdjustISR(ctx, b, shrunk, []int32{st.Replicas[1]}); ferr.CodeOf(err) != ferr.InvalidUpdateVersionException {
+		t.Fatalf("ISR without its leader: %v, want INVALID_UPDATE_VERSION", err)
+	}
+	if _, err := ctl.AdjustISR(ctx, b, shrunk, []int32{st.Leader, 99}); ferr.CodeOf(err) != ferr.InvalidUpdateVersionException {
+		t.Fatalf("ISR with a non-replica: %v, want INVALID_UPDATE_VERSION", err)
+	}
+	// Every node sees the change through its watch.
+	tc.waitFor("the shrunk ISR everywhere", func() bool {
+		for _, n := range tc.nodes {
+			if s, _ := n.Control().State(b); s.BucketEpoch != shrunk.BucketEpoch {
+				return false
+			}
+		}
+		return true
+	})
+
+	if _, ok, err := ctl.Lineage(ctx, b); err != nil || ok {
+		t.Fatalf("lineage before any was published: %v %v", ok, err)
+	}
+	l := cluster.Lineage{LeaderEpoch: shrunk.LeaderEpoch, Entries: []cluster.EpochStart{{Epoch: 0, StartOffset: 0}}}
+	if err := ctl.PublishLineage(ctx, b, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.PublishLineage(ctx, b, cluster.Lineage{LeaderEpoch: shrunk.LeaderEpoch + 1}); ferr.CodeOf(err) != ferr.FencedLeaderEpochException {
+		t.Fatalf("lineage of another leader epoch: %v, want FENCED_LEADER_EPOCH", err)
+	}
+	got, ok, err := tc.nodes[2].Control().Lineage(ctx, b)
+	if err != nil || !ok || got.LeaderEpoch != l.LeaderEpoch || len(got.Entries) != 1 {
+		t.Fatalf("lineage read on another node: %+v %v %v", got, ok, err)
+	}
+
+	for i := range tc.nodes {
+		addr, ok := ctl.ReplicationAddr(int32(i + 1))
+		if !ok || addr != tc.nodes[i].Addr("tablet-server") {
+			t.Fatalf("replication address of %d: %q %v, want %s", i+1, addr, ok, tc.nodes[i].Addr("tablet-server"))
+		}
+	}
+	if _, ok := ctl.ReplicationAddr(42); ok {
+		t.Fatal("an address for an unregistered server")
 	}
 }
