@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
@@ -69,6 +70,10 @@ func internalAddr(eps []cluster.Endpoint, listener string) string {
 	}
 	return ""
 }
+
+// controlledShutdownTimeout bounds how long a stopping tablet server waits for the active
+// coordinator to move its leaderships away.
+const controlledShutdownTimeout = 5 * time.Second
 
 // Control returns the node's control plane, nil on the single node.
 func (n *Node) Control() *control.Control { return n.control }

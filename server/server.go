@@ -170,6 +170,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	coordSvc := wire.NewService(1)
 	n.coordinator.RegisterReadOnly(coordSvc)
 	n.coordinator.RegisterAdmin(coordSvc)
+	if n.control != nil {
+		n.control.RegisterCoordinator(coordSvc, internalListener)
+	}
 	tabletSvc := wire.NewService(2)
 	n.coordinator.RegisterReadOnly(tabletSvc)
 	n.tablet.Register(tabletSvc)
@@ -362,6 +365,13 @@ func (n *Node) Close() error {
 }
 
 func (n *Node) close() error {
+	if n.control != nil {
+		// While the listeners still answer, hand this server's leaderships to other
+		// in-sync replicas, so clients find new leaders at once.
+		if err := n.control.ControlledShutdown(context.Background(), controlledShutdownTimeout); err != nil {
+			n.log.Warn("controlled shutdown incomplete", "err", err)
+		}
+	}
 	if n.cancel != nil {
 		n.cancel()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -130,11 +131,22 @@ func (c *Control) reconcile(ctx context.Context, takeover bool) {
 		return
 	}
 	changed := map[cluster.Bucket]cluster.BucketState{}
+	retry := false
+	defer func() {
+		// A bucket that could not be decided now (an etcd error, a concurrent change, a
+		// state not yet seen by the watch) is retried shortly: no other event may come.
+		if retry && c.ctx.Err() == nil {
+			time.AfterFunc(200*time.Millisecond, c.kickReconcile)
+		}
+	}()
 	for b, e := range entries {
 		if e.rev == 0 {
-			continue // written by us, not yet seen by the watch; the next round sees it
+			if _, ok := nextState(e.state, c.IsLive, epoch); ok {
+				retry = true // written by us, not yet seen by the watch
+			}
+			continue
 		}
-		next, ok := nextState(e.state, c.isLive, epoch)
+		next, ok := nextState(e.state, c.IsLive, epoch)
 		if !ok {
 			continue
 		}
@@ -144,10 +156,12 @@ func (c *Control) reconcile(ctx context.Context, takeover bool) {
 			if ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException {
 				return
 			}
+			retry = true
 			continue
 		}
 		if rev == 0 {
-			continue // changed meanwhile (an ISR change); the watch brings it and a new round
+			retry = true // changed meanwhile (an ISR change); decide again on the new state
+			continue
 		}
 		c.noteState(b, next, rev)
 		changed[b] = next

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -155,7 +156,8 @@ type Control struct {
 	kick        chan struct{}
 	catalogKick chan struct{}
 
-	conns *connPool
+	conns   *connPool
+	abandon atomic.Bool
 	// pending are states concerning this server whose table or partition the local catalog
 	// does not know yet (its reload lags the watch); retried after each reload.
 	pendingMu sync.Mutex
@@ -194,7 +196,7 @@ func (c *Control) Start(ctx context.Context) error {
 		if err := c.register(ctx); err != nil {
 			return err
 		}
-		c.applyMine(ctx, c.snapshotStates(), nil)
+		c.applyMine(ctx, c.snapshotStates(), nil, nil)
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.watchLoop(rev) }()
@@ -206,6 +208,11 @@ func (c *Control) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Abandon makes the next Close leave the cluster as a killed process would: no lease is
+// revoked, so the node stays registered (and a coordinator elected) until its leases
+// expire. For tests of failure detection.
+func (c *Control) Abandon() { c.abandon.Store(true) }
 
 // Close resigns, deregisters and stops every loop.
 func (c *Control) Close() {
@@ -327,7 +334,7 @@ func (c *Control) watchLoop(rev int64) {
 
 func (c *Control) afterReload() {
 	if c.opts.Replicas != nil {
-		c.applyMine(c.ctx, c.snapshotStates(), nil)
+		c.applyMine(c.ctx, c.snapshotStates(), nil, nil)
 	}
 	c.kickReconcile()
 	c.kickCatalog()
@@ -337,9 +344,13 @@ func (c *Control) handleEvents(events []*clientv3.Event) {
 	var servers, election, catalog bool
 	var changed []cluster.Bucket
 	var dropped []cluster.Bucket
+	droppedTables := map[int64]bool{}
 	c.mu.Lock()
 	for _, ev := range events {
 		deleted := ev.Type == clientv3.EventTypeDelete
+		if id, ok := droppedTable(string(ev.Kv.Key)); ok && deleted {
+			droppedTables[id] = true
+		}
 		kind, b := c.applyKVLocked(string(ev.Kv.Key), ev.Kv.Value, ev.Kv.ModRevision, deleted)
 		switch kind {
 		case "servers":
@@ -379,8 +390,20 @@ func (c *Control) handleEvents(events []*clientv3.Event) {
 		c.kickReconcile()
 	}
 	if c.opts.Replicas != nil && (len(changed) > 0 || len(dropped) > 0) {
-		c.applyMine(c.ctx, c.statesOf(changed), dropped)
+		c.applyMine(c.ctx, c.statesOf(changed), dropped, droppedTables)
 	}
+}
+
+// droppedTable recognises the deletion of a table's schemas (which a table drop deletes in
+// the same transaction as its bucket states) and returns the table id.
+func droppedTable(fullKey string) (int64, bool) {
+	rest, ok := strings.CutPrefix(fullKey, meta.KeyPrefix+"schemas/")
+	if !ok {
+		return 0, false
+	}
+	idStr, _, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(idStr, 10, 64)
+	return id, err == nil
 }
 
 // refreshCoordinator reads the election: its leader is the key with the lowest create
@@ -476,7 +499,8 @@ func (c *Control) LiveServers() []int32 {
 	return ids
 }
 
-func (c *Control) isLive(id int32) bool {
+// IsLive reports whether tablet server id is registered.
+func (c *Control) IsLive(id int32) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	_, ok := c.live[id]

@@ -58,10 +58,11 @@ func (c *Control) campaignLoop() {
 		}
 		c.leadWhileSession(sess, string(val))
 		c.setActive(meta.Fence{}, false)
-		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if c.abandon.Load() {
+			sess.Orphan() // the lease runs out on its own
+			return
+		}
 		sess.Close() // resigns: deletes the election key and revokes the lease
-		cancel()
-		_ = rctx
 	}
 }
 

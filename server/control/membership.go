@@ -74,6 +74,9 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 			}
 		}
 		if c.ctx.Err() != nil {
+			if c.abandon.Load() {
+				return
+			}
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			c.cli.Revoke(rctx, lease)
 			cancel()

@@ -48,8 +48,9 @@ func (c *Control) applyLocal(ctx context.Context, updates []cluster.BucketUpdate
 }
 
 // applyMine applies the states that concern this tablet server, and stops the replicas of
-// dropped buckets it held.
-func (c *Control) applyMine(ctx context.Context, states map[cluster.Bucket]cluster.BucketState, dropped []cluster.Bucket) {
+// dropped buckets it held: the whole table's data when the table was dropped
+// (droppedTables), else the partition's.
+func (c *Control) applyMine(ctx context.Context, states map[cluster.Bucket]cluster.BucketState, dropped []cluster.Bucket, droppedTables map[int64]bool) {
 	self := c.opts.Registration.ID
 	var updates []cluster.BucketUpdate
 	var missing []cluster.Bucket
@@ -89,7 +90,7 @@ func (c *Control) applyMine(ctx context.Context, states map[cluster.Bucket]clust
 	stopped := map[tp]bool{}
 	for _, b := range dropped {
 		k := tp{b.TableID, b.PartitionID}
-		if _, live := c.opts.Catalog.TableByID(b.TableID); !live {
+		if droppedTables[b.TableID] {
 			k.partition = cluster.NoPartition
 		}
 		if stopped[k] {
@@ -111,7 +112,7 @@ func (c *Control) retryPending() {
 	c.pending = nil
 	c.pendingMu.Unlock()
 	if len(bs) > 0 {
-		c.applyMine(c.ctx, c.statesOf(bs), nil)
+		c.applyMine(c.ctx, c.statesOf(bs), nil, nil)
 	}
 }
 
@@ -157,7 +158,7 @@ func (c *Control) notify(ctx context.Context, states map[cluster.Bucket]cluster.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.applyMine(ctx, sts, nil)
+				c.applyMine(ctx, sts, nil, nil)
 			}()
 			continue
 		}
@@ -250,7 +251,7 @@ func (c *Control) handleNotify(ctx context.Context, r *flusspb.NotifyLeaderAndIs
 		c.mu.Unlock()
 		resp.NotifyBucketsLeaderResp = append(resp.NotifyBucketsLeaderResp, &flusspb.PbNotifyLeaderAndIsrRespForBucket{TableBucket: tb})
 	}
-	c.applyMine(ctx, states, nil)
+	c.applyMine(ctx, states, nil, nil)
 	return resp
 }
 

@@ -136,7 +136,11 @@ func (c *Coordinator) storeAlteredTable(ctx context.Context, nt *cluster.TableIn
 		c.schemas[nt.ID] = versions
 	}
 	c.mu.Unlock()
-	if u, ok := c.replicas.(TableUpdater); ok {
+	u, ok := c.replicas.(TableUpdater)
+	if c.updater != nil {
+		u, ok = c.updater, true
+	}
+	if ok {
 		if err := u.UpdateTable(ctx, nt); err != nil {
 			// The change is durable and published; buckets that could not take it pick it
 			// up when they are next opened.

@@ -91,6 +91,13 @@ type Coordinator struct {
 
 	// kvSnapshots is nil without a snapshot store (kv_snapshots.go).
 	kvSnapshots atomic.Pointer[KvSnapshots]
+
+	// updater is the local tablet server in a cluster, told of altered tables (on the
+	// single node c.replicas is).
+	updater TableUpdater
+
+	reloadMu  sync.Mutex // serialises catalog reloads of a node that is not the active coordinator
+	reloadGen uint64     // completed reloads, guarded by reloadMu
 }
 
 type schemaVersion struct {
@@ -163,7 +170,8 @@ func (c *Coordinator) Start(ctx context.Context, replicas cluster.ReplicaManager
 	c.replicas = replicas
 	if c.clustered() {
 		// Tablet servers open their buckets from the states in etcd; the active coordinator
-		// runs the auto-partitioning.
+		// runs the auto-partitioning. Altered tables still reach the local tablet server.
+		c.updater, _ = replicas.(TableUpdater)
 		c.replicas = nil
 		c.startAutoPartitionLoop()
 		return nil
@@ -296,16 +304,16 @@ func (c *Coordinator) nowMs() int64 { return c.opts.Now().UnixMilli() }
 
 // --- cluster.Catalog ---
 
-// TableByID implements cluster.Catalog.
-func (c *Coordinator) TableByID(id int64) (*cluster.TableInfo, bool) {
+// tableByIDCached looks a table up in memory.
+func (c *Coordinator) tableByIDCached(id int64) (*cluster.TableInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t, ok := c.tablesByID[id]
 	return t, ok
 }
 
-// TableByPath implements cluster.Catalog.
-func (c *Coordinator) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool) {
+// tableByPathCached looks a table up in memory.
+func (c *Coordinator) tableByPathCached(p cluster.TablePath) (*cluster.TableInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t, ok := c.tables[p]
@@ -327,16 +335,16 @@ func (c *Coordinator) schemaJSON(tableID int64, schemaID int32) ([]byte, bool) {
 	return s.json, ok
 }
 
-// PartitionByID implements cluster.Catalog.
-func (c *Coordinator) PartitionByID(id int64) (*cluster.PartitionInfo, bool) {
+// partitionByIDCached looks a partition up in memory.
+func (c *Coordinator) partitionByIDCached(id int64) (*cluster.PartitionInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p, ok := c.partByID[id]
 	return p, ok
 }
 
-// PartitionByName implements cluster.Catalog.
-func (c *Coordinator) PartitionByName(tableID int64, name string) (*cluster.PartitionInfo, bool) {
+// partitionByNameCached looks a partition up in memory.
+func (c *Coordinator) partitionByNameCached(tableID int64, name string) (*cluster.PartitionInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p, ok := c.partitions[tableID][name]
@@ -354,8 +362,8 @@ func (c *Coordinator) Partitions(tableID int64) []*cluster.PartitionInfo {
 	return out
 }
 
-// Database returns a database by name.
-func (c *Coordinator) Database(name string) (*Database, bool) {
+// databaseCached looks a database up in memory.
+func (c *Coordinator) databaseCached(name string) (*Database, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	d, ok := c.databases[name]
@@ -410,4 +418,54 @@ func (c *Coordinator) Close() {
 		<-c.bgDone
 	}
 	c.fwd.close()
+}
+
+// TableByID implements cluster.Catalog. On a node that is not the active coordinator a miss
+// re-reads the catalog once, so a table or partition just created through another node is
+// found (the watch that also brings it may lag by a few milliseconds).
+func (c *Coordinator) TableByID(id int64) (*cluster.TableInfo, bool) {
+	if v, ok := c.tableByIDCached(id); ok || !c.reloadOnMiss() {
+		return v, ok
+	}
+	return c.tableByIDCached(id)
+}
+
+// TableByPath implements cluster.Catalog. On a node that is not the active coordinator a miss
+// re-reads the catalog once, so a table or partition just created through another node is
+// found (the watch that also brings it may lag by a few milliseconds).
+func (c *Coordinator) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool) {
+	if v, ok := c.tableByPathCached(p); ok || !c.reloadOnMiss() {
+		return v, ok
+	}
+	return c.tableByPathCached(p)
+}
+
+// PartitionByID implements cluster.Catalog. On a node that is not the active coordinator a miss
+// re-reads the catalog once, so a table or partition just created through another node is
+// found (the watch that also brings it may lag by a few milliseconds).
+func (c *Coordinator) PartitionByID(id int64) (*cluster.PartitionInfo, bool) {
+	if v, ok := c.partitionByIDCached(id); ok || !c.reloadOnMiss() {
+		return v, ok
+	}
+	return c.partitionByIDCached(id)
+}
+
+// PartitionByName implements cluster.Catalog. On a node that is not the active coordinator a miss
+// re-reads the catalog once, so a table or partition just created through another node is
+// found (the watch that also brings it may lag by a few milliseconds).
+func (c *Coordinator) PartitionByName(tableID int64, name string) (*cluster.PartitionInfo, bool) {
+	if v, ok := c.partitionByNameCached(tableID, name); ok || !c.reloadOnMiss() {
+		return v, ok
+	}
+	return c.partitionByNameCached(tableID, name)
+}
+
+// Database implements cluster.Catalog. On a node that is not the active coordinator a miss
+// re-reads the catalog once, so a table or partition just created through another node is
+// found (the watch that also brings it may lag by a few milliseconds).
+func (c *Coordinator) Database(name string) (*Database, bool) {
+	if v, ok := c.databaseCached(name); ok || !c.reloadOnMiss() {
+		return v, ok
+	}
+	return c.databaseCached(name)
 }

@@ -46,6 +46,9 @@ func (c *Coordinator) ClusterHealth() *flusspb.GetClusterHealthResponse {
 	c.mu.RUnlock()
 	leader, _ := c.replicas.(BucketLeader)
 	var replicas, inSync, leaders, active int32
+	if c.clustered() {
+		return c.clusterHealth(buckets)
+	}
 	for _, b := range buckets {
 		replicas++
 		inSync++
@@ -54,6 +57,10 @@ func (c *Coordinator) ClusterHealth() *flusspb.GetClusterHealthResponse {
 			active++
 		}
 	}
+	return healthResponse(replicas, inSync, leaders, active)
+}
+
+func healthResponse(replicas, inSync, leaders, active int32) *flusspb.GetClusterHealthResponse {
 	status := healthGreen
 	switch {
 	case active < leaders:
@@ -74,4 +81,32 @@ func (c *Coordinator) handleGetClusterHealth(ctx context.Context, req *wire.Requ
 		return nil, err
 	}
 	return c.ClusterHealth(), nil
+}
+
+// clusterHealth counts from the bucket states of a cluster: each bucket's replicas and ISR;
+// its leader is active when it is set and its server is registered.
+func (c *Coordinator) clusterHealth(buckets []cluster.Bucket) *flusspb.GetClusterHealthResponse {
+	live, _ := c.opts.Cluster.(interface{ IsLive(id int32) bool })
+	type tp struct{ table, partition int64 }
+	count := map[tp]int32{}
+	for _, b := range buckets {
+		k := tp{b.TableID, b.PartitionID}
+		count[k] = max(count[k], b.Bucket+1)
+	}
+	var replicas, inSync, leaders, active int32
+	for k, n := range count {
+		states, known := c.opts.Cluster.BucketStates(k.table, k.partition, n)
+		for i, st := range states {
+			leaders++
+			if !known[i] {
+				continue
+			}
+			replicas += int32(len(st.Replicas))
+			inSync += int32(len(st.ISR))
+			if st.Leader != cluster.NoLeader && (live == nil || live.IsLive(st.Leader)) {
+				active++
+			}
+		}
+	}
+	return healthResponse(replicas, inSync, leaders, active)
 }

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
@@ -38,16 +39,48 @@ func (c *Coordinator) clustered() bool { return c.opts.Cluster != nil }
 // reads from its cache and refuses (or forwards) writes.
 func (c *Coordinator) standby() bool { return c.clustered() && !c.opts.Cluster.Active() }
 
-// Reload re-reads the whole catalog from the store and replaces the in-memory one. A node
-// that is not the active coordinator calls it on every catalog change it sees in etcd.
-// It holds ddlMu, so it never interleaves with a DDL of this node.
+// Reload re-reads the whole catalog from the store and replaces the in-memory one, on a
+// node that is not the active coordinator (which writes its catalog itself); it calls it on
+// every catalog change it sees in etcd. A reload that finds the node active when it is done
+// is discarded: it may predate the node's first DDL.
 func (c *Coordinator) Reload(ctx context.Context) error {
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
-	return c.reloadLocked(ctx)
+	if !c.standby() {
+		return nil
+	}
+	c.reloadMu.Lock()
+	defer c.reloadMu.Unlock()
+	err := c.reload(ctx, true)
+	c.reloadGen++
+	return err
 }
 
-func (c *Coordinator) reloadLocked(ctx context.Context) error {
+// reloadOnMiss re-reads the catalog after a lookup missed on a node that is not the active
+// coordinator; it reports whether it did. Concurrent misses share one reload.
+func (c *Coordinator) reloadOnMiss() bool {
+	if !c.standby() {
+		return false
+	}
+	c.reloadMu.Lock()
+	gen := c.reloadGen
+	c.reloadMu.Unlock()
+	c.reloadMu.Lock()
+	defer c.reloadMu.Unlock()
+	if c.reloadGen != gen {
+		return true // another reload completed while this one waited
+	}
+	ctx, cancel := context.WithTimeout(c.bgCtx, 5*time.Second)
+	defer cancel()
+	if err := c.reload(ctx, true); err != nil {
+		c.log.Warn("cannot reload the catalog", "err", err)
+		return false
+	}
+	c.reloadGen++
+	return true
+}
+
+func (c *Coordinator) reloadLocked(ctx context.Context) error { return c.reload(ctx, false) }
+
+func (c *Coordinator) reload(ctx context.Context, standbyOnly bool) error {
 	fresh := &Coordinator{
 		store: c.store, log: c.log, opts: c.opts,
 		databases:  map[string]*Database{},
@@ -61,17 +94,34 @@ func (c *Coordinator) reloadLocked(ctx context.Context) error {
 		return fmt.Errorf("reload catalog: %w", err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	if standbyOnly && !c.standby() {
+		c.mu.Unlock()
+		return nil
+	}
 	// Keep the *TableInfo of unchanged tables, so pointer comparisons (autoPartition's
-	// "replaced meanwhile") and the tablet server's cached pointers stay valid.
+	// "replaced meanwhile") and the tablet server's cached pointers stay valid; altered
+	// tables are handed to the local tablet server.
+	var altered []*cluster.TableInfo
 	for id, t := range fresh.tablesByID {
-		if old, ok := c.tablesByID[id]; ok && old.Path == t.Path && old.SchemaID == t.SchemaID && old.ModifiedMs == t.ModifiedMs {
+		old, ok := c.tablesByID[id]
+		switch {
+		case ok && old.Path == t.Path && old.SchemaID == t.SchemaID && old.ModifiedMs == t.ModifiedMs:
 			fresh.tablesByID[id] = old
 			fresh.tables[t.Path] = old
+		case ok:
+			altered = append(altered, t)
 		}
 	}
 	c.databases, c.tables, c.tablesByID, c.schemas = fresh.databases, fresh.tables, fresh.tablesByID, fresh.schemas
 	c.partitions, c.partByID = fresh.partitions, fresh.partByID
+	c.mu.Unlock()
+	if c.updater != nil {
+		for _, t := range altered {
+			if err := c.updater.UpdateTable(ctx, t); err != nil {
+				c.log.Error("cannot apply altered table to its buckets", "table", t.Path, "err", err)
+			}
+		}
+	}
 	return nil
 }
 

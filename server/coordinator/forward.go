@@ -20,7 +20,7 @@ import (
 // and does not retry on that error, so after a failover its DDL would fail until it happens
 // to refresh its metadata. Strom therefore forwards instead: a standby runs the request
 // (decoding, authorization against its own ACL cache, validation against its catalog, which
-// follows etcd), and when the write reaches its fenced store and fails with
+// follows etcd and is re-read first), and when the write reaches its fenced store and fails with
 // NOT_COORDINATOR_LEADER it sends the request as received to the active coordinator's
 // internal listener and relays the answer. With no active coordinator elected the client
 // gets NOT_COORDINATOR_LEADER, as from Fluss.
@@ -46,6 +46,14 @@ func (c *Coordinator) adminHandler(h wire.Handler) wire.Handler {
 			return h(ctx, req)
 		}
 		body := slices.Clone(req.Body)
+		if c.standby() {
+			// Validate against the catalog as etcd has it now, not as the watch last
+			// brought it: a request following a DDL through the active coordinator must
+			// see it.
+			if err := c.Reload(ctx); err != nil {
+				c.log.Warn("cannot reload the catalog", "err", err)
+			}
+		}
 		msg, err := h(ctx, req)
 		if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
 			return msg, err

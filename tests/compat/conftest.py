@@ -14,9 +14,20 @@ def strom_binary():
     return build_binary()
 
 
+class _ExternalServer:
+    """A running cluster the session uses instead of starting a server
+    ($STROM_COMPAT_BOOTSTRAP, e.g. one node of a 3-node cluster; docs/cluster.md)."""
+
+    def __init__(self, bootstrap: str):
+        self.bootstrap = bootstrap
+
+
 @pytest.fixture(scope="session")
 def server(strom_binary, tmp_path_factory):
     """A strom server shared by the session (tests must use their own table names)."""
+    if os.environ.get("STROM_COMPAT_BOOTSTRAP"):
+        yield _ExternalServer(os.environ["STROM_COMPAT_BOOTSTRAP"])
+        return
     srv = StromServer(strom_binary, str(tmp_path_factory.mktemp("strom") / "data")).start()
     yield srv
     srv.stop()

@@ -1,0 +1,101 @@
+package control
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+func TestNextState(t *testing.T) {
+	alive := func(ids ...int32) func(int32) bool { return func(id int32) bool { return slices.Contains(ids, id) } }
+	base := cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 1, ISR: []int32{1, 2, 3}, LeaderEpoch: 4, BucketEpoch: 7}
+	for _, tc := range []struct {
+		name    string
+		in      cluster.BucketState
+		live    func(int32) bool
+		changed bool
+		want    cluster.BucketState
+	}{
+		{"leader alive", base, alive(1, 2, 3), false, base},
+		{"leader dead: next ISR member in replica order", base, alive(2, 3), true,
+			cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 2, ISR: []int32{2, 3}, LeaderEpoch: 5, BucketEpoch: 8, CoordinatorEpoch: 9}},
+		{"skips a dead ISR member", base, alive(3), true,
+			cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 3, ISR: []int32{2, 3}, LeaderEpoch: 5, BucketEpoch: 8, CoordinatorEpoch: 9}},
+		{"skips a live replica out of the ISR", cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 1, ISR: []int32{1, 3}}, alive(2, 3), true,
+			cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 3, ISR: []int32{3}, LeaderEpoch: 1, BucketEpoch: 1, CoordinatorEpoch: 9}},
+		{"no live ISR member: no leader, ISR kept", cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1}}, alive(2), true,
+			cluster.BucketState{Replicas: []int32{1, 2}, Leader: cluster.NoLeader, ISR: []int32{1}, LeaderEpoch: 1, BucketEpoch: 1, CoordinatorEpoch: 9}},
+		{"leaderless, ISR member returns", cluster.BucketState{Replicas: []int32{1, 2}, Leader: cluster.NoLeader, ISR: []int32{1}, LeaderEpoch: 1, BucketEpoch: 1}, alive(1, 2), true,
+			cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1}, LeaderEpoch: 2, BucketEpoch: 2, CoordinatorEpoch: 9}},
+		{"leaderless, only a non-ISR replica alive", cluster.BucketState{Replicas: []int32{1, 2}, Leader: cluster.NoLeader, ISR: []int32{1}, LeaderEpoch: 1}, alive(2), false,
+			cluster.BucketState{Replicas: []int32{1, 2}, Leader: cluster.NoLeader, ISR: []int32{1}, LeaderEpoch: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := nextState(tc.in, tc.live, 9)
+			if changed != tc.changed {
+				t.Fatalf("changed = %v", changed)
+			}
+			if !changed {
+				return
+			}
+			if !slices.Equal(got.Replicas, tc.want.Replicas) || !slices.Equal(got.ISR, tc.want.ISR) || got.Leader != tc.want.Leader ||
+				got.LeaderEpoch != tc.want.LeaderEpoch || got.BucketEpoch != tc.want.BucketEpoch || got.CoordinatorEpoch != tc.want.CoordinatorEpoch {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			if got.Leader != cluster.NoLeader && !got.InISR(got.Leader) {
+				t.Fatalf("leader %d outside ISR %v", got.Leader, got.ISR)
+			}
+		})
+	}
+}
+
+func TestAssignSpreadsReplicasAndLeaders(t *testing.T) {
+	c := &Control{live: map[int32]Registration{4: {}, 7: {}, 9: {}, 12: {}}}
+	table := func(id int64, buckets int32, rf string) *cluster.TableInfo {
+		return &cluster.TableInfo{ID: id, Descriptor: metadata.TableDescriptor{BucketCount: buckets, Properties: map[string]string{"table.replication.factor": rf}}}
+	}
+	leaders, replicas := map[int32]int{}, map[int32]int{}
+	for id := int64(0); id < 3; id++ {
+		_, states, err := c.Assign(table(id, 4, "3"), cluster.NoPartition)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range states {
+			if len(st.Replicas) != 3 || st.Leader != st.Replicas[0] || !slices.Equal(st.ISR, st.Replicas) || st.LeaderEpoch != 0 {
+				t.Fatalf("state %+v", st)
+			}
+			seen := map[int32]bool{}
+			for _, r := range st.Replicas {
+				if seen[r] {
+					t.Fatalf("replica %d twice in %v", r, st.Replicas)
+				}
+				seen[r] = true
+				replicas[r]++
+			}
+			leaders[st.Leader]++
+		}
+	}
+	for _, id := range []int32{4, 7, 9, 12} {
+		if leaders[id] != 3 || replicas[id] != 9 {
+			t.Fatalf("leaders %v replicas %v: want 3 and 9 each", leaders, replicas)
+		}
+	}
+	if _, _, err := c.Assign(table(5, 1, "5"), cluster.NoPartition); ferr.CodeOf(err) != ferr.InvalidReplicationFactor {
+		t.Fatalf("RF 5 on 4 servers: %v", err)
+	}
+}
+
+func TestBucketKeys(t *testing.T) {
+	for _, b := range []cluster.Bucket{{TableID: 12, PartitionID: cluster.NoPartition, Bucket: 3}, {TableID: 1, PartitionID: 40, Bucket: 0}} {
+		got, ok := parseBucketKey(BucketKey(b))
+		if !ok || got != b {
+			t.Fatalf("%v -> %q -> %v %v", b, BucketKey(b), got, ok)
+		}
+	}
+	if BucketsPrefix(1, cluster.NoPartition) != "buckets/1/" || BucketsPrefix(1, 2) != "buckets/1/2/" {
+		t.Fatal("prefixes")
+	}
+}
