@@ -85,10 +85,26 @@ func (c *Control) Dropped(ctx context.Context, tableID, partitionID int64) {
 //     keeps its ISR (no unclean election).
 //   - No leader: the first live ISR member in replica order becomes leader.
 //
-// A leader change increments LeaderEpoch and BucketEpoch.
+//   - The leader lives but ISR followers are dead: they leave the ISR (Kafka's and Fluss's
+//     coordinators do the same when a server dies), so acks=all writes stop waiting for them
+//     at once instead of after log.replica.max-lag-time; they rejoin through the leader's ISR
+//     expansion once they are back and caught up.
+//
+// A new leader also drops every other dead member from the ISR. A leader change increments
+// LeaderEpoch and BucketEpoch; an ISR-only change BucketEpoch.
 func nextState(st cluster.BucketState, live func(int32) bool, epoch int64) (cluster.BucketState, bool) {
 	if st.Leader != cluster.NoLeader && live(st.Leader) {
-		return st, false
+		leader := st.Leader
+		isr := slices.DeleteFunc(slices.Clone(st.ISR), func(id int32) bool { return id != leader && !live(id) })
+		if len(isr) == len(st.ISR) {
+			return st, false
+		}
+		next := st
+		next.Replicas = slices.Clone(st.Replicas)
+		next.ISR = isr
+		next.BucketEpoch++
+		next.CoordinatorEpoch = epoch
+		return next, true
 	}
 	candidate := cluster.NoLeader
 	for _, r := range st.Replicas {
@@ -103,9 +119,8 @@ func nextState(st cluster.BucketState, live func(int32) bool, epoch int64) (clus
 	next := st
 	next.Replicas = slices.Clone(st.Replicas)
 	next.ISR = slices.Clone(st.ISR)
-	if candidate != cluster.NoLeader && st.Leader != cluster.NoLeader {
-		dead := st.Leader
-		next.ISR = slices.DeleteFunc(next.ISR, func(id int32) bool { return id == dead })
+	if candidate != cluster.NoLeader {
+		next.ISR = slices.DeleteFunc(next.ISR, func(id int32) bool { return !live(id) })
 	}
 	next.Leader = candidate
 	next.LeaderEpoch++
@@ -165,7 +180,11 @@ func (c *Control) reconcile(ctx context.Context, takeover bool) {
 		}
 		c.noteState(b, next, rev)
 		changed[b] = next
-		c.log.Info("elected bucket leader", "bucket", b, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
+		if next.LeaderEpoch == e.state.LeaderEpoch {
+			c.log.Info("removed dead replicas from the ISR", "bucket", b, "leader", next.Leader, "isr", next.ISR)
+		} else {
+			c.log.Info("elected bucket leader", "bucket", b, "leader", next.Leader, "leader_epoch", next.LeaderEpoch, "isr", next.ISR)
+		}
 	}
 	if len(changed) > 0 {
 		c.notify(ctx, changed, nil, nil)
