@@ -45,11 +45,20 @@ class StromServer:
         return self.coordinator
 
     def start(self, timeout=30.0):
+        self.spawn()
+        return self.wait_ready(timeout)
+
+    def spawn(self):
+        """Start the process without waiting for it (members of one etcd cluster wait for
+        each other's quorum, so a cluster's nodes are spawned first, then waited for)."""
         args = [self.binary, "serve", "--data-dir", self.data_dir, *self.extra_args]
         if self.listen_flags:
             args += ["--coordinator-listen", "127.0.0.1:0", "--tablet-listen", "127.0.0.1:0"]
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        return self
+
+    def wait_ready(self, timeout=30.0):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -91,3 +100,35 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_cluster(binary: str, root: Path, nodes=3, options=None):
+    """Start `nodes` strom processes that form one cluster (docs/cluster.md): each a
+    coordinator, a tablet server and an embedded etcd member on free loopback ports. Returns
+    the servers, node i+1 at index i (its tablet-server.id)."""
+    ports = [free_port() for _ in range(4 * nodes)]
+    initial = ",".join(f"n{i + 1}=http://127.0.0.1:{ports[4 * i + 2]}" for i in range(nodes))
+    servers = []
+    for i in range(nodes):
+        coord, tablet, peer, client = ports[4 * i:4 * i + 4]
+        sets = {
+            "tablet-server.id": str(i + 1),
+            "etcd.name": f"n{i + 1}",
+            "etcd.initial-cluster": initial,
+            "etcd.listen-peer-urls": f"http://127.0.0.1:{peer}",
+            "etcd.advertise-peer-urls": f"http://127.0.0.1:{peer}",
+            "etcd.listen-client-urls": f"http://127.0.0.1:{client}",
+            "etcd.advertise-client-urls": f"http://127.0.0.1:{client}",
+            **(options or {}),
+        }
+        args = ["--coordinator-listen", f"127.0.0.1:{coord}", "--tablet-listen", f"127.0.0.1:{tablet}"]
+        for k, v in sets.items():
+            args += ["--set", f"{k}={v}"]
+        srv = StromServer(binary, str(root / f"node{i + 1}"), args)
+        srv.listen_flags = False
+        servers.append(srv)
+    for srv in servers:
+        srv.spawn()
+    for srv in servers:
+        srv.wait_ready(60)
+    return servers

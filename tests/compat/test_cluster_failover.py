@@ -1,0 +1,124 @@
+"""pyfluss against a 3-node cluster (docs/cluster.md) rides out the stop of a node that leads
+buckets, with no retries in the application: appends and upserts with acks=all keep being
+acknowledged, every acknowledged append is in the log exactly once, and lookups return every
+acknowledged upsert.
+
+The node is stopped with SIGTERM (a rolling restart: controlled shutdown moves its leaderships
+first). After a `kill -9` of a tablet server pyfluss 1.0's writer stalls: it sends GET_METADATA
+in a loop (hundreds per second) and no more writes, although the metadata names the new
+leaders; the Go client's fault tests (tests/cluster) cover kill -9. See docs/cluster.md."""
+
+import asyncio
+import time
+
+import pyarrow as pa
+import pytest
+
+import fluss
+from strom_server import start_cluster
+
+from conftest import connect
+
+OPTIONS = {
+    "default.replication.factor": "3",
+    "log.replica.min-in-sync-replicas-number": "2",
+    "tablet-server.lease-ttl": "2s",
+    "coordinator.lease-ttl": "2s",
+}
+BUCKETS = 3  # leaders are spread, so every node leads one
+
+
+@pytest.fixture
+def cluster(strom_binary, tmp_path):
+    servers = start_cluster(strom_binary, tmp_path, options=OPTIONS)
+    yield servers
+    for s in servers:
+        s.kill()
+
+
+async def wait_for_servers(conn, n, timeout=60):
+    """Each node reports ready on its own; wait until the cluster lists all of them."""
+    admin = conn.get_admin()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        nodes = await admin.get_server_nodes()
+        if sum(1 for x in nodes if x.server_type == "TabletServer") == n:
+            return
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"the cluster did not list {n} tablet servers")
+
+
+async def stream(writer_call, acked, stop):
+    """Write rows 0, 1, 2, ... keeping up to 64 in flight; record acknowledgements."""
+    pending = []
+    i = 0
+    while not stop.is_set():
+        pending.append((i, writer_call(i)))
+        i += 1
+        if len(pending) >= 64:
+            j, h = pending.pop(0)
+            await h.wait()
+            acked.append(j)
+    for j, h in pending:
+        await h.wait()
+        acked.append(j)
+
+
+async def wait_acked(acked, n, timeout=60):
+    deadline = time.monotonic() + timeout
+    while len(acked) < n:
+        assert time.monotonic() < deadline, f"only {len(acked)} of {n} writes acknowledged after {timeout}s"
+        await asyncio.sleep(0.05)
+
+
+async def test_appends_and_upserts_survive_a_node_stop(cluster):
+    bootstrap = ",".join(s.coordinator for s in cluster)
+    conn = await connect(bootstrap)
+    await wait_for_servers(conn, len(cluster))
+    admin = conn.get_admin()
+    log_path = fluss.TablePath("fluss", "cluster_kill_log")
+    pk_path = fluss.TablePath("fluss", "cluster_kill_pk")
+    log_schema = pa.schema([pa.field("id", pa.int64()), pa.field("payload", pa.string())])
+    pk_schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.int64())])
+    await admin.create_table(log_path, fluss.TableDescriptor(fluss.Schema(log_schema), bucket_count=BUCKETS, bucket_keys=["id"]))
+    await admin.create_table(pk_path, fluss.TableDescriptor(fluss.Schema(pk_schema, primary_keys=["id"]), bucket_count=BUCKETS))
+    appender = (await conn.get_table(log_path)).new_append().create_writer()
+    pk_table = await conn.get_table(pk_path)
+    upserter = pk_table.new_upsert().create_writer()
+
+    appended, upserted = [], []
+    stop = asyncio.Event()
+    tasks = [
+        asyncio.create_task(stream(lambda i: appender.append({"id": i, "payload": "x"}), appended, stop)),
+        asyncio.create_task(stream(lambda i: upserter.upsert({"id": i % 200, "v": i}), upserted, stop)),
+    ]
+    await wait_acked(appended, 500)
+    await wait_acked(upserted, 500)
+    cluster[0].stop()  # node 1 leads a bucket of each table
+    await wait_acked(appended, len(appended) + 500)
+    await wait_acked(upserted, len(upserted) + 500)
+    stop.set()
+    await asyncio.gather(*tasks)  # raises if any write failed
+
+    # Every acknowledged append is in the log exactly once.
+    latest = await admin.list_offsets(log_path, bucket_ids=list(range(BUCKETS)), offset_spec=fluss.OffsetSpec.latest())
+    scanner = await (await conn.get_table(log_path)).new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(BUCKETS)})
+    ids = []
+    deadline = time.monotonic() + 60
+    while len(ids) < sum(latest.values()) and time.monotonic() < deadline:
+        ids.extend((await scanner.poll_arrow(500)).column("id").to_pylist())
+    assert len(ids) == len(set(ids)), "an append is in the log twice"
+    missing = set(appended) - set(ids)
+    assert not missing, f"acknowledged appends lost: {sorted(missing)[:10]}"
+
+    # Lookups return at least each key's last acknowledged version (upserts of one key are
+    # sent in order, so a later unacknowledged one may have landed too).
+    last = {}
+    for i in upserted:
+        last[i % 200] = max(last.get(i % 200, -1), i)
+    lookuper = pk_table.new_lookup().create_lookuper()
+    rows = await asyncio.gather(*(lookuper.lookup({"id": k}) for k in sorted(last)))
+    for k, row in zip(sorted(last), rows):
+        assert row is not None and row["v"] >= last[k], f"key {k}: lookup {row}, acknowledged version {last[k]}"
+    conn.close()
