@@ -1,10 +1,17 @@
 package kvstore
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
+	"github.com/stromdb/strom/server/logstore"
 )
 
 const benchRows = 100
@@ -85,4 +92,150 @@ func BenchmarkPutNewKeys(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// wideTable is the table of `strom bench` (internal/bench): id BIGINT primary key, then
+// STRING columns of 16 bytes at odd positions and BIGINT columns at even ones, 10 in all,
+// Arrow changelog without compression.
+func wideTable() Table {
+	cols := []metadata.Column{{Name: "id", Type: metadata.DataType{Root: metadata.BigInt, NotNull: true}}}
+	for i := 1; i < 10; i++ {
+		if i%2 == 1 {
+			cols = append(cols, metadata.Column{Name: fmt.Sprintf("s%d", i), Type: metadata.DataType{Root: metadata.String}})
+		} else {
+			cols = append(cols, metadata.Column{Name: fmt.Sprintf("v%d", i), Type: metadata.DataType{Root: metadata.BigInt}})
+		}
+	}
+	return Table{ID: 7, SchemaID: 1, Schema: metadata.Schema{Columns: cols, PrimaryKey: []string{"id"}},
+		Config: metadata.TableConfig{LogFormat: metadata.LogFormatArrow, Compression: metadata.CompressionNone}}
+}
+
+// wideWords is a pool of space-separated random words the STRING values of wideBatch are cut
+// from, like `strom bench`'s data: some structure for the compressor, no long repeats.
+var wideWords = func() []byte {
+	s := uint64(42)
+	words := make([][]byte, 512)
+	for i := range words {
+		w := make([]byte, 3+splitmix(&s)%8)
+		for j := range w {
+			w[j] = 'a' + byte(splitmix(&s)%26)
+		}
+		words[i] = w
+	}
+	var pool []byte
+	for len(pool) < 1<<20+16 {
+		pool = append(append(pool, words[splitmix(&s)%512]...), ' ')
+	}
+	return pool
+}()
+
+func splitmix(s *uint64) uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := *s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// wideBatch encodes the rows ids[i] of wideTable with pseudo-random values derived from seed.
+func wideBatch(tb testing.TB, c *compiled, ids []int64, seed int64) record.KvBatch {
+	tb.Helper()
+	krs := make([]record.KvRecord, len(ids))
+	d := make([]row.Datum, 10)
+	for i, id := range ids {
+		s := uint64(seed)*0x9e3779b97f4a7c15 ^ uint64(id)
+		d[0] = row.Datum{I: id}
+		for j := 1; j < 10; j++ {
+			x := splitmix(&s)
+			if j%2 == 1 {
+				off := int(x % (1 << 20))
+				d[j] = row.Datum{B: wideWords[off : off+16]}
+			} else {
+				d[j] = row.Datum{I: int64(x % 1_000_000)}
+			}
+		}
+		k, err := row.EncodeKey(nil, c.keyTypes, d[:1])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		rb, err := row.AppendCompactedRow(nil, c.types, d)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		krs[i] = record.KvRecord{Key: k, Row: rb}
+	}
+	b, err := record.ParseKvBatch(record.AppendKvBatch(nil, record.KvHeader{SchemaID: 1, WriterID: -1, BatchSequence: -1}, krs...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkUpdateLarge measures updates of existing keys (FULL changelog: read, -U/+U) on a
+// table of 300k rows, ~40 MB in Pebble, against a 16 MiB block cache, as `strom bench update`
+// does on a 1M-row table with the default 64 MiB cache: 250-row batches (1,000-row requests
+// over 4 buckets) rewriting keys 0..N-1 in order, so most reads miss the block cache. Run it
+// with -benchtime 1200x (one pass over the table). ns/op is per batch;
+// cpu-µs/row counts every goroutine of the process (compactions included) and is less
+// sensitive than wall time to other load on the machine.
+func BenchmarkUpdateLarge(b *testing.B) {
+	const (
+		rows  = 300_000
+		batch = 250
+	)
+	dir := b.TempDir()
+	lg, err := logstore.Open(context.Background(), filepath.Join(dir, "log"), logstore.Options{Logger: discard(), FlushPolicy: logstore.FlushInterval(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lg.Close()
+	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: 16 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	tab, err := st.OpenTablet(context.Background(), testBucket, wideTable(), lg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tab.Close()
+	c := tab.tbl
+	ids := make([]int64, batch)
+	load := func(seed int64, from int) {
+		for j := range ids {
+			ids[j] = int64((from + j) % rows)
+		}
+		if _, err := tab.Put(wideBatch(b, c, ids, seed), nil, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < rows; i += batch {
+		load(1, i)
+	}
+	kvs := make([]record.KvBatch, rows/batch)
+	for i := range kvs {
+		for j := range ids {
+			ids[j] = int64(i*batch + j)
+		}
+		kvs[i] = wideBatch(b, c, ids, 2+int64(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := tab.Put(kvs[i%len(kvs)], nil, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*batch), "cpu-µs/row")
+
 }

@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"slices"
+
 	"github.com/cockroachdb/pebble"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -156,7 +158,15 @@ func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
 	b := t.store.db.NewBatch()
 	defer b.Close()
 	for _, sb := range ready {
-		for k, v := range sb.writes {
+		// In key order: the memtable insert of each key then starts from the previous one's
+		// position in the skiplist instead of searching from the top.
+		keys := make([]string, 0, len(sb.writes))
+		for k := range sb.writes {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			v := sb.writes[k]
 			var err error
 			if v == nil {
 				err = b.Delete(bytesOf(k), nil)

@@ -45,6 +45,9 @@ func bucketKey(tag byte, b cluster.Bucket) []byte {
 type Options struct {
 	// CacheBytes is the block cache shared by all buckets (default 64 MiB).
 	CacheBytes int64
+	// MemTableBytes is the size of one Pebble memtable (default memTableBytes); benchmarks
+	// and tests set it, the server keeps the default.
+	MemTableBytes int64
 	// Logger receives Pebble's messages and recovery notes; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -72,7 +75,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = 64 << 20
 	}
-	cache := pebble.NewCache(opts.CacheBytes)
+	if opts.MemTableBytes <= 0 {
+		opts.MemTableBytes = memTableBytes
+	}
+	// Pebble charges every memtable it allocates to the block cache (Cache.Reserve): a cache
+	// of CacheBytes would hold CacheBytes minus up to two memtables of blocks (a third of the
+	// default 64 MiB). The memtables get their own share, so that CacheBytes is the block
+	// cache, as kv.rocksdb.block.cache-size is in Fluss, whose RocksDB write buffers are
+	// separate memory too.
+	cache := pebble.NewCache(opts.CacheBytes + 2*opts.MemTableBytes)
 	defer cache.Unref()
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{}}
 	po := pebbleOptions(cache, opts)
@@ -102,12 +113,21 @@ const memTableBytes = 8 << 20
 //     skiplist for every key, and those probes are cache misses that grow with its size: CPU
 //     per upserted row was lowest at 4–8 MiB and a third higher at 32 MiB (BenchmarkPutNewKeys,
 //     user CPU of 400k new keys: 2 MiB 3.3–3.5 s, 4 MiB 2.8–3.2 s, 8 MiB 2.6–2.9 s, 32 MiB
-//     3.8–4.2 s).
+//     3.8–4.2 s). Larger memtables make updates of existing keys cheaper (the table then lives
+//     in memory, as it does in Fluss's 64 MiB per-bucket RocksDB write buffers) but new keys
+//     dearer, because every miss probes a bigger skiplist; see docs/benchmarks.md
+//     ("Updates of existing keys: profile and Pebble settings") for the measurements.
+//   - No block compression. Reads before writes that miss the block cache decompress a
+//     block each (13% of CPU in BenchmarkUpdateLarge, plus 6% compressing in flushes and
+//     compactions); rows are compacted binary with short strings, so Snappy saved only ~15%
+//     of the state's disk space. Without it updates of existing keys took 15% less CPU per
+//     row. Stores written with compression stay readable (compression is per block).
 func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 	levels := make([]pebble.LevelOptions, 7)
 	for i := range levels {
 		levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		levels[i].FilterType = pebble.TableFilter
+		levels[i].Compression = pebble.NoCompression
 	}
 	// Keys have no version suffix: the whole key is the prefix the bloom filters hold (what
 	// Pebble does without a Split), but SeekPrefixGE needs Split to be set. The comparer keeps
@@ -119,7 +139,7 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		DisableWAL:   true,
 		Cache:        cache,
 		Logger:       pebbleLogger{opts.Logger},
-		MemTableSize: memTableBytes,
+		MemTableSize: uint64(opts.MemTableBytes),
 		Levels:       levels,
 		// Virtual tables let a corrupt table file be excised (pebblerepair.go).
 		FormatMajorVersion: pebble.FormatVirtualSSTables,
