@@ -518,10 +518,11 @@ func TestClusterReplicationControl(t *testing.T) {
 	if _, err := ctl.AdjustISR(ctx, b, shrunk, []int32{st.Leader, 99}); ferr.CodeOf(err) != ferr.InvalidUpdateVersionException {
 		t.Fatalf("ISR with a non-replica: %v, want INVALID_UPDATE_VERSION", err)
 	}
-	// Every node sees the change through its watch.
+	// Every node sees the change through its watch (or a later one: the leader may take the
+	// caught-up follower back into the ISR at once).
 	tc.waitFor("the shrunk ISR everywhere", func() bool {
 		for _, n := range tc.nodes {
-			if s, _ := n.Control().State(b); s.BucketEpoch != shrunk.BucketEpoch {
+			if s, _ := n.Control().State(b); s.BucketEpoch < shrunk.BucketEpoch {
 				return false
 			}
 		}
