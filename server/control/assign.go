@@ -83,6 +83,7 @@ func (c *Control) Dropped(ctx context.Context, tableID, partitionID int64) {
 //   - The leader is dead: the new leader is the first live ISR member in replica order, and
 //     the dead leader leaves the ISR; with no live ISR member the bucket has no leader and
 //     keeps its ISR (no unclean election).
+//
 //   - No leader: the first live ISR member in replica order becomes leader.
 //
 //   - The leader lives but ISR followers are dead: they leave the ISR (Kafka's and Fluss's
