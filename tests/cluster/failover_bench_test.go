@@ -18,6 +18,7 @@ import (
 func BenchmarkLeaderFailover(b *testing.B) {
 	c := clustertest.StartCluster(b, stromBin, clustertest.ClusterOptions{Set: faultOptions})
 	ctx := context.Background()
+	waitFormed(b, ctx, c)
 	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: c.Bootstrap(), WriterBatchTimeout: time.Millisecond})
 	if err != nil {
 		b.Fatal(err)

@@ -27,12 +27,26 @@ func connect(t *testing.T, ctx context.Context, c *clustertest.Cluster) *fluss.C
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	waitServers(t, ctx, conn, len(c.Nodes))
+	waitFormed(t, ctx, c)
 	return conn
 }
 
-// waitServers waits until metadata lists n live tablet servers and an active coordinator:
-// each node reports ready on its own, before the others have registered.
+// waitFormed waits until every node sees every tablet server and an active coordinator: each
+// node reports ready on its own and learns of the others through etcd a moment later, and
+// any node may answer metadata or validate DDL.
+func waitFormed(t testing.TB, ctx context.Context, c *clustertest.Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		nc, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: n.CoordinatorAddr})
+		if err != nil {
+			t.Fatalf("connect to node %d: %v", n.ID, err)
+		}
+		waitServers(t, ctx, nc, len(c.Nodes))
+		nc.Close()
+	}
+}
+
+// waitServers waits until conn's metadata lists n live tablet servers and an active coordinator.
 func waitServers(t testing.TB, ctx context.Context, conn *fluss.Connection, n int) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
