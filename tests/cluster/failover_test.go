@@ -17,37 +17,22 @@ func TestKillLogLeaderDuringAppends(t *testing.T) {
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
 	table := createTable(t, ctx, conn, "log_leader_kill", logTable())
-	w, err := table.NewAppend().CreateWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-
 	before, after := 2000, 2000
 	if long() {
 		before, after = 20000, 20000
 	}
-	a := &acked{ids: map[int64]int64{}}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		stream(ctx, a, stop, 256, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
-			return w.Append(ctx, fluss.Row{id, "payload"})
-		}, func(id int64) int64 { return id })
-	}()
-	waitAcked(t, a, before, 60*time.Second)
+	s := startAppends(t, ctx, table)
+	waitAcked(t, s.acked, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
-	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, a.count())
+	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, s.count())
 	victim.Kill()
-	waitAcked(t, a, a.count()+after, 60*time.Second)
-	close(stop)
-	<-done
+	waitAcked(t, s.acked, s.count()+after, 60*time.Second)
+	s.end()
 	victim.Start()
 	victim.WaitReady(60 * time.Second)
 
-	checkNoFailedWrites(t, a)
-	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, table))
+	checkNoFailedWrites(t, s.acked)
+	checkLogExactlyOnce(t, s.acked, readLog(t, ctx, conn, table))
 	checkReplicasIdentical(t, c, table)
 }
 
@@ -71,22 +56,16 @@ func TestKillPKLeaderDuringUpserts(t *testing.T) {
 	if long() {
 		keys, before, after = 5000, 20000, 20000
 	}
-	a := &acked{ids: map[int64]int64{}}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		stream(ctx, a, stop, 256, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
-			return w.Upsert(ctx, fluss.Row{id % keys, id})
-		}, func(id int64) int64 { return id })
-	}()
+	s := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+		return w.Upsert(ctx, fluss.Row{id % keys, id})
+	}, func(id int64) int64 { return id })
+	a := s.acked
 	waitAcked(t, a, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged upserts", victim.ID, a.count())
 	victim.Kill()
 	waitAcked(t, a, a.count()+after, 60*time.Second)
-	close(stop)
-	<-done
+	s.end()
 	checkNoFailedWrites(t, a)
 
 	// The latest acknowledged version of each key; writes are sequential per key, so a key's

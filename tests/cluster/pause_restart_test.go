@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -18,20 +17,8 @@ func TestPauseLeaderBeyondLagTime(t *testing.T) {
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
 	table := createTable(t, ctx, conn, "log_leader_pause", logTable())
-	w, err := table.NewAppend().CreateWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	a := &acked{ids: map[int64]int64{}}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		stream(ctx, a, stop, 256, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
-			return w.Append(ctx, fluss.Row{id, "payload"})
-		}, func(id int64) int64 { return id })
-	}()
+	s := startAppends(t, ctx, table)
+	a := s.acked
 	waitAcked(t, a, 2000, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("pausing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, a.count())
@@ -40,8 +27,7 @@ func TestPauseLeaderBeyondLagTime(t *testing.T) {
 	time.Sleep(7 * time.Second)
 	victim.Resume()
 	waitAcked(t, a, a.count()+2000, 60*time.Second)
-	close(stop)
-	<-done
+	s.end()
 
 	checkNoFailedWrites(t, a)
 	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, table))

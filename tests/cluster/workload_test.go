@@ -155,6 +155,42 @@ func stream(ctx context.Context, a *acked, stop <-chan struct{}, window int, wri
 	}
 }
 
+// streaming is a stream of writes running in the background (see stream).
+type streaming struct {
+	*acked
+	stop chan struct{}
+	done chan struct{}
+}
+
+// startStream runs stream in the background with 256 writes in flight.
+func startStream(ctx context.Context, write func(ctx context.Context, id int64) (*fluss.WriteResult, error), value func(id int64) int64) *streaming {
+	s := &streaming{acked: &acked{ids: map[int64]int64{}}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		stream(ctx, s.acked, s.stop, 256, write, value)
+	}()
+	return s
+}
+
+// end stops the stream and waits until every write it started was answered.
+func (s *streaming) end() {
+	close(s.stop)
+	<-s.done
+}
+
+// startAppends streams appends of rows (id, "payload") to a log table.
+func startAppends(t *testing.T, ctx context.Context, table *fluss.Table) *streaming {
+	t.Helper()
+	w, err := table.NewAppend().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+		return w.Append(ctx, fluss.Row{id, "payload"})
+	}, func(id int64) int64 { return id })
+}
+
 // waitAcked waits until at least n writes are acknowledged, failing the test after timeout.
 func waitAcked(t *testing.T, a *acked, n int, timeout time.Duration) {
 	t.Helper()
