@@ -54,6 +54,7 @@ test-cluster:
 	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 30m ./tests/cluster
 
 ## bench-cluster: failover time of a bucket of a 3-node RF=3 cluster over 20 leader kills
+## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows)
 bench-cluster:
 	$(GO) test -run '^$$' -bench BenchmarkLeaderFailover -benchtime 20x -timeout 30m ./tests/cluster
 

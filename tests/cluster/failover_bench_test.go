@@ -2,7 +2,9 @@ package cluster_test
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,8 +30,14 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	if err := admin.CreateDatabase(ctx, "bench", nil, true); err != nil {
 		b.Fatal(err)
 	}
+	// FAILOVER_PK_ROWS=N measures a primary-key bucket holding N rows instead of a log bucket
+	// (docs/benchmarks.md reports it for 1M rows); the first write after a kill is an upsert.
+	pkRows, _ := strconv.Atoi(os.Getenv("FAILOVER_PK_ROWS"))
 	path := fluss.TablePath{Database: "bench", Table: "failover"}
 	desc := logTable()
+	if pkRows > 0 {
+		desc = pkTable()
+	}
 	desc.BucketCount = 1
 	if err := admin.CreateTable(ctx, path, desc, false); err != nil {
 		b.Fatal(err)
@@ -38,17 +46,41 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := table.NewAppend().CreateWriter()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
-	write := func(id int64) error {
-		r, err := w.Append(ctx, fluss.Row{id, "payload"})
+	var write func(id int64) error
+	if pkRows > 0 {
+		w, err := table.NewUpsert().CreateWriter()
 		if err != nil {
-			return err
+			b.Fatal(err)
 		}
-		return r.Wait(ctx)
+		defer w.Close()
+		for id := range int64(pkRows) {
+			if _, err := w.Upsert(ctx, fluss.Row{id, id}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		write = func(id int64) error {
+			r, err := w.Upsert(ctx, fluss.Row{id % int64(pkRows), id})
+			if err != nil {
+				return err
+			}
+			return r.Wait(ctx)
+		}
+	} else {
+		w, err := table.NewAppend().CreateWriter()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		write = func(id int64) error {
+			r, err := w.Append(ctx, fluss.Row{id, "payload"})
+			if err != nil {
+				return err
+			}
+			return r.Wait(ctx)
+		}
 	}
 	if err := write(0); err != nil {
 		b.Fatal(err)
