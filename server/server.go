@@ -273,6 +273,13 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	if l.Host != "" && l.Host != "0.0.0.0" && l.Host != "::" {
 		ep.Host = l.Host
 	}
+	adv := n.cfg.CoordinatorAdvertised
+	if role == "tablet-server" {
+		adv = n.cfg.TabletAdvertised
+	}
+	if a, ok := config.Advertised(adv, l.Name); ok {
+		ep.Host, ep.Port = a.Host, int32(a.Port)
+	}
 	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil)
 	return ep, nil
 }

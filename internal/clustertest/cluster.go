@@ -23,6 +23,11 @@ type Node struct {
 	TabletAddr      string
 	PeerURL         string // the etcd member's peer URL
 	ClientURL       string // the etcd member's client URL
+	// ReplicationProxy, with ClusterOptions.ProxyReplication, stands in front of the node's
+	// internal tablet listener, which the node advertises at the proxy's address: every
+	// follower fetching from this node, and every notification to it, goes through it, while
+	// clients use the node's CLIENT listeners directly.
+	ReplicationProxy *Proxy
 }
 
 // Cluster is a multi-node Strom cluster on loopback, as docs/cluster.md starts one.
@@ -39,6 +44,9 @@ type ClusterOptions struct {
 	Set map[string]string
 	// ReadyTimeout bounds each node's start (default 60 s).
 	ReadyTimeout time.Duration
+	// ProxyReplication puts a Proxy in front of each node's internal tablet listener (see
+	// Node.ReplicationProxy); clients then connect to separate CLIENT listeners.
+	ProxyReplication bool
 }
 
 // StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
@@ -52,11 +60,11 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 60 * time.Second
 	}
-	ports := FreePorts(t, 4*opts.Nodes)
+	ports := FreePorts(t, 6*opts.Nodes)
 	c := &Cluster{t: t}
 	var initial []string
 	for i := range opts.Nodes {
-		p := ports[4*i:]
+		p := ports[6*i:]
 		n := &Node{
 			ID:              int32(i + 1),
 			DataDir:         filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i+1)),
@@ -82,6 +90,18 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			set[k] = v
 		}
 		args := []string{"serve", "--data-dir", n.DataDir, "--coordinator-listen", n.CoordinatorAddr, "--tablet-listen", n.TabletAddr}
+		if opts.ProxyReplication {
+			// FLUSS (the internal listener) for the servers, CLIENT for the clients.
+			p := ports[6*(n.ID-1):]
+			internalCoord, internalTablet := n.CoordinatorAddr, n.TabletAddr
+			n.CoordinatorAddr = fmt.Sprintf("127.0.0.1:%d", p[4])
+			n.TabletAddr = fmt.Sprintf("127.0.0.1:%d", p[5])
+			n.ReplicationProxy = NewProxy(t, internalTablet)
+			set["bind.listeners"] = fmt.Sprintf("FLUSS://%s, CLIENT://%s", internalCoord, n.CoordinatorAddr)
+			set["tablet-server.bind.listeners"] = fmt.Sprintf("FLUSS://%s, CLIENT://%s", internalTablet, n.TabletAddr)
+			set["tablet-server.advertised.listeners"] = "FLUSS://" + n.ReplicationProxy.Addr()
+			args = []string{"serve", "--data-dir", n.DataDir}
+		}
 		keys := make([]string, 0, len(set))
 		for k := range set {
 			keys = append(keys, k)

@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -32,6 +33,10 @@ type Config struct {
 	CoordinatorListeners []Listener // bind.listeners
 	TabletListeners      []Listener // tablet-server.bind.listeners (default: bind.listeners with port+1)
 	TabletServerID       int32      // tablet-server.id
+	// Advertised endpoints per listener name, where they differ from the bound ones: what
+	// metadata, the cluster's registrations and replication use (behind NAT, a proxy).
+	CoordinatorAdvertised []Listener // advertised.listeners
+	TabletAdvertised      []Listener // tablet-server.advertised.listeners
 
 	DefaultBucketNumber      int32 // default.bucket.number
 	DefaultReplicationFactor int32 // default.replication.factor
@@ -158,6 +163,10 @@ func (c *Config) Set(key, value string) error {
 		c.CoordinatorListeners, err = ParseListeners(value)
 	case "tablet-server.bind.listeners":
 		c.TabletListeners, err = ParseListeners(value)
+	case "advertised.listeners":
+		c.CoordinatorAdvertised, err = ParseListeners(value)
+	case "tablet-server.advertised.listeners":
+		c.TabletAdvertised, err = ParseListeners(value)
 	case "tablet-server.id":
 		var n int64
 		n, err = strconv.ParseInt(value, 10, 32)
@@ -273,6 +282,12 @@ func (c *Config) Finish() error {
 			names = append(names, l.Name)
 		}
 	}
+	if err := checkAdvertised("advertised.listeners", c.CoordinatorAdvertised, c.CoordinatorListeners); err != nil {
+		return err
+	}
+	if err := checkAdvertised("tablet-server.advertised.listeners", c.TabletAdvertised, c.TabletListeners); err != nil {
+		return err
+	}
 	// A misspelled listener name would silently leave that listener with the default
 	// (plaintext, or the global users): refuse to start instead.
 	for name, proto := range c.SecurityProtocolMap {
@@ -326,6 +341,34 @@ func ParsePortRange(s string) (lo, hi int, err error) {
 		}
 	}
 	return lo, hi, nil
+}
+
+// checkAdvertised refuses an advertised endpoint that names no bound listener of its role, or
+// that has no concrete host and port (a client cannot dial a wildcard or port 0).
+func checkAdvertised(key string, adv, bound []Listener) error {
+	for _, a := range adv {
+		found := false
+		for _, b := range bound {
+			found = found || b.Name == a.Name
+		}
+		if !found {
+			return fmt.Errorf("%s: no listener of this role is named %s", key, a.Name)
+		}
+		if ip := net.ParseIP(a.Host); a.Host == "" || (ip != nil && ip.IsUnspecified()) || a.Port == 0 {
+			return fmt.Errorf("%s: %s://%s: advertise a concrete host and port", key, a.Name, a.Addr())
+		}
+	}
+	return nil
+}
+
+// Advertised returns the advertised endpoint of the listener named name among adv, if any.
+func Advertised(adv []Listener, name string) (Listener, bool) {
+	for _, a := range adv {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Listener{}, false
 }
 
 // IsSASL reports whether listener name uses SASL authentication.

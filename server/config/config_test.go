@@ -164,3 +164,38 @@ func TestKvBlockCacheSize(t *testing.T) {
 		}
 	}
 }
+
+func TestAdvertisedListeners(t *testing.T) {
+	for _, tc := range []struct {
+		key, value, err string
+	}{
+		{"tablet-server.advertised.listeners", "FLUSS://10.0.0.7:19124", ""},
+		{"advertised.listeners", "FLUSS://db.example.com:9123", ""},
+		{"tablet-server.advertised.listeners", "OTHER://10.0.0.7:19124", "no listener of this role is named OTHER"},
+		{"advertised.listeners", "FLUSS://0.0.0.0:9123", "advertise a concrete host and port"},
+		{"advertised.listeners", "FLUSS://db.example.com:0", "advertise a concrete host and port"},
+	} {
+		c := Default()
+		if err := c.Set(tc.key, tc.value); err != nil {
+			t.Fatalf("%s=%s: %v", tc.key, tc.value, err)
+		}
+		err := c.Finish()
+		if tc.err == "" && err != nil {
+			t.Errorf("%s=%s: %v", tc.key, tc.value, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s=%s: error %v, want %q", tc.key, tc.value, err, tc.err)
+		}
+	}
+	c := Default()
+	c.Set("tablet-server.advertised.listeners", "FLUSS://10.0.0.7:19124")
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := Advertised(c.TabletAdvertised, "FLUSS"); !ok || a.Addr() != "10.0.0.7:19124" {
+		t.Fatalf("advertised FLUSS: %v %v", a, ok)
+	}
+	if _, ok := Advertised(c.CoordinatorAdvertised, "FLUSS"); ok {
+		t.Fatal("the coordinator advertises what only the tablet server was given")
+	}
+}
