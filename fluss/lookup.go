@@ -11,8 +11,9 @@ import (
 
 // LookupBuilder configures point or prefix lookups on a primary-key table.
 type LookupBuilder struct {
-	t  *Table
-	by []string
+	t      *Table
+	by     []string
+	insert bool
 }
 
 // NewLookup starts configuring lookups (primary-key tables only).
@@ -22,6 +23,17 @@ func (t *Table) NewLookup() *LookupBuilder { return &LookupBuilder{t: t} }
 // bucket key, which must be a strict prefix of the primary key without partition keys.
 func (b *LookupBuilder) LookupBy(columns ...string) *LookupBuilder {
 	b.by = columns
+	return b
+}
+
+// InsertIfNotExists makes the point lookups of the Lookuper insert every key they do not
+// find — a row holding just the key, its other columns null — and return that row, so every
+// lookup returns a row (Fluss's LOOKUP insert_if_not_exists; the Java client's
+// Lookup.insertIfNotExists). The insert is a write: it goes through the table's changelog and
+// is acknowledged by the in-sync replicas before the lookup returns. Tables with a NOT NULL
+// column outside the primary key refuse it when a key is missing. Not for prefix lookups.
+func (b *LookupBuilder) InsertIfNotExists() *LookupBuilder {
+	b.insert = true
 	return b
 }
 
@@ -37,7 +49,7 @@ func (b *LookupBuilder) CreateLookuper() (*Lookuper, error) {
 	if err := t.checkKeyEncoding(); err != nil {
 		return nil, err
 	}
-	return &Lookuper{t: t}, nil
+	return &Lookuper{t: t, insert: b.insert}, nil
 }
 
 // CreatePrefixLookuper returns a lookuper for the LookupBy columns.
@@ -45,6 +57,9 @@ func (b *LookupBuilder) CreatePrefixLookuper() (*PrefixLookuper, error) {
 	t := b.t
 	if !t.HasPrimaryKey() {
 		return nil, newError(ErrNonPrimaryKeyTable, "table %s has no primary key", t.info.Path)
+	}
+	if b.insert {
+		return nil, fmt.Errorf("fluss: InsertIfNotExists applies to point lookups only")
 	}
 	if err := t.checkKeyEncoding(); err != nil {
 		return nil, err
@@ -73,7 +88,10 @@ func sameSet(a, b []int) bool {
 // Lookuper looks rows up by primary key. Safe for concurrent use: concurrent lookups of a
 // table (from any of its Lookupers) are merged into one LOOKUP request per tablet server,
 // see Config.LookupMaxBatchSize and Config.LookupMaxInflightRequests.
-type Lookuper struct{ t *Table }
+type Lookuper struct {
+	t      *Table
+	insert bool // InsertIfNotExists
+}
 
 // Lookup returns the row with the given primary key (values of the primary-key columns in
 // primary-key order), or nil if there is none.
@@ -95,7 +113,7 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 	}
 	var value []byte
 	err = lookupRetry(ctx, t, vals, bkey, func(leader ServerNode, tb TableBucket) (ErrorCode, string, error) {
-		v, code, msg, err := t.lookups.lookup(ctx, leader, tb, kb)
+		v, code, msg, err := t.lookups.lookup(ctx, leader, tb, kb, l.insert)
 		value = v
 		return code, msg, err
 	})

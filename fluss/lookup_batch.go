@@ -3,6 +3,7 @@ package fluss
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +36,7 @@ type lookupBatcher struct {
 type lookupTarget struct {
 	leader ServerNode
 	prefix bool
+	insert bool // point lookups that insert missing keys (LOOKUP insert_if_not_exists)
 }
 
 // lookupOp is one key waiting for its bucket's answer.
@@ -55,9 +57,10 @@ func newLookupBatcher(t *Table) *lookupBatcher {
 	return &lookupBatcher{t: t, queued: map[lookupTarget][]*lookupOp{}, inflight: map[lookupTarget]int{}}
 }
 
-// lookup queues a point-lookup key for bucket tb at leader and waits for the outcome.
-func (b *lookupBatcher) lookup(ctx context.Context, leader ServerNode, tb TableBucket, key []byte) (value []byte, code ErrorCode, msg string, err error) {
-	op, err := b.submit(ctx, lookupTarget{leader, false}, tb, key)
+// lookup queues a point-lookup key for bucket tb at leader and waits for the outcome; with
+// insert, a missing key is inserted (its other columns null) and its new row returned.
+func (b *lookupBatcher) lookup(ctx context.Context, leader ServerNode, tb TableBucket, key []byte, insert bool) (value []byte, code ErrorCode, msg string, err error) {
+	op, err := b.submit(ctx, lookupTarget{leader: leader, insert: insert}, tb, key)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -66,7 +69,7 @@ func (b *lookupBatcher) lookup(ctx context.Context, leader ServerNode, tb TableB
 
 // prefixLookup queues a prefix-lookup key for bucket tb at leader and waits for the outcome.
 func (b *lookupBatcher) prefixLookup(ctx context.Context, leader ServerNode, tb TableBucket, key []byte) (values [][]byte, code ErrorCode, msg string, err error) {
-	op, err := b.submit(ctx, lookupTarget{leader, true}, tb, key)
+	op, err := b.submit(ctx, lookupTarget{leader: leader, prefix: true}, tb, key)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -187,6 +190,13 @@ func (b *lookupBatcher) send(target lookupTarget, batch []*lookupOp) {
 		}
 	} else {
 		req := &flusspb.LookupRequest{TableId: proto.Int64(b.t.info.TableID)}
+		if target.insert {
+			// The inserted rows are written like upserts: acknowledged by every in-sync
+			// replica, within the request timeout.
+			req.InsertIfNotExists = proto.Bool(true)
+			req.Acks = proto.Int32(-1)
+			req.TimeoutMs = proto.Int32(int32(min(b.t.conn.cfg.RequestTimeout.Milliseconds(), math.MaxInt32)))
+		}
 		for _, tb := range order {
 			req.BucketsReq = append(req.BucketsReq, &flusspb.PbLookupReqForBucket{BucketId: proto.Int32(tb.Bucket), PartitionId: tb.partitionIDField(), Keys: keysOf(tb)})
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
@@ -93,9 +94,10 @@ func (a *AppendWriter) Close() error { return a.w.drainAndClose() }
 
 // UpsertBuilder configures an upsert writer for a primary-key table.
 type UpsertBuilder struct {
-	t       *Table
-	names   []string
-	indexes []int
+	t         *Table
+	names     []string
+	indexes   []int
+	overwrite bool
 }
 
 // NewUpsert starts building an upsert writer (primary-key tables only).
@@ -111,6 +113,15 @@ func (b *UpsertBuilder) PartialUpdateByName(columns ...string) *UpsertBuilder {
 // PartialUpdateByIndex is PartialUpdateByName with column indexes.
 func (b *UpsertBuilder) PartialUpdateByIndex(columns ...int) *UpsertBuilder {
 	b.indexes, b.names = columns, nil
+	return b
+}
+
+// Overwrite makes the writer's rows replace the stored ones (their targeted columns) as they
+// are, bypassing the table's merge engine and its delete behaviour: Fluss's MergeMode
+// OVERWRITE (PUT_KV agg_mode 1), used to correct or restore an aggregated table. Deletes
+// always remove the row.
+func (b *UpsertBuilder) Overwrite() *UpsertBuilder {
+	b.overwrite = true
 	return b
 }
 
@@ -150,6 +161,9 @@ func (b *UpsertBuilder) CreateWriter() (*UpsertWriter, error) {
 	w, err := newWriter(t, true, target)
 	if err != nil {
 		return nil, err
+	}
+	if b.overwrite {
+		w.aggMode = proto.Int32(aggModeOverwrite)
 	}
 	return &UpsertWriter{w: w, target: idx}, nil
 }

@@ -29,6 +29,7 @@ type writer struct {
 	cfg         Config
 	kv          bool
 	targetCols  []int32
+	aggMode     *int32 // PUT_KV agg_mode; nil: the table's merge engine (default)
 	acks        int32
 	idempotent  bool
 	logFormat   metadata.LogFormat
@@ -667,7 +668,7 @@ func (w *writer) send(leader ServerNode, batches []*writeBatch) {
 	var reqErr error
 	timeout := int32(min(w.cfg.RequestTimeout, math.MaxInt32*time.Millisecond) / time.Millisecond)
 	if w.kv {
-		req := &flusspb.PutKvRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout), TargetColumns: w.targetCols}
+		req := &flusspb.PutKvRequest{Acks: proto.Int32(w.acks), TableId: proto.Int64(w.t.info.TableID), TimeoutMs: proto.Int32(timeout), TargetColumns: w.targetCols, AggMode: w.aggMode}
 		for _, b := range batches {
 			r := &flusspb.PbPutKvReqForBucket{BucketId: proto.Int32(b.tb.Bucket), Records: b.payload}
 			r.PartitionId = b.tb.partitionIDField()
@@ -774,6 +775,9 @@ func (w *writer) handleResultLocked(b *writeBatch, code ErrorCode, msg string) {
 	}
 	w.popLocked(b, err)
 }
+
+// aggModeOverwrite is PUT_KV's agg_mode for Fluss's MergeMode.OVERWRITE.
+const aggModeOverwrite = 1
 
 // resetWriterLocked drops the writer id; unsent or retried batches are resealed with the new
 // id and fresh sequences.
