@@ -54,8 +54,14 @@ func (c *Coordinator) adminHandler(h wire.Handler) wire.Handler {
 				c.log.Warn("cannot reload the catalog", "err", err)
 			}
 		}
+		standby := c.standby()
 		msg, err := h(ctx, req)
-		if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
+		switch code := ferr.CodeOf(err); {
+		case code == ferr.NotCoordinatorLeaderException:
+		case code == ferr.InvalidReplicationFactor && standby:
+			// Checked against this node's view of the live servers, which may trail the
+			// active coordinator's (just after a start, say): the active one decides.
+		default:
 			return msg, err
 		}
 		fw, ok := c.opts.Cluster.(forwarder)

@@ -36,16 +36,22 @@ def cluster(strom_binary, tmp_path):
         s.kill()
 
 
-async def wait_for_servers(conn, n, timeout=60):
-    """Each node reports ready on its own; wait until the cluster lists all of them."""
-    admin = conn.get_admin()
+async def wait_for_servers(servers, timeout=60):
+    """Each node reports ready on its own and learns of the others through etcd a moment
+    later; wait until every node lists all tablet servers."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        nodes = await admin.get_server_nodes()
-        if sum(1 for x in nodes if x.server_type == "TabletServer") == n:
-            return
-        await asyncio.sleep(0.1)
-    raise TimeoutError(f"the cluster did not list {n} tablet servers")
+    for s in servers:
+        conn = await connect(s.coordinator)
+        try:
+            while True:
+                nodes = await conn.get_admin().get_server_nodes()
+                if sum(1 for x in nodes if x.server_type == "TabletServer") == len(servers):
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"node {s.coordinator} does not list {len(servers)} tablet servers")
+                await asyncio.sleep(0.1)
+        finally:
+            conn.close()
 
 
 async def stream(writer_call, acked, stop):
@@ -73,8 +79,8 @@ async def wait_acked(acked, n, timeout=60):
 
 async def test_appends_and_upserts_survive_a_node_stop(cluster):
     bootstrap = ",".join(s.coordinator for s in cluster)
+    await wait_for_servers(cluster)
     conn = await connect(bootstrap)
-    await wait_for_servers(conn, len(cluster))
     admin = conn.get_admin()
     log_path = fluss.TablePath("fluss", "cluster_kill_log")
     pk_path = fluss.TablePath("fluss", "cluster_kill_pk")
