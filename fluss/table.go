@@ -106,7 +106,7 @@ func (t *Table) bucketOfKey(key []byte) (int32, error) {
 // sameCols reports whether a and b list the same columns in order.
 func sameCols(a, b []int) bool { return slices.Equal(a, b) }
 
-// partitionName formats the partition of a full row (docs/binary-formats.md §12).
+// partitionName formats the partition of a full row (docs/encodings.md §12).
 func (t *Table) partitionName(vals []row.Datum) (string, error) {
 	values, err := t.partitionValues(vals)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/stromdb/strom/internal/row"
 )
 
-// The client's bucket for INT primary keys must match the Java client (docs/binary-formats.md §10.3,
+// The client's bucket for INT primary keys must match the Java client (docs/encodings.md §10.3,
 // including keys whose last byte is >= 0x80, where the Rust client differs).
 func TestBucketMatchesJava(t *testing.T) {
 	info := newTableInfo(TablePath{"d", "t"}, 1, 1, TableDescriptor{

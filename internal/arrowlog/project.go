@@ -96,7 +96,7 @@ func layoutCount(dt arrow.DataType) (nodes, bufs int, err error) {
 	return 0, 0, projectionf("unsupported Arrow type %s in projection", dt)
 }
 
-// Offsets of the header fields that projection rewrites (docs/binary-formats.md §3.1, §3.5).
+// Offsets of the header fields that projection rewrites (docs/encodings.md §3.1, §3.5).
 const (
 	offLength        = 8
 	offMagic         = 12

@@ -131,7 +131,7 @@ const pyflussCreateTable = `{"bucket_count":3,"bucket_key":["id"],"comment":"Tes
 	`{"data_type":{"type":"STRING"},"id":1,"name":"name"},{"data_type":{"type":"INTEGER"},"id":2,"name":"age"},` +
 	`{"data_type":{"type":"STRING"},"id":3,"name":"email"}],"highest_field_id":3,"primary_key":["id"],"version":1},"version":1}`
 
-// formatsExample is the example of docs/binary-formats.md §13 as a Java client sends it.
+// formatsExample is the example of docs/encodings.md §13 as a Java client sends it.
 const formatsExample = `{
   "version": 1,
   "schema": {

@@ -9,7 +9,7 @@ import (
 )
 
 // loadHex reads a testdata file of hex bytes; lines starting with '#' are comments. The
-// vectors come from docs/binary-formats.md Appendix A.
+// vectors come from docs/encodings.md Appendix A.
 func loadHex(t testing.TB, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name))

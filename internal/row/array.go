@@ -6,7 +6,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// BinaryArray layout (docs/binary-formats.md §7, Java BinaryArrayWriter/AbstractBinaryWriter), shared by
+// BinaryArray layout (docs/encodings.md §7, Java BinaryArrayWriter/AbstractBinaryWriter), shared by
 // both row formats; all offsets are relative to the array's first byte:
 //
 //	int32 numElements

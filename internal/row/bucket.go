@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// Bucketing (docs/binary-formats.md §10). The client computes the bucket id from the bucket-key bytes; the
+// Bucketing (docs/encodings.md §10). The client computes the bucket id from the bucket-key bytes; the
 // server never recomputes it. These functions let the Go client match Java byte for byte.
 
 const (

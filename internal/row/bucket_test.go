@@ -9,7 +9,7 @@ const (
 	foxKey  = "The quick brown fox jumps over the lazy dog"
 )
 
-// Vectors from docs/binary-formats.md §10.3 (Java BucketingFunctionTest, fluss-rust murmur_hash tests).
+// Vectors from docs/encodings.md §10.3 (Java BucketingFunctionTest, fluss-rust murmur_hash tests).
 func TestBucketingVectors(t *testing.T) {
 	cases := []struct {
 		key                    []byte

@@ -2,7 +2,7 @@ package row
 
 import "github.com/stromdb/strom/internal/metadata"
 
-// CompactedRow layout (docs/binary-formats.md §5, Java CompactedRowWriter):
+// CompactedRow layout (docs/encodings.md §5, Java CompactedRowWriter):
 //
 //	[null bitset: (n+7)/8 bytes, bit i set = field i NULL][field values back to back]
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// appendixATypes is the table of docs/binary-formats.md Appendix A: id INT NOT NULL, name STRING, age BIGINT.
+// appendixATypes is the table of docs/encodings.md Appendix A: id INT NOT NULL, name STRING, age BIGINT.
 var appendixATypes = []metadata.DataType{notNull(ty(metadata.Int)), ty(metadata.String), ty(metadata.BigInt)}
 
 // javaKeyTypes/javaKeyVals/javaKeyHex: the Java reference key encoding of every key-capable

@@ -6,7 +6,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// IndexedRow layout (docs/binary-formats.md §6, Java IndexedRowWriter/IndexedRow):
+// IndexedRow layout (docs/encodings.md §6, Java IndexedRowWriter/IndexedRow):
 //
 //	[null bitset (n+7)/8][int32 LE length × (variable-length fields of the schema)][values]
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// Compacted key encoding (docs/binary-formats.md §8, Java CompactedKeyEncoder/CompactedKeyWriter): the
+// Compacted key encoding (docs/encodings.md §8, Java CompactedKeyEncoder/CompactedKeyWriter): the
 // key columns' values back to back in their CompactedRow encodings, with no null bitset. NULL
 // key values are rejected. Every value encoding is self-delimiting, so the encoding of the
 // first k key columns is a byte prefix of the encoding of all of them, and a stored key starts

@@ -7,7 +7,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 )
 
-// Partial updates (docs/pk-semantics.md §2.5, Java PartialUpdater). The functions here are pure: they
+// Partial updates (docs/primary-keys.md §2.5, Java PartialUpdater). The functions here are pure: they
 // combine decoded rows and never re-encode. Merged rows share B/Elems/Vals with their inputs.
 
 // ColumnSet is a set of column indexes.

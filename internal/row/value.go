@@ -5,7 +5,7 @@ import "github.com/stromdb/strom/internal/ferr"
 // SchemaIDLen is the size of the schema id that prefixes every stored KV value.
 const SchemaIDLen = 2
 
-// AppendValue appends the stored-value form of a row (docs/binary-formats.md §9, Java ValueEncoder):
+// AppendValue appends the stored-value form of a row (docs/encodings.md §9, Java ValueEncoder):
 // int16 little-endian schema id followed by the row bytes in the table's KV format.
 func AppendValue(dst []byte, schemaID int16, row []byte) []byte {
 	dst = appendU16(dst, uint16(schemaID))

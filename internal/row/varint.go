@@ -1,6 +1,6 @@
 package row
 
-// Variable-length integers as CompactedRow writes them (docs/binary-formats.md §2): base-128, low 7 bits
+// Variable-length integers as CompactedRow writes them (docs/encodings.md §2): base-128, low 7 bits
 // first, high bit = continuation, applied to the two's-complement bit pattern (no zigzag). A
 // 32-bit value takes 1..5 bytes, a 64-bit value 1..10 bytes; negative values always take the
 // maximum.

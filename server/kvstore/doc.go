@@ -2,7 +2,7 @@
 // server (Store) holding every bucket's rows under a table/partition/bucket key prefix, and per
 // bucket a Tablet that implements PUT_KV (merge engines, partial updates, changelog
 // generation in FULL or WAL image), LOOKUP, PREFIX_LOOKUP and LIMIT_SCAN, following Fluss's
-// KvTablet (docs/pk-semantics.md).
+// KvTablet (docs/primary-keys.md).
 //
 // # Durability
 //

@@ -47,7 +47,7 @@ func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int
 	return end, nil
 }
 
-// PutStaged stages one PUT_KV bucket batch (docs/pk-semantics.md §2: merge, changelog, append) and
+// PutStaged stages one PUT_KV bucket batch (docs/primary-keys.md §2: merge, changelog, append) and
 // returns the log end offset after it, and a function that waits until the batch is durable
 // and applied to Pebble. Callers keep the order of PutStaged calls (idempotent writers depend
 // on it) but may run the durable functions concurrently and off their request loop; the write

@@ -19,7 +19,7 @@ const replayCommitBytes = 8 << 20
 // replayReadBytes is how much changelog one read brings in.
 const replayReadBytes = 8 << 20
 
-// recover brings the state to the log end offset (docs/pk-semantics.md §7, with the local log in
+// recover brings the state to the log end offset (docs/primary-keys.md §7, with the local log in
 // place of a remote snapshot): from the stored applied offset it re-applies every changelog
 // batch: +I/+U/+A rows are put (key re-encoded from the row, value encoded in the KV format
 // under the batch's schema id), -D rows deleted, -U rows skipped. Offsets move forward batch

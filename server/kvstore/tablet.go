@@ -216,7 +216,7 @@ func (t *Tablet) PrefixLookup(prefixes [][]byte) ([][][]byte, error) {
 	return out, nil
 }
 
-// LimitScan appends to dst a value record batch (docs/binary-formats.md §11, Java DefaultValueRecordBatch)
+// LimitScan appends to dst a value record batch (docs/encodings.md §11, Java DefaultValueRecordBatch)
 // holding the first limit values of the bucket in key order:
 //
 //	int32 Length (= total - 4) | int8 magic 0 | int32 RecordCount | records

@@ -9,7 +9,7 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
-// handleLimitScan returns up to limit rows of one bucket (docs/pk-semantics.md §5, §6). Log
+// handleLimitScan returns up to limit rows of one bucket (docs/primary-keys.md §5, §6). Log
 // tables: whole batches from max(log start, HW-limit) to the HW, is_log_table=true (the
 // client keeps the last limit rows). Primary-key tables: the first limit current values in
 // key order as a value record batch, is_log_table=false. Errors go in the body.

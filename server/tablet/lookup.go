@@ -10,7 +10,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// handleLookup answers point lookups on committed state (docs/pk-semantics.md §3): per bucket
+// handleLookup answers point lookups on committed state (docs/primary-keys.md §3): per bucket
 // exactly one PbValue per key, in request order, with the value absent for a missing key.
 func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.LookupRequest

@@ -11,7 +11,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// handlePrefixLookup answers prefix lookups on committed state (docs/pk-semantics.md §4): per
+// handlePrefixLookup answers prefix lookups on committed state (docs/primary-keys.md §4): per
 // bucket one PbValueList per prefix key, in request order, each holding the values of every
 // stored key that starts with the prefix, in key order.
 func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {

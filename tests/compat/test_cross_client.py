@@ -4,7 +4,7 @@ way round, for log and primary-key tables, including lookups of keys the other c
 The Go side is tests/compat/crossclient, built once per session.
 
 Keys are kept below 128: for keys whose encoding ends in a byte >= 0x80 the Rust client
-(pyfluss) and the Java client pick different buckets (docs/binary-formats.md §10.3); the Go client follows
+(pyfluss) and the Java client pick different buckets (docs/encodings.md §10.3); the Go client follows
 Java, so such keys written by one of pyfluss and Go are not found by the other's lookups.
 """
 
