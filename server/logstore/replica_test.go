@@ -33,30 +33,7 @@ func replicated(opts Options) Options {
 // fetchAll reads the leader's batches from offset up to its log end, as a follower fetch.
 func fetchAll(t testing.TB, l *Log, from int64) []record.Batch {
 	t.Helper()
-	var out []record.Batch
-	for off := from; off < l.LogEndOffset(); {
-		r, err := l.ReadReplica(off, 1<<20, true)
-		if err != nil {
-			t.Fatalf("ReadReplica(%d): %v", off, err)
-		}
-		if r.Size == 0 {
-			t.Fatalf("ReadReplica(%d) empty below LEO %d", off, l.LogEndOffset())
-		}
-		buf, err := r.AppendTo(nil)
-		r.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for len(buf) > 0 {
-			b, rest, ok := record.Split(buf)
-			if !ok {
-				t.Fatalf("torn batch at %d", off)
-			}
-			out = append(out, b)
-			off, buf = b.NextOffset(), rest
-		}
-	}
-	return out
+	return collectBatches(t, "ReadReplica", from, l.LogEndOffset, l.ReadReplica, false)
 }
 
 // replicate copies everything the follower lacks from the leader, then lets the leader's HW
