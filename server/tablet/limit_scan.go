@@ -19,10 +19,9 @@ func (s *Server) handleLimitScan(ctx context.Context, req *wire.Request) (proto.
 		return nil, err
 	}
 	resp := &flusspb.LimitScanResponse{}
-	b := bucketOf(r.GetTableId(), r.PartitionId, r.GetBucketId())
-	rep, err := s.replica(b)
+	rep, err := s.replica(bucketOf(r.GetTableId(), r.PartitionId, r.GetBucketId()))
 	if err == nil && rep.KV != nil {
-		rep, err = s.readableKVReplica(b)
+		err = s.readable(rep)
 	}
 	if err == nil {
 		limit := max(int(r.GetLimit()), 0)

@@ -25,18 +25,22 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 	for i, br := range r.BucketsReq {
 		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 	}
-	return s.readAfterBarrier(ctx, req, buckets, func() proto.Message { return s.lookup(&r, buckets) })
+	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message { return s.lookup(&r, reps, errs) })
 }
 
-// lookup answers a LOOKUP without insert_if_not_exists; buckets are its buckets in order.
-func (s *Server) lookup(r *flusspb.LookupRequest, buckets []cluster.Bucket) *flusspb.LookupResponse {
+// lookup answers a LOOKUP without insert_if_not_exists, given the replica (or the error) of
+// each of its buckets in order.
+func (s *Server) lookup(r *flusspb.LookupRequest, reps []*Replica, errs []error) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	var vals [][]byte
 	for i, br := range r.BucketsReq {
 		out := &flusspb.PbLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId,
 			OriginalPartitionName: br.OriginalPartitionName}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		rep, err := s.readableKVReplica(buckets[i])
+		rep, err := reps[i], errs[i]
+		if err == nil {
+			err = s.readable(rep)
+		}
 		if err == nil {
 			vals, err = rep.KV.Lookup(br.Keys, vals)
 		}

@@ -23,16 +23,20 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 	for i, br := range r.BucketsReq {
 		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 	}
-	return s.readAfterBarrier(ctx, req, buckets, func() proto.Message { return s.prefixLookup(&r, buckets) })
+	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message { return s.prefixLookup(&r, reps, errs) })
 }
 
-// prefixLookup answers a PREFIX_LOOKUP; buckets are its buckets in order.
-func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, buckets []cluster.Bucket) *flusspb.PrefixLookupResponse {
+// prefixLookup answers a PREFIX_LOOKUP, given the replica (or the error) of each of its
+// buckets in order.
+func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, reps []*Replica, errs []error) *flusspb.PrefixLookupResponse {
 	resp := &flusspb.PrefixLookupResponse{BucketsResp: make([]*flusspb.PbPrefixLookupRespForBucket, 0, len(r.BucketsReq))}
 	for i, br := range r.BucketsReq {
 		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		rep, err := s.readableKVReplica(buckets[i])
+		rep, err := reps[i], errs[i]
+		if err == nil {
+			err = s.readable(rep)
+		}
 		if err == nil {
 			err = checkPrefixes(br.Keys)
 		}

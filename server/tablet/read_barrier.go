@@ -56,40 +56,42 @@ func (s *Server) awaitReadable(ctx context.Context, rep *Replica) error {
 	}
 }
 
-// readAfterBarrier answers a read of the given buckets with answer, at once when every
-// bucket's reads are current, else off the connection's loop once they are or the wait ended.
-// answer reaches each bucket through readableKVReplica, so a bucket still behind then answers
+// readAfterBarrier answers a read of the given buckets of a primary-key table: it resolves
+// each bucket's replica once (errs[i] when that fails) and calls answer with them, at once when
+// every bucket's reads are current, else off the connection's loop once they are or the wait
+// ended. answer checks each replica with readable, so a bucket still behind then answers
 // LEADER_NOT_AVAILABLE.
-func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, buckets []cluster.Bucket, answer func() proto.Message) (proto.Message, error) {
+func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, buckets []cluster.Bucket, answer func(reps []*Replica, errs []error) proto.Message) (proto.Message, error) {
+	reps, errs := make([]*Replica, len(buckets)), make([]error, len(buckets))
 	var lagging []*Replica
-	for _, b := range buckets {
-		if rep, err := s.replica(b); err == nil {
-			if _, lag := rep.readLag(); lag {
-				lagging = append(lagging, rep)
+	for i, b := range buckets {
+		reps[i], errs[i] = s.kvReplica(b)
+		if errs[i] == nil {
+			if _, lag := reps[i].readLag(); lag {
+				lagging = append(lagging, reps[i])
 			}
 		}
 	}
 	if len(lagging) == 0 {
-		return answer(), nil
+		return answer(reps, errs), nil
 	}
 	return req.Defer(func() (proto.Message, error) {
 		for _, rep := range lagging {
 			s.awaitReadable(ctx, rep) // a failure shows in answer, per bucket
-
 		}
-		return answer(), nil
+		return answer(reps, errs), nil
 	})
 }
 
-// readableKVReplica is kvReplica for reads: LEADER_NOT_AVAILABLE while the bucket's reads could
-// miss an acknowledged write (see readBarrierWait).
-func (s *Server) readableKVReplica(b cluster.Bucket) (*Replica, error) {
-	rep, err := s.kvReplica(b)
-	if err != nil {
-		return nil, err
+// readable reports whether a read of rep may be answered now: NOT_LEADER_OR_FOLLOWER once it
+// stopped leading, LEADER_NOT_AVAILABLE while its reads could miss an acknowledged write (see
+// readBarrierWait).
+func (s *Server) readable(rep *Replica) error {
+	if rep.repl != nil && !rep.repl.leading.Load() {
+		return ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
 	}
 	if start, lagging := rep.readLag(); lagging {
-		return nil, ferr.New(ferr.LeaderNotAvailableException, "the new leader of %s has not yet applied the writes of earlier leaders (up to offset %d)", b, start)
+		return ferr.New(ferr.LeaderNotAvailableException, "the new leader of %s has not yet applied the writes of earlier leaders (up to offset %d)", rep.Bucket, start)
 	}
-	return rep, nil
+	return nil
 }
