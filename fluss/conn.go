@@ -214,12 +214,8 @@ func (c *Connection) call(ctx context.Context, node ServerNode, key wire.APIKey,
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotSent, err)
 	}
-	_, callerDeadline := ctx.Deadline()
-	if !callerDeadline {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, callerDeadline, cancel := c.bounded(ctx)
+	defer cancel()
 	err = cc.Call(ctx, key, req, resp)
 	switch {
 	case err == nil:
@@ -260,6 +256,16 @@ func networkError(err error) error {
 	return fmt.Errorf("%w: %w", newError(ErrNetworkException, "network error"), err)
 }
 
+// bounded returns ctx bounded by RequestTimeout when it has no deadline of its own, and
+// whether it had one.
+func (c *Connection) bounded(ctx context.Context) (_ context.Context, callerDeadline bool, cancel context.CancelFunc) {
+	if _, has := ctx.Deadline(); has {
+		return ctx, true, func() {}
+	}
+	ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	return ctx, false, cancel
+}
+
 // errNotSent marks a call that failed before its request was written (the server could not
 // be reached), so resending it cannot apply it twice.
 var errNotSent = errors.New("request not sent")
@@ -270,11 +276,8 @@ var errNotSent = errors.New("request not sent")
 // it can reach, and tries again until ctx (or RequestTimeout) ends. A request that reached a
 // coordinator whose connection then broke is not resent: it may have been applied.
 func (c *Connection) callCoordinator(ctx context.Context, key wire.APIKey, req, resp proto.Message) error {
-	if _, has := ctx.Deadline(); !has {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, _, cancel := c.bounded(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		node, err := c.meta.coordinatorNode(ctx)
 		if err == nil {
@@ -298,11 +301,8 @@ func (c *Connection) callCoordinator(ctx context.Context, key wire.APIKey, req, 
 // unreachable), with backoff, until ctx (or RequestTimeout) ends. Such calls only read, so
 // resending them is safe.
 func (c *Connection) retryRouting(ctx context.Context, call func() error) error {
-	if _, has := ctx.Deadline(); !has {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, _, cancel := c.bounded(ctx)
+	defer cancel()
 	for attempt := 0; ; attempt++ {
 		err := call()
 		if err == nil || !isRoutingError(CodeOf(err)) || ctx.Err() != nil {
