@@ -132,20 +132,3 @@ func (k APIKey) String() string {
 
 // VersionRange is the inclusive range of versions of one API a server accepts.
 type VersionRange struct{ Min, Max int16 }
-
-// JavaVersions are the version ranges a Java Fluss 1.x server advertises. Strom advertises the
-// same ranges so that version negotiation picks what it would pick against Apache Fluss.
-// Keys not listed have the range [0,0].
-var JavaVersions = map[APIKey]VersionRange{
-	PutKv:        {0, 2},
-	Lookup:       {0, 1},
-	PrefixLookup: {0, 1},
-}
-
-// VersionsOf returns the advertised version range of k.
-func VersionsOf(k APIKey) VersionRange {
-	if r, ok := JavaVersions[k]; ok {
-		return r
-	}
-	return VersionRange{0, 0}
-}

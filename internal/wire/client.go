@@ -123,6 +123,22 @@ func (c *ClientConn) handshake(ctx context.Context, cfg ClientConfig) error {
 	return c.Call(ctx, Authenticate, &flusspb.AuthenticateRequest{Protocol: proto.String("PLAIN"), Token: token}, &ar)
 }
 
+// clientVersions is the range of versions of key this client speaks; keys not listed have only
+// version 0. The later versions differ only in what the server expects of the client
+// (upstream fluss-rpc ApiKeys.java): PUT_KV, LOOKUP and PREFIX_LOOKUP v1 encode the key with
+// the compacted key encoder when the bucket key differs from the primary key, which is what
+// package row does; PUT_KV v2 understands STORAGE_BACKPRESSURE_EXCEPTION (72), which package
+// fluss retries.
+func clientVersions(key APIKey) VersionRange {
+	switch key {
+	case PutKv:
+		return VersionRange{0, 2}
+	case Lookup, PrefixLookup:
+		return VersionRange{0, 1}
+	}
+	return VersionRange{0, 0}
+}
+
 // Version returns the version to use for key (the highest both sides support), or an
 // UNSUPPORTED_VERSION error if the server does not serve key.
 func (c *ClientConn) Version(key APIKey) (int16, error) {
@@ -130,7 +146,7 @@ func (c *ClientConn) Version(key APIKey) (int16, error) {
 	if !ok {
 		return 0, ferr.New(ferr.UnsupportedVersion, "the server does not support %s", key)
 	}
-	cv := VersionsOf(key)
+	cv := clientVersions(key)
 	lo, hi := max(sv.Min, cv.Min), min(sv.Max, cv.Max)
 	if lo > hi {
 		return 0, ferr.New(ferr.UnsupportedVersion, "the server supports %s versions [%d, %d], this client [%d, %d]", key, sv.Min, sv.Max, cv.Min, cv.Max)

@@ -272,7 +272,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // FETCH_LOG long poll waits; parked counts the requests that reached the handler.
 func parkingService(release <-chan struct{}, parked *atomic.Int64) *Service {
 	svc := NewService(2)
-	svc.Handle(ListTables, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(ListTables, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		var r flusspb.ListTablesRequest
 		if err := req.Decode(&r); err != nil {
 			return nil, err
@@ -382,7 +382,7 @@ func TestRequestBytesInFlightAreBounded(t *testing.T) {
 
 func TestRequestEntriesAreBounded(t *testing.T) {
 	svc := NewService(2)
-	svc.Handle(ProduceLog, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(ProduceLog, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		var r flusspb.ProduceLogRequest
 		if err := req.Decode(&r); err != nil {
 			return nil, err
@@ -509,7 +509,7 @@ func TestAPIVersionsChecksItsVersion(t *testing.T) {
 
 func TestErrorMessagesCarryNoServerPaths(t *testing.T) {
 	svc := NewService(2)
-	svc.Handle(DatabaseExists, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(DatabaseExists, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		return nil, ferr.New(ferr.LogStorageException, "append to /var/lib/strom/tablet/log/7-0/00000000000000000000.log: no space left on device")
 	})
 	var logs syncBuffer

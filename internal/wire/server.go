@@ -122,16 +122,36 @@ func (r *Request) LocalAddr() net.Addr { return r.conn.nc.LocalAddr() }
 type Service struct {
 	// ServerType is reported in API_VERSIONS: 1 coordinator, 2 tablet server, 0 to omit.
 	ServerType int32
-	handlers   map[APIKey]Handler
+	handlers   map[APIKey]registered
+}
+
+// registered is one API of a Service: the versions it serves and its handler.
+type registered struct {
+	versions VersionRange
+	handler  Handler
 }
 
 // NewService returns an empty API table for a server of the given type.
 func NewService(serverType int32) *Service {
-	return &Service{ServerType: serverType, handlers: make(map[APIKey]Handler)}
+	return &Service{ServerType: serverType, handlers: make(map[APIKey]registered)}
 }
 
-// Handle registers h for key. Only registered keys are advertised in API_VERSIONS.
-func (s *Service) Handle(key APIKey, h Handler) { s.handlers[key] = h }
+// Handle registers h for key, serving the versions in v. Only registered keys are advertised in
+// API_VERSIONS, each with its own range; a request outside the range gets UNSUPPORTED_VERSION
+// before h runs, so h sees only versions it declared and branches on Header.APIVersion where
+// the protocol differs between them.
+func (s *Service) Handle(key APIKey, v VersionRange, h Handler) {
+	if v.Min < 0 || v.Min > v.Max {
+		panic(fmt.Sprintf("wire: %s registered with the empty version range [%d, %d]", key, v.Min, v.Max))
+	}
+	s.handlers[key] = registered{versions: v, handler: h}
+}
+
+// Versions returns the version range key is registered with, and whether it is.
+func (s *Service) Versions(key APIKey) (VersionRange, bool) {
+	r, ok := s.handlers[key]
+	return r.versions, ok
+}
 
 // Keys returns the registered API keys.
 func (s *Service) Keys() []APIKey {
@@ -558,7 +578,7 @@ func (c *serverConn) dispatch(req *Request) {
 	var err error
 	switch {
 	case key == APIVersions || key == Authenticate:
-		if err = checkVersion(req.Header); err != nil {
+		if err = checkVersion(req.Header, connectionVersions); err != nil {
 			break
 		}
 		if key == APIVersions {
@@ -569,15 +589,15 @@ func (c *serverConn) dispatch(req *Request) {
 	case !c.authenticated:
 		err = ferr.New(ferr.AuthenticateException, "The connection has not completed authentication yet. This may be caused by a missing or incorrect configuration of 'client.security.protocol' on the client side.")
 	default:
-		h, ok := c.svc.handlers[key]
+		api, ok := c.svc.handlers[key]
 		if !ok {
 			err = ferr.New(ferr.UnsupportedVersion, "the %s does not support API %s (key %d)", serverTypeName(c.svc.ServerType), key, int16(key))
 			break
 		}
-		if err = checkVersion(req.Header); err != nil {
+		if err = checkVersion(req.Header, api.versions); err != nil {
 			break
 		}
-		msg, err = c.call(h, req)
+		msg, err = c.call(api.handler, req)
 	}
 	if errors.Is(err, errDeferred) {
 		return
@@ -585,8 +605,12 @@ func (c *serverConn) dispatch(req *Request) {
 	c.respond(req, msg, err)
 }
 
-func checkVersion(h RequestHeader) error {
-	if v := VersionsOf(h.APIKey); h.APIVersion < v.Min || h.APIVersion > v.Max {
+// connectionVersions is the range of the two APIs the connection layer serves itself,
+// API_VERSIONS and AUTHENTICATE; both have only version 0.
+var connectionVersions = VersionRange{0, 0}
+
+func checkVersion(h RequestHeader, v VersionRange) error {
+	if h.APIVersion < v.Min || h.APIVersion > v.Max {
 		return ferr.New(ferr.UnsupportedVersion, "%s version %d is not in the supported range [%d, %d]", h.APIKey, h.APIVersion, v.Min, v.Max)
 	}
 	return nil
@@ -615,16 +639,15 @@ func serverTypeName(t int32) string {
 
 func (c *serverConn) apiVersions() proto.Message {
 	resp := &flusspb.ApiVersionsResponse{}
-	add := func(k APIKey) {
-		v := VersionsOf(k)
+	add := func(k APIKey, v VersionRange) {
 		resp.ApiVersions = append(resp.ApiVersions, &flusspb.PbApiVersion{
 			ApiKey: proto.Int32(int32(k)), MinVersion: proto.Int32(int32(v.Min)), MaxVersion: proto.Int32(int32(v.Max)),
 		})
 	}
-	add(APIVersions)
-	add(Authenticate)
+	add(APIVersions, connectionVersions)
+	add(Authenticate, connectionVersions)
 	for _, k := range sortedKeys(c.svc.handlers) {
-		add(k)
+		add(k, c.svc.handlers[k].versions)
 	}
 	if c.svc.ServerType != 0 {
 		resp.ServerType = proto.Int32(c.svc.ServerType)

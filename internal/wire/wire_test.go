@@ -37,7 +37,7 @@ func testServer(t *testing.T, svc *Service, cfg ListenerConfig) string {
 
 func echoService() *Service {
 	svc := NewService(2)
-	svc.Handle(DatabaseExists, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(DatabaseExists, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		var r flusspb.DatabaseExistsRequest
 		if err := req.Decode(&r); err != nil {
 			return nil, err
@@ -49,7 +49,7 @@ func echoService() *Service {
 	})
 	// ListTables answers after a delay taken from the database name's length, off the
 	// connection's request loop, so responses come back out of order.
-	svc.Handle(ListTables, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(ListTables, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		var r flusspb.ListTablesRequest
 		if err := req.Decode(&r); err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func echoService() *Service {
 			return &flusspb.ListTablesResponse{TableName: []string{name}}, nil
 		})
 	})
-	svc.Handle(ListDatabases, func(ctx context.Context, req *Request) (proto.Message, error) {
+	svc.Handle(ListDatabases, VersionRange{}, func(ctx context.Context, req *Request) (proto.Message, error) {
 		panic("handler bug")
 	})
 	return svc
@@ -270,4 +270,42 @@ func FuzzParseResponseHeader(f *testing.F) {
 			t.Fatalf("body longer than payload: %+v", h)
 		}
 	})
+}
+
+// Each API is served in the range it registers: API_VERSIONS advertises that range, a version
+// outside it is refused before the handler runs, and the handler sees the version it serves.
+func TestHandlerServesItsRegisteredVersions(t *testing.T) {
+	svc := NewService(2)
+	svc.Handle(PutKv, VersionRange{Min: 1, Max: 3}, func(ctx context.Context, req *Request) (proto.Message, error) {
+		return &flusspb.DatabaseExistsResponse{Exists: proto.Bool(req.Header.APIVersion == 2)}, nil
+	})
+	c := dial(t, testServer(t, svc, ListenerConfig{Name: "FLUSS"}))
+	if got := c.versions[PutKv]; got != (VersionRange{Min: 1, Max: 3}) {
+		t.Fatalf("PUT_KV advertised as %v, want [1, 3]", got)
+	}
+	if got := c.versions[APIVersions]; got != (VersionRange{}) {
+		t.Fatalf("API_VERSIONS advertised as %v, want [0, 0]", got)
+	}
+	for _, v := range []int16{0, 4} {
+		if _, err := c.CallRaw(context.Background(), PutKv, v, nil); ferr.CodeOf(err) != ferr.UnsupportedVersion {
+			t.Errorf("version %d: got %v, want UNSUPPORTED_VERSION", v, err)
+		}
+	}
+	body, err := c.CallRaw(context.Background(), PutKv, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp flusspb.DatabaseExistsResponse
+	if err := proto.Unmarshal(body, &resp); err != nil || !resp.GetExists() {
+		t.Fatalf("the handler did not see version 2: %v %v", &resp, err)
+	}
+}
+
+func TestHandleRefusesAnEmptyVersionRange(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering [2, 1] did not panic")
+		}
+	}()
+	NewService(2).Handle(PutKv, VersionRange{Min: 2, Max: 1}, nil)
 }

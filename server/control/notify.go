@@ -217,9 +217,10 @@ func (c *Control) sendNotify(ctx context.Context, reg Registration, states map[c
 }
 
 // RegisterTablet installs the server-to-server handlers of a tablet server on svc:
-// NOTIFY_LEADER_AND_ISR, accepted only on the internal listener.
+// NOTIFY_LEADER_AND_ISR (version 0 only, as in Fluss 0.9), accepted only on the internal
+// listener.
 func (c *Control) RegisterTablet(svc *wire.Service, internalListener string) {
-	svc.Handle(wire.NotifyLeaderAndIsr, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	svc.Handle(wire.NotifyLeaderAndIsr, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
 		if req.Listener != internalListener {
 			return nil, ferr.New(ferr.AuthorizationException, "NOTIFY_LEADER_AND_ISR is accepted only on the internal listener %s", internalListener)
 		}

@@ -64,9 +64,10 @@ func (c *Control) moveLeaderships(ctx context.Context, id int32) ([]cluster.Buck
 }
 
 // RegisterCoordinator installs the server-to-server handlers of a coordinator on svc:
-// CONTROLLED_SHUTDOWN, accepted only on the internal listener.
+// CONTROLLED_SHUTDOWN (version 0 only, as in Fluss 0.9), accepted only on the internal
+// listener.
 func (c *Control) RegisterCoordinator(svc *wire.Service, internalListener string) {
-	svc.Handle(wire.ControlledShutdown, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	svc.Handle(wire.ControlledShutdown, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
 		if req.Listener != internalListener {
 			return nil, ferr.New(ferr.AuthorizationException, "CONTROLLED_SHUTDOWN is accepted only on the internal listener %s", internalListener)
 		}

@@ -14,46 +14,6 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// RegisterAdmin installs the coordinator-only APIs (DDL) on svc.
-func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
-	handle := func(k wire.APIKey, h wire.Handler) { svc.Handle(k, c.adminHandler(h)) }
-	handle(wire.CreateDatabase, c.handleCreateDatabase)
-	handle(wire.DropDatabase, c.handleDropDatabase)
-	handle(wire.CreateTable, c.handleCreateTable)
-	handle(wire.DropTable, c.handleDropTable)
-	handle(wire.CreatePartition, c.handleCreatePartition)
-	handle(wire.DropPartition, c.handleDropPartition)
-	handle(wire.AlterTable, c.handleAlterTable)
-	handle(wire.AlterDatabase, c.handleAlterDatabase)
-	handle(wire.CreateAcls, c.handleCreateAcls)
-	handle(wire.DropAcls, c.handleDropAcls)
-	handle(wire.AlterClusterConfigs, c.handleAlterClusterConfigs)
-	handle(wire.RegisterProducerOffsets, c.handleRegisterProducerOffsets)
-	handle(wire.GetProducerOffsets, c.handleGetProducerOffsets)
-	handle(wire.DeleteProducerOffsets, c.handleDeleteProducerOffsets)
-	c.registerKvSnapshotsAdmin(handle)
-}
-
-// RegisterReadOnly installs the metadata APIs that both roles serve, as Fluss's
-// AdminReadOnlyGateway does.
-func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
-	svc.Handle(wire.GetMetadata, c.handleGetMetadata)
-	svc.Handle(wire.ListDatabases, c.handleListDatabases)
-	svc.Handle(wire.DatabaseExists, c.handleDatabaseExists)
-	svc.Handle(wire.GetDatabaseInfo, c.handleGetDatabaseInfo)
-	svc.Handle(wire.ListTables, c.handleListTables)
-	svc.Handle(wire.TableExists, c.handleTableExists)
-	svc.Handle(wire.GetTableInfo, c.handleGetTableInfo)
-	svc.Handle(wire.GetTableSchema, c.handleGetTableSchema)
-	svc.Handle(wire.ListPartitionInfos, c.handleListPartitionInfos)
-	svc.Handle(wire.GetLakeSnapshot, c.handleGetLakeSnapshot)
-	svc.Handle(wire.GetFilesystemSecurityToken, c.handleGetFileSystemSecurityToken)
-	svc.Handle(wire.ListAcls, c.handleListAcls)
-	svc.Handle(wire.DescribeClusterConfigs, c.handleDescribeClusterConfigs)
-	svc.Handle(wire.GetClusterHealth, c.handleGetClusterHealth)
-	c.registerKvSnapshotsReadOnly(svc)
-}
-
 func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {
 	return cluster.TablePath{Database: p.GetDatabaseName(), Table: p.GetTableName()}
 }
@@ -61,6 +21,8 @@ func tablePathOf(p *flusspb.PbTablePath) cluster.TablePath {
 func pbTablePath(p cluster.TablePath) *flusspb.PbTablePath {
 	return &flusspb.PbTablePath{DatabaseName: proto.String(p.Database), TableName: proto.String(p.Table)}
 }
+
+func init() { registerAdmin(wire.CreateDatabase, 0, 0, (*Coordinator).handleCreateDatabase) }
 
 func (c *Coordinator) handleCreateDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.CreateDatabaseRequest
@@ -73,6 +35,8 @@ func (c *Coordinator) handleCreateDatabase(ctx context.Context, req *wire.Reques
 	return &flusspb.CreateDatabaseResponse{}, c.CreateDatabase(ctx, r.GetDatabaseName(), r.GetDatabaseJson(), r.GetIgnoreIfExists())
 }
 
+func init() { registerAdmin(wire.DropDatabase, 0, 0, (*Coordinator).handleDropDatabase) }
+
 func (c *Coordinator) handleDropDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropDatabaseRequest
 	if err := req.Decode(&r); err != nil {
@@ -83,6 +47,8 @@ func (c *Coordinator) handleDropDatabase(ctx context.Context, req *wire.Request)
 	}
 	return &flusspb.DropDatabaseResponse{}, c.DropDatabase(ctx, r.GetDatabaseName(), r.GetIgnoreIfNotExists(), r.GetCascade())
 }
+
+func init() { registerAdmin(wire.CreateTable, 0, 0, (*Coordinator).handleCreateTable) }
 
 func (c *Coordinator) handleCreateTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.CreateTableRequest
@@ -95,6 +61,8 @@ func (c *Coordinator) handleCreateTable(ctx context.Context, req *wire.Request) 
 	return &flusspb.CreateTableResponse{}, c.CreateTable(ctx, tablePathOf(r.GetTablePath()), r.GetTableJson(), r.GetIgnoreIfExists())
 }
 
+func init() { registerAdmin(wire.DropTable, 0, 0, (*Coordinator).handleDropTable) }
+
 func (c *Coordinator) handleDropTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropTableRequest
 	if err := req.Decode(&r); err != nil {
@@ -105,6 +73,8 @@ func (c *Coordinator) handleDropTable(ctx context.Context, req *wire.Request) (p
 	}
 	return &flusspb.DropTableResponse{}, c.DropTable(ctx, tablePathOf(r.GetTablePath()), r.GetIgnoreIfNotExists())
 }
+
+func init() { registerReadOnly(wire.ListDatabases, 0, 0, (*Coordinator).handleListDatabases) }
 
 func (c *Coordinator) handleListDatabases(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListDatabasesRequest
@@ -133,6 +103,8 @@ func (c *Coordinator) handleListDatabases(ctx context.Context, req *wire.Request
 	return resp, nil
 }
 
+func init() { registerReadOnly(wire.DatabaseExists, 0, 0, (*Coordinator).handleDatabaseExists) }
+
 func (c *Coordinator) handleDatabaseExists(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DatabaseExistsRequest
 	if err := req.Decode(&r); err != nil {
@@ -145,6 +117,8 @@ func (c *Coordinator) handleDatabaseExists(ctx context.Context, req *wire.Reques
 	_, ok := c.Database(r.GetDatabaseName())
 	return &flusspb.DatabaseExistsResponse{Exists: proto.Bool(ok)}, nil
 }
+
+func init() { registerReadOnly(wire.GetDatabaseInfo, 0, 0, (*Coordinator).handleGetDatabaseInfo) }
 
 func (c *Coordinator) handleGetDatabaseInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetDatabaseInfoRequest
@@ -161,6 +135,8 @@ func (c *Coordinator) handleGetDatabaseInfo(ctx context.Context, req *wire.Reque
 	return &flusspb.GetDatabaseInfoResponse{DatabaseJson: d.JSON, CreatedTime: proto.Int64(d.CreatedMs), ModifiedTime: proto.Int64(d.ModifiedMs)}, nil
 }
 
+func init() { registerReadOnly(wire.ListTables, 0, 0, (*Coordinator).handleListTables) }
+
 func (c *Coordinator) handleListTables(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListTablesRequest
 	if err := req.Decode(&r); err != nil {
@@ -176,6 +152,8 @@ func (c *Coordinator) handleListTables(ctx context.Context, req *wire.Request) (
 	slices.Sort(names)
 	return &flusspb.ListTablesResponse{TableName: names}, nil
 }
+
+func init() { registerReadOnly(wire.TableExists, 0, 0, (*Coordinator).handleTableExists) }
 
 func (c *Coordinator) handleTableExists(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.TableExistsRequest
@@ -199,6 +177,8 @@ func (c *Coordinator) table(p *flusspb.PbTablePath) (*cluster.TableInfo, error) 
 	return t, nil
 }
 
+func init() { registerReadOnly(wire.GetTableInfo, 0, 0, (*Coordinator).handleGetTableInfo) }
+
 func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableInfoRequest
 	if err := req.Decode(&r); err != nil {
@@ -216,6 +196,8 @@ func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request)
 		CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
 	}, nil
 }
+
+func init() { registerReadOnly(wire.GetTableSchema, 0, 0, (*Coordinator).handleGetTableSchema) }
 
 func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableSchemaRequest
@@ -240,11 +222,17 @@ func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Reques
 	return &flusspb.GetTableSchemaResponse{SchemaId: proto.Int32(id), SchemaJson: js}, nil
 }
 
+func init() {
+	registerReadOnly(wire.GetFilesystemSecurityToken, 0, 0, (*Coordinator).handleGetFileSystemSecurityToken)
+}
+
 // handleGetFileSystemSecurityToken answers as Fluss does for a local remote-data directory:
 // no credentials are needed.
 func (c *Coordinator) handleGetFileSystemSecurityToken(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	return &flusspb.GetFileSystemSecurityTokenResponse{Schema: proto.String("file"), Token: []byte{}}, nil
 }
+
+func init() { registerReadOnly(wire.GetMetadata, 0, 0, (*Coordinator).handleGetMetadata) }
 
 func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.MetadataRequest

@@ -64,6 +64,8 @@ func addColumns(in []*flusspb.PbAddColumn) ([]metadata.AddColumn, error) {
 	return out, nil
 }
 
+func init() { registerAdmin(wire.AlterTable, 0, 0, (*Coordinator).handleAlterTable) }
+
 func (c *Coordinator) handleAlterTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.AlterTableRequest
 	if err := req.Decode(&r); err != nil {
@@ -91,6 +93,8 @@ func (c *Coordinator) handleAlterTable(ctx context.Context, req *wire.Request) (
 	}
 	return &flusspb.AlterTableResponse{}, c.AlterTable(ctx, path, a, r.GetIgnoreIfNotExists())
 }
+
+func init() { registerAdmin(wire.AlterDatabase, 0, 0, (*Coordinator).handleAlterDatabase) }
 
 func (c *Coordinator) handleAlterDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.AlterDatabaseRequest

@@ -97,6 +97,8 @@ func checkCodes(rt auth.ResourceType, op auth.Operation, perm auth.Permission) e
 	return nil
 }
 
+func init() { registerAdmin(wire.CreateAcls, 0, 0, (*Coordinator).handleCreateAcls) }
+
 func (c *Coordinator) handleCreateAcls(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.CreateAclsRequest
 	if err := req.Decode(&r); err != nil {
@@ -130,6 +132,8 @@ func (c *Coordinator) handleCreateAcls(ctx context.Context, req *wire.Request) (
 	return resp, nil
 }
 
+func init() { registerAdmin(wire.DropAcls, 0, 0, (*Coordinator).handleDropAcls) }
+
 func (c *Coordinator) handleDropAcls(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropAclsRequest
 	if err := req.Decode(&r); err != nil {
@@ -160,6 +164,8 @@ func (c *Coordinator) handleDropAcls(ctx context.Context, req *wire.Request) (pr
 	}
 	return resp, nil
 }
+
+func init() { registerReadOnly(wire.ListAcls, 0, 0, (*Coordinator).handleListAcls) }
 
 func (c *Coordinator) handleListAcls(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListAclsRequest

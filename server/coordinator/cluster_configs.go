@@ -215,6 +215,10 @@ func splitList(s string) []string {
 	return out
 }
 
+func init() {
+	registerReadOnly(wire.DescribeClusterConfigs, 0, 0, (*Coordinator).handleDescribeClusterConfigs)
+}
+
 func (c *Coordinator) handleDescribeClusterConfigs(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DescribeClusterConfigsRequest
 	if err := req.Decode(&r); err != nil {
@@ -238,6 +242,8 @@ func (c *Coordinator) handleDescribeClusterConfigs(ctx context.Context, req *wir
 	}
 	return resp, nil
 }
+
+func init() { registerAdmin(wire.AlterClusterConfigs, 0, 0, (*Coordinator).handleAlterClusterConfigs) }
 
 func (c *Coordinator) handleAlterClusterConfigs(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.AlterClusterConfigsRequest

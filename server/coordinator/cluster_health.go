@@ -72,6 +72,8 @@ func healthResponse(replicas, inSync, leaders, active int32) *flusspb.GetCluster
 		NumLeaderReplicas: proto.Int32(leaders), ActiveLeaderReplicas: proto.Int32(active), Status: proto.Int32(status)}
 }
 
+func init() { registerReadOnly(wire.GetClusterHealth, 0, 0, (*Coordinator).handleGetClusterHealth) }
+
 func (c *Coordinator) handleGetClusterHealth(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetClusterHealthRequest
 	if err := req.Decode(&r); err != nil {

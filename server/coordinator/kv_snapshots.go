@@ -39,22 +39,6 @@ func (c *Coordinator) kvSnaps() KvSnapshots {
 	return nil
 }
 
-// registerKvSnapshotsReadOnly installs the snapshot reads both server roles serve (Fluss's
-// AdminReadOnlyGateway).
-func (c *Coordinator) registerKvSnapshotsReadOnly(svc *wire.Service) {
-	svc.Handle(wire.GetLatestKvSnapshots, c.handleGetLatestKvSnapshots)
-	svc.Handle(wire.GetKvSnapshotMetadata, c.handleGetKvSnapshotMetadata)
-}
-
-// registerKvSnapshotsAdmin installs the coordinator-only snapshot APIs (Fluss's AdminGateway).
-// handle is RegisterAdmin's registration (a standby forwards to the active coordinator).
-func (c *Coordinator) registerKvSnapshotsAdmin(handle func(wire.APIKey, wire.Handler)) {
-	handle(wire.ListKvSnapshots, c.handleListKvSnapshots)
-	handle(wire.AcquireKvSnapshotLease, c.handleAcquireKvSnapshotLease)
-	handle(wire.ReleaseKvSnapshotLease, c.handleReleaseKvSnapshotLease)
-	handle(wire.DropKvSnapshotLease, c.handleDropKvSnapshotLease)
-}
-
 // javaBucket renders a bucket as Java's TableBucket.toString does, for error messages.
 func javaBucket(b cluster.Bucket) string {
 	p := "null"
@@ -62,6 +46,10 @@ func javaBucket(b cluster.Bucket) string {
 		p = fmt.Sprint(b.PartitionID)
 	}
 	return fmt.Sprintf("TableBucket{tableId=%d, partitionId=%s, bucket=%d}", b.TableID, p, b.Bucket)
+}
+
+func init() {
+	registerReadOnly(wire.GetLatestKvSnapshots, 0, 0, (*Coordinator).handleGetLatestKvSnapshots)
 }
 
 // handleGetLatestKvSnapshots answers, per bucket of the table (or of one of its partitions),
@@ -111,6 +99,10 @@ func (c *Coordinator) handleGetLatestKvSnapshots(ctx context.Context, req *wire.
 	return resp, nil
 }
 
+func init() {
+	registerReadOnly(wire.GetKvSnapshotMetadata, 0, 0, (*Coordinator).handleGetKvSnapshotMetadata)
+}
+
 // handleGetKvSnapshotMetadata answers a snapshot's log offset and files: file:// URLs of the
 // remote directory and the names they take in the reader's RocksDB directory.
 func (c *Coordinator) handleGetKvSnapshotMetadata(ctx context.Context, req *wire.Request) (proto.Message, error) {
@@ -141,6 +133,8 @@ func (c *Coordinator) handleGetKvSnapshotMetadata(ctx context.Context, req *wire
 	}
 	return resp, nil
 }
+
+func init() { registerAdmin(wire.ListKvSnapshots, 0, 0, (*Coordinator).handleListKvSnapshots) }
 
 // handleListKvSnapshots answers every snapshot still kept (retained or leased) per bucket
 // (Fluss CoordinatorService.listKvSnapshots).
@@ -201,6 +195,10 @@ func errNoSnapshotStore() error {
 	return ferr.New(ferr.UnknownServerError, "KV snapshots are not enabled on this server")
 }
 
+func init() {
+	registerAdmin(wire.AcquireKvSnapshotLease, 0, 0, (*Coordinator).handleAcquireKvSnapshotLease)
+}
+
 // handleAcquireKvSnapshotLease creates or extends a lease and makes it hold the given
 // snapshots; snapshots that do not exist come back as unavailable.
 func (c *Coordinator) handleAcquireKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {
@@ -247,6 +245,10 @@ func (c *Coordinator) handleAcquireKvSnapshotLease(ctx context.Context, req *wir
 	return resp, nil
 }
 
+func init() {
+	registerAdmin(wire.ReleaseKvSnapshotLease, 0, 0, (*Coordinator).handleReleaseKvSnapshotLease)
+}
+
 // handleReleaseKvSnapshotLease makes a lease stop holding the given buckets' snapshots.
 func (c *Coordinator) handleReleaseKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ReleaseKvSnapshotLeaseRequest
@@ -273,6 +275,8 @@ func (c *Coordinator) handleReleaseKvSnapshotLease(ctx context.Context, req *wir
 	}
 	return &flusspb.ReleaseKvSnapshotLeaseResponse{}, nil
 }
+
+func init() { registerAdmin(wire.DropKvSnapshotLease, 0, 0, (*Coordinator).handleDropKvSnapshotLease) }
 
 // handleDropKvSnapshotLease removes a lease; an unknown lease is not an error.
 func (c *Coordinator) handleDropKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {

@@ -25,6 +25,8 @@ type LakeSnapshots interface {
 // answers as a Fluss cluster without a data lake does.
 func (c *Coordinator) SetLakeSnapshots(l LakeSnapshots) { c.lake.Store(&l) }
 
+func init() { registerReadOnly(wire.GetLakeSnapshot, 0, 0, (*Coordinator).handleGetLakeSnapshot) }
+
 // handleGetLakeSnapshot answers with the table's tiering snapshot as Iceberg holds it: the
 // snapshot id and every tiered bucket's log end offset (Fluss RpcServiceBase.getLakeSnapshot).
 // Every Strom tiering commit is readable once committed, so readable=true returns the latest.

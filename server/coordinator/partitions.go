@@ -167,6 +167,8 @@ func specOf(s *flusspb.PbPartitionSpec) map[string]string {
 	return m
 }
 
+func init() { registerAdmin(wire.CreatePartition, 0, 0, (*Coordinator).handleCreatePartition) }
+
 func (c *Coordinator) handleCreatePartition(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.CreatePartitionRequest
 	if err := req.Decode(&r); err != nil {
@@ -179,6 +181,8 @@ func (c *Coordinator) handleCreatePartition(ctx context.Context, req *wire.Reque
 	return &flusspb.CreatePartitionResponse{}, c.CreatePartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
 
+func init() { registerAdmin(wire.DropPartition, 0, 0, (*Coordinator).handleDropPartition) }
+
 func (c *Coordinator) handleDropPartition(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropPartitionRequest
 	if err := req.Decode(&r); err != nil {
@@ -189,6 +193,8 @@ func (c *Coordinator) handleDropPartition(ctx context.Context, req *wire.Request
 	}
 	return &flusspb.DropPartitionResponse{}, c.DropPartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
+
+func init() { registerReadOnly(wire.ListPartitionInfos, 0, 0, (*Coordinator).handleListPartitionInfos) }
 
 func (c *Coordinator) handleListPartitionInfos(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListPartitionInfosRequest

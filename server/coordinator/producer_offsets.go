@@ -88,6 +88,10 @@ func (c *Coordinator) readProducer(ctx context.Context, id string) (producerReco
 	return rec, true, nil
 }
 
+func init() {
+	registerAdmin(wire.RegisterProducerOffsets, 0, 0, (*Coordinator).handleRegisterProducerOffsets)
+}
+
 func (c *Coordinator) handleRegisterProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.RegisterProducerOffsetsRequest
 	if err := req.Decode(&r); err != nil {
@@ -135,6 +139,8 @@ func (c *Coordinator) handleRegisterProducerOffsets(ctx context.Context, req *wi
 	return &flusspb.RegisterProducerOffsetsResponse{Result: proto.Int32(producerOffsetsCreated)}, nil
 }
 
+func init() { registerAdmin(wire.GetProducerOffsets, 0, 0, (*Coordinator).handleGetProducerOffsets) }
+
 // handleGetProducerOffsets returns a producer's offsets, leaving out tables the session may
 // not READ; an unknown or expired producer gets an empty response.
 func (c *Coordinator) handleGetProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
@@ -170,6 +176,10 @@ func (c *Coordinator) handleGetProducerOffsets(ctx context.Context, req *wire.Re
 		resp.TableOffsets = append(resp.TableOffsets, to)
 	}
 	return resp, nil
+}
+
+func init() {
+	registerAdmin(wire.DeleteProducerOffsets, 0, 0, (*Coordinator).handleDeleteProducerOffsets)
 }
 
 func (c *Coordinator) handleDeleteProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {

@@ -70,6 +70,10 @@ func dedupeBuckets(r *flusspb.FetchLogRequest) {
 	r.TablesReq = tables
 }
 
+// FETCH_LOG (1015): version 0 only; a request with follower_server_id set is a
+// replica's fetch (leader.go).
+func init() { register(wire.FetchLog, 0, 0, (*Server).handleFetchLog) }
+
 // handleFetchLog reads whole stored batches for each requested bucket. With min_bytes set it
 // long-polls: if less than min_bytes is available it parks (off the connection's request
 // loop) until enough arrives or max_wait_ms passes, then reads again.

@@ -10,6 +10,9 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
+// INIT_WRITER (1026): version 0 only.
+func init() { register(wire.InitWriter, 0, 0, (*Server).handleInitWriter) }
+
 // handleInitWriter hands out a new cluster-unique, increasing writer id for idempotent writes.
 func (s *Server) handleInitWriter(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.InitWriterRequest

@@ -9,6 +9,9 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
+// LIMIT_SCAN (1033): version 0 only.
+func init() { register(wire.LimitScan, 0, 0, (*Server).handleLimitScan) }
+
 // handleLimitScan returns up to limit rows of one bucket (docs/primary-keys.md §5, §6). Log
 // tables: whole batches from max(log start, HW-limit) to the HW, is_log_table=true (the
 // client keeps the last limit rows). Primary-key tables: the first limit current values in

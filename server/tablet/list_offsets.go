@@ -19,6 +19,9 @@ const (
 	offsetTypeLeaderEnd = 3
 )
 
+// LIST_OFFSETS (1021): version 0 only.
+func init() { register(wire.ListOffsets, 0, 0, (*Server).handleListOffsets) }
+
 func (s *Server) handleListOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListOffsetsRequest
 	if err := req.Decode(&r); err != nil {

@@ -10,6 +10,12 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// LOOKUP (1017), versions 0 and 1 (upstream ApiKeys.java): v1 clients encode the keys of a kv
+// format version 2 lake table whose bucket key differs from the primary key in the compacted
+// encoding, v0 clients with the lake's encoder, which such a table refuses
+// (checkKeyEncodingVersion). Otherwise the versions are served alike.
+func init() { register(wire.Lookup, 0, 1, (*Server).handleLookup) }
+
 // handleLookup answers point lookups on committed state (docs/primary-keys.md §3): per bucket
 // exactly one PbValue per key, in request order, with the value absent for a missing key.
 func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
@@ -19,18 +25,20 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 	}
 	if r.GetInsertIfNotExists() {
 		// Inserting waits for the changelog's fsync: off the connection's loop.
-		return req.Defer(func() (proto.Message, error) { return s.lookupOrInsert(&r), nil })
+		return req.Defer(func() (proto.Message, error) { return s.lookupOrInsert(&r, req.Header.APIVersion), nil })
 	}
 	buckets := make([]cluster.Bucket, len(r.BucketsReq))
 	for i, br := range r.BucketsReq {
 		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 	}
-	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message { return s.lookup(&r, reps, errs) })
+	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message {
+		return s.lookup(&r, req.Header.APIVersion, reps, errs)
+	})
 }
 
 // lookup answers a LOOKUP without insert_if_not_exists, given the replica (or the error) of
 // each of its buckets in order.
-func (s *Server) lookup(r *flusspb.LookupRequest, reps []*Replica, errs []error) *flusspb.LookupResponse {
+func (s *Server) lookup(r *flusspb.LookupRequest, version int16, reps []*Replica, errs []error) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	var vals [][]byte
 	for i, br := range r.BucketsReq {
@@ -40,6 +48,9 @@ func (s *Server) lookup(r *flusspb.LookupRequest, reps []*Replica, errs []error)
 		rep, err := reps[i], errs[i]
 		if err == nil {
 			err = s.readable(rep)
+		}
+		if err == nil {
+			err = s.checkKeyEncodingVersion(rep.Bucket, version)
 		}
 		if err == nil {
 			vals, err = rep.KV.Lookup(br.Keys, vals)
@@ -62,14 +73,19 @@ func (s *Server) lookup(r *flusspb.LookupRequest, reps []*Replica, errs []error)
 // bucket, keys without a row get one holding just the key columns (kvstore.InsertMissingStaged),
 // and once that is durable every key is looked up, so the answer has a value for each key. A
 // bucket whose insert fails answers with that error.
-func (s *Server) lookupOrInsert(r *flusspb.LookupRequest) *flusspb.LookupResponse {
+func (s *Server) lookupOrInsert(r *flusspb.LookupRequest, version int16) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId,
 			OriginalPartitionName: br.OriginalPartitionName}
 		resp.BucketsResp = append(resp.BucketsResp, out)
-		vals, err := s.insertAndLookup(bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Keys, now)
+		b := bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
+		var vals [][]byte
+		err := s.checkKeyEncodingVersion(b, version)
+		if err == nil {
+			vals, err = s.insertAndLookup(b, br.Keys, now)
+		}
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 			continue

@@ -11,6 +11,11 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// PREFIX_LOOKUP (1034), versions 0 and 1: as LOOKUP, v0 clients encode prefixes with the
+// lake's encoder and are refused where the table encodes keys otherwise
+// (checkKeyEncodingVersion).
+func init() { register(wire.PrefixLookup, 0, 1, (*Server).handlePrefixLookup) }
+
 // handlePrefixLookup answers prefix lookups on committed state (docs/primary-keys.md §4): per
 // bucket one PbValueList per prefix key, in request order, each holding the values of every
 // stored key that starts with the prefix, in key order.
@@ -23,12 +28,14 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 	for i, br := range r.BucketsReq {
 		buckets[i] = bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 	}
-	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message { return s.prefixLookup(&r, reps, errs) })
+	return s.readAfterBarrier(ctx, req, buckets, func(reps []*Replica, errs []error) proto.Message {
+		return s.prefixLookup(&r, req.Header.APIVersion, reps, errs)
+	})
 }
 
 // prefixLookup answers a PREFIX_LOOKUP, given the replica (or the error) of each of its
 // buckets in order.
-func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, reps []*Replica, errs []error) *flusspb.PrefixLookupResponse {
+func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, version int16, reps []*Replica, errs []error) *flusspb.PrefixLookupResponse {
 	resp := &flusspb.PrefixLookupResponse{BucketsResp: make([]*flusspb.PbPrefixLookupRespForBucket, 0, len(r.BucketsReq))}
 	for i, br := range r.BucketsReq {
 		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
@@ -36,6 +43,9 @@ func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, reps []*Replica, e
 		rep, err := reps[i], errs[i]
 		if err == nil {
 			err = s.readable(rep)
+		}
+		if err == nil {
+			err = s.checkKeyEncodingVersion(rep.Bucket, version)
 		}
 		if err == nil {
 			err = checkPrefixes(br.Keys)

@@ -19,6 +19,9 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// PRODUCE_LOG (1014): version 0 only.
+func init() { register(wire.ProduceLog, 0, 0, (*Server).handleProduceLog) }
+
 // handleProduceLog appends client batches to bucket logs. Every batch of a bucket is checked
 // (length, magic, CRC) before any of it is stored; a bucket's batches are appended as one
 // unit. The response has exactly one entry per requested bucket, echoing its ids, because

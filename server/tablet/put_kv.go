@@ -25,6 +25,15 @@ func (s *Server) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableI
 	return s.kv.OpenTablet(ctx, b, kvstore.TableFromDescriptor(t.ID, int16(t.SchemaID), &t.Descriptor, schemas), l)
 }
 
+// PUT_KV (1016), versions 0 to 2 (upstream ApiKeys.java):
+//   - v0: the client encodes the keys of a lake table with the lake's key encoder; refused
+//     for the tables that encode them otherwise (checkKeyEncodingVersion).
+//   - v1: keys of a kv format version 2 lake table whose bucket key differs from the primary
+//     key are in the compacted encoding, which enables prefix lookups.
+//   - v2: the client understands STORAGE_BACKPRESSURE_EXCEPTION (72). Strom never sends 72
+//     (a bucket whose store cannot keep up makes the write wait), so v1 and v2 are served alike.
+func init() { register(wire.PutKv, 0, 2, (*Server).handlePutKv) }
+
 // handlePutKv applies KV batches to primary-key buckets (docs/architecture.md, "PUT_KV
 // pipeline"). Each bucket's batch is staged here, in the connection's request order — merged,
 // its changelog appended to the bucket's log — and the wait for durability and the Pebble apply
@@ -49,7 +58,13 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	var waiting []*flusspb.PbPutKvRespForBucket
 	for _, br := range r.BucketsReq {
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
-		end, durable, err := s.stageBucket(req.Context(), bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId()), br.Records, opts, now, r.GetAcks(), timeout)
+		b := bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
+		var end int64
+		var durable func() error
+		err := s.checkKeyEncodingVersion(b, req.Header.APIVersion)
+		if err == nil {
+			end, durable, err = s.stageBucket(req.Context(), b, br.Records, opts, now, r.GetAcks(), timeout)
+		}
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {

@@ -12,6 +12,9 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// GET_TABLE_STATS (1059): version 0 only.
+func init() { register(wire.GetTableStats, 0, 0, (*Server).handleGetTableStats) }
+
 // handleGetTableStats answers the row count of each requested bucket as a Fluss tablet server
 // does: the live keys of a primary-key bucket, the records between log start and high
 // watermark of a log bucket. Primary-key tables with the WAL changelog image have no row

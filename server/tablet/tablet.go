@@ -121,20 +121,6 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Register installs the tablet server's APIs on svc.
-func (s *Server) Register(svc *wire.Service) {
-	handle := func(k wire.APIKey, h wire.Handler) { svc.Handle(k, s.guard(k, h)) }
-	handle(wire.InitWriter, s.handleInitWriter)
-	handle(wire.ProduceLog, s.handleProduceLog)
-	handle(wire.FetchLog, s.handleFetchLog)
-	handle(wire.ListOffsets, s.handleListOffsets)
-	handle(wire.PutKv, s.handlePutKv)
-	handle(wire.Lookup, s.handleLookup)
-	handle(wire.PrefixLookup, s.handlePrefixLookup)
-	handle(wire.LimitScan, s.handleLimitScan)
-	handle(wire.GetTableStats, s.handleGetTableStats)
-}
-
 func bucketDir(root string, b cluster.Bucket) string {
 	if b.PartitionID == cluster.NoPartition {
 		return filepath.Join(root, fmt.Sprintf("table-%d", b.TableID), fmt.Sprintf("bucket-%d", b.Bucket))
