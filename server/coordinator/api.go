@@ -65,13 +65,11 @@ func init() { registerAdmin(wire.DropTable, 0, 0, (*Coordinator).handleDropTable
 
 func (c *Coordinator) handleDropTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropTableRequest
-	if err := req.Decode(&r); err != nil {
+	path, err := c.decodeForTable(req, &r, auth.OpDrop)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.authorize(req, auth.OpDrop, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	return &flusspb.DropTableResponse{}, c.DropTable(ctx, tablePathOf(r.GetTablePath()), r.GetIgnoreIfNotExists())
+	return &flusspb.DropTableResponse{}, c.DropTable(ctx, path, r.GetIgnoreIfNotExists())
 }
 
 func init() { registerReadOnly(wire.ListDatabases, 0, 0, (*Coordinator).handleListDatabases) }
@@ -181,13 +179,7 @@ func init() { registerReadOnly(wire.GetTableInfo, 0, 0, (*Coordinator).handleGet
 
 func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableInfoRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	t, err := c.table(r.GetTablePath())
+	t, err := c.decodeForTableInfo(req, &r, auth.OpDescribe)
 	if err != nil {
 		return nil, err
 	}
@@ -201,13 +193,7 @@ func init() { registerReadOnly(wire.GetTableSchema, 0, 0, (*Coordinator).handleG
 
 func (c *Coordinator) handleGetTableSchema(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableSchemaRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	t, err := c.table(r.GetTablePath())
+	t, err := c.decodeForTableInfo(req, &r, auth.OpDescribe)
 	if err != nil {
 		return nil, err
 	}

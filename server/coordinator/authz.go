@@ -37,6 +37,31 @@ func (c *Coordinator) allowed(req *wire.Request, op auth.Operation, r auth.Resou
 
 func tableResource(p cluster.TablePath) auth.Resource { return auth.TableResource(p.Database, p.Table) }
 
+// tablePathRequest is a request that names one table by its path.
+type tablePathRequest interface {
+	proto.Message
+	GetTablePath() *flusspb.PbTablePath
+}
+
+// decodeForTable decodes req into r and authorizes op on the table r names: the prologue of
+// every request scoped to one table path. It returns the path.
+func (c *Coordinator) decodeForTable(req *wire.Request, r tablePathRequest, op auth.Operation) (cluster.TablePath, error) {
+	if err := req.Decode(r); err != nil {
+		return cluster.TablePath{}, err
+	}
+	path := tablePathOf(r.GetTablePath())
+	return path, c.authorize(req, op, tableResource(path))
+}
+
+// decodeForTableInfo is decodeForTable for a request about an existing table, which it
+// returns (TABLE_NOT_EXIST when there is none).
+func (c *Coordinator) decodeForTableInfo(req *wire.Request, r tablePathRequest, op auth.Operation) (*cluster.TableInfo, error) {
+	if _, err := c.decodeForTable(req, r, op); err != nil {
+		return nil, err
+	}
+	return c.table(r.GetTablePath())
+}
+
 // authorizeTableID authorises op on the table with the given id; an unknown table is
 // TABLE_NOT_EXIST, as Java's lookup of the table path fails first.
 func (c *Coordinator) authorizeTableID(req *wire.Request, op auth.Operation, tableID int64) error {

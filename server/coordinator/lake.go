@@ -32,13 +32,7 @@ func init() { registerReadOnly(wire.GetLakeSnapshot, 0, 0, (*Coordinator).handle
 // Every Strom tiering commit is readable once committed, so readable=true returns the latest.
 func (c *Coordinator) handleGetLakeSnapshot(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetLakeSnapshotRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	t, err := c.table(r.GetTablePath())
+	t, err := c.decodeForTableInfo(req, &r, auth.OpDescribe)
 	if err != nil {
 		return nil, err
 	}

@@ -171,40 +171,34 @@ func init() { registerAdmin(wire.CreatePartition, 0, 0, (*Coordinator).handleCre
 
 func (c *Coordinator) handleCreatePartition(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.CreatePartitionRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpWrite, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
+	path, err := c.decodeForTable(req, &r, auth.OpWrite)
+	if err != nil {
 		return nil, err
 	}
 	// Field 3 is named ignore_if_not_exists but means "ignore if the partition exists".
-	return &flusspb.CreatePartitionResponse{}, c.CreatePartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
+	return &flusspb.CreatePartitionResponse{}, c.CreatePartition(ctx, path, specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
 
 func init() { registerAdmin(wire.DropPartition, 0, 0, (*Coordinator).handleDropPartition) }
 
 func (c *Coordinator) handleDropPartition(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.DropPartitionRequest
-	if err := req.Decode(&r); err != nil {
+	path, err := c.decodeForTable(req, &r, auth.OpWrite)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.authorize(req, auth.OpWrite, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	return &flusspb.DropPartitionResponse{}, c.DropPartition(ctx, tablePathOf(r.GetTablePath()), specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
+	return &flusspb.DropPartitionResponse{}, c.DropPartition(ctx, path, specOf(r.GetPartitionSpec()), r.GetIgnoreIfNotExists())
 }
 
 func init() { registerReadOnly(wire.ListPartitionInfos, 0, 0, (*Coordinator).handleListPartitionInfos) }
 
 func (c *Coordinator) handleListPartitionInfos(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListPartitionInfosRequest
-	if err := req.Decode(&r); err != nil {
+	path, err := c.decodeForTable(req, &r, auth.OpDescribe)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.authorize(req, auth.OpDescribe, tableResource(tablePathOf(r.GetTablePath()))); err != nil {
-		return nil, err
-	}
-	t, err := c.partitionedTable(tablePathOf(r.GetTablePath()))
+	t, err := c.partitionedTable(path)
 	if err != nil {
 		return nil, err
 	}
