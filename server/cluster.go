@@ -30,6 +30,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.
 			Name: cl.Name, InitialCluster: cl.InitialCluster, InitialClusterState: cl.InitialClusterState,
 			ListenPeerURLs: cl.ListenPeerURLs, AdvertisePeerURLs: cl.AdvertisePeerURLs,
 			ListenClientURLs: cl.ListenClientURLs, AdvertiseClientURLs: cl.AdvertiseClientURLs,
+			JoinEndpoints: cl.JoinEndpoints,
 		}, log.With("role", "etcd"))
 	}
 }

@@ -46,6 +46,13 @@ func NewProcess(t testing.TB, name, bin string, args ...string) *Process {
 // SetEnv sets extra environment variables (KEY=VALUE) for the next Start.
 func (p *Process) SetEnv(kv ...string) { p.env = append(p.env, kv...) }
 
+// AddArgs appends arguments to the command line of the next Start (and later ones).
+func (p *Process) AddArgs(args ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.args = append(p.args, args...)
+}
+
 // LogPath is the file the process's standard output and error go to.
 func (p *Process) LogPath() string { return p.log }
 

@@ -30,6 +30,10 @@ type Cluster struct {
 	ListenClientURLs    []url.URL
 	AdvertiseClientURLs []url.URL
 	InitialClusterState string // "new" (default) or "existing"
+	// JoinEndpoints is etcd.join-endpoints: client URLs of running members. A member that
+	// starts without etcd data (a new node, or one whose disk was replaced) registers itself
+	// with them, replacing a dead registration of its own name, instead of bootstrapping.
+	JoinEndpoints []string
 
 	// TabletServerLeaseTTL (tablet-server.lease-ttl) is how long a tablet server stays
 	// registered after its last keepalive: the failure-detection time of a dead server.
@@ -105,19 +109,9 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 			return true, fmt.Errorf("no role given (want %s, %s or both comma-separated)", RoleCoordinator, RoleTabletServer)
 		}
 	case "etcd.endpoints":
-		cl.Endpoints = nil
-		for _, e := range strings.Split(value, ",") {
-			if e = strings.TrimSpace(e); e == "" {
-				continue
-			}
-			if _, err := parseURL(e); err != nil {
-				return true, err
-			}
-			cl.Endpoints = append(cl.Endpoints, e)
-		}
-		if len(cl.Endpoints) == 0 {
-			return true, fmt.Errorf("empty endpoint list")
-		}
+		cl.Endpoints, err = parseEndpoints(value)
+	case "etcd.join-endpoints":
+		cl.JoinEndpoints, err = parseEndpoints(value)
 	case "etcd.name":
 		cl.Name = value
 	case "etcd.initial-cluster":
@@ -149,11 +143,29 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 		cl.ReplicaMaxLagTime, err = parsePositiveDuration(value)
 	default:
 		if strings.HasPrefix(key, "etcd.") {
-			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state)")
+			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.join-endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state)")
 		}
 		return false, nil
 	}
 	return true, err
+}
+
+// parseEndpoints parses a comma-separated list of etcd client URLs.
+func parseEndpoints(value string) ([]string, error) {
+	var eps []string
+	for _, e := range strings.Split(value, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if _, err := parseURL(e); err != nil {
+			return nil, err
+		}
+		eps = append(eps, e)
+	}
+	if len(eps) == 0 {
+		return nil, fmt.Errorf("empty endpoint list")
+	}
+	return eps, nil
 }
 
 // parseLeaseTTL parses a lease duration. etcd leases count whole seconds, so the value must
@@ -243,7 +255,7 @@ func (c *Config) finishCluster() error {
 		}
 	}
 	if len(cl.Endpoints) > 0 {
-		for _, k := range []string{"etcd.name", "etcd.initial-cluster", "etcd.listen-peer-urls", "etcd.advertise-peer-urls", "etcd.listen-client-urls", "etcd.advertise-client-urls", "etcd.initial-cluster-state"} {
+		for _, k := range []string{"etcd.join-endpoints", "etcd.name", "etcd.initial-cluster", "etcd.listen-peer-urls", "etcd.advertise-peer-urls", "etcd.listen-client-urls", "etcd.advertise-client-urls", "etcd.initial-cluster-state"} {
 			if _, ok := c.Raw[k]; ok {
 				return fmt.Errorf("%s is for an embedded etcd member, but etcd.endpoints names an external etcd: set one or the other", k)
 			}

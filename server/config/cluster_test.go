@@ -60,6 +60,8 @@ func TestClusterConfigErrors(t *testing.T) {
 		{"unknown etcd key", []string{"etcd.peer", "x"}, "unknown etcd option"},
 		{"bad endpoint", []string{"etcd.endpoints", "127.0.0.1:2379"}, "want http://HOST:PORT"},
 		{"endpoints and member", append([]string{"tablet-server.id", "1", "etcd.endpoints", "http://127.0.0.1:2379"}, member...), "embedded etcd member, but etcd.endpoints"},
+		{"bad join endpoint", append([]string{"tablet-server.id", "1", "etcd.join-endpoints", "10.0.0.1:2379"}, member...), "want http://HOST:PORT"},
+		{"join endpoints with an external etcd", []string{"tablet-server.id", "1", "etcd.endpoints", "http://127.0.0.1:2379", "etcd.join-endpoints", "http://127.0.0.1:2380"}, "etcd.join-endpoints is for an embedded etcd member"},
 		{"no name", []string{"tablet-server.id", "1", "etcd.listen-peer-urls", "http://127.0.0.1:2380"}, "etcd.name is required"},
 		{"not in initial cluster", append([]string{"tablet-server.id", "1", "etcd.initial-cluster", "n2=http://127.0.0.1:2380"}, member...), "does not list"},
 		{"bad initial cluster", []string{"etcd.initial-cluster", "n1"}, "NAME=http"},

@@ -108,6 +108,9 @@ type Member struct {
 	AdvertisePeerURLs   []url.URL
 	ListenClientURLs    []url.URL
 	AdvertiseClientURLs []url.URL
+	// JoinEndpoints (etcd.join-endpoints) are client URLs of running members: a member
+	// without etcd data joins through them (join.go) instead of bootstrapping.
+	JoinEndpoints []string
 }
 
 // memberReadyTimeout bounds the wait of a member for its cluster: it is ready only once a
@@ -124,6 +127,18 @@ func OpenMember(ctx context.Context, dir string, m Member, log *slog.Logger) (*E
 	}
 	if free, err := freeBytes(dir); err == nil && free < MinFreeBytes {
 		return nil, fmt.Errorf("not enough free space for the metadata store in %s: %d MiB free, the embedded etcd needs at least %d MiB (its write-ahead log preallocates 64 MiB segments)", dir, free>>20, MinFreeBytes>>20)
+	}
+	if len(m.JoinEndpoints) > 0 {
+		has, err := hasMemberData(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !has {
+			if m.InitialCluster, err = joinCluster(ctx, m, log); err != nil {
+				return nil, err
+			}
+			m.InitialClusterState = embed.ClusterStateFlagExisting
+		}
 	}
 	s := &EtcdStore{log: log, failed: make(chan struct{})}
 	s.zlog = etcdLogger(log, &s.closing, s.fail)
@@ -363,7 +378,9 @@ const embeddedCloseTimeout = 10 * time.Second
 
 // Close stops the client and, for an embedded store, the etcd server.
 func (s *EtcdStore) Close() error {
-	s.closing.Store(true)
+	if s.closing.Swap(true) {
+		return nil // closed already: a second Close is a no-op
+	}
 	var err error
 	if s.cli != nil {
 		err = s.cli.Close()

@@ -29,6 +29,12 @@ func freePort(t *testing.T) int {
 
 // startMembers starts an etcd cluster of n embedded members on loopback ports.
 func startMembers(t *testing.T, n int) []*EtcdStore {
+	stores, _, _ := startMembersIn(t, n)
+	return stores
+}
+
+// startMembersIn is startMembers returning also each member's options and directory.
+func startMembersIn(t *testing.T, n int) ([]*EtcdStore, []Member, []string) {
 	t.Helper()
 	members := make([]Member, n)
 	var initial []string
@@ -40,15 +46,17 @@ func startMembers(t *testing.T, n int) []*EtcdStore {
 		initial = append(initial, members[i].Name+"="+peer.String())
 	}
 	stores := make([]*EtcdStore, n)
+	dirs := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range members {
 		members[i].InitialCluster = strings.Join(initial, ",")
+		dirs[i] = t.TempDir()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stores[i], errs[i] = OpenMember(context.Background(), t.TempDir(), members[i], log)
+			stores[i], errs[i] = OpenMember(context.Background(), dirs[i], members[i], log)
 		}()
 	}
 	wg.Wait()
@@ -58,7 +66,7 @@ func startMembers(t *testing.T, n int) []*EtcdStore {
 		}
 		t.Cleanup(func() { stores[i].Close() })
 	}
-	return stores
+	return stores, members, dirs
 }
 
 func TestMembersShareWritesAndFenceDeposedWriter(t *testing.T) {
