@@ -13,6 +13,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/meta"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 )
 
 // openStore opens the metadata store: the single node's private etcd, this process's member
@@ -23,7 +24,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.
 	case !cfg.Clustered():
 		return meta.OpenEmbedded(ctx, dir, log)
 	case !cfg.EmbeddedEtcd():
-		return meta.OpenRemote(cfg.Cluster.Endpoints)
+		return meta.OpenRemote(cfg.Cluster.Endpoints, tlsInfo(cfg.Cluster.ClientTLS))
 	default:
 		cl := cfg.Cluster
 		return meta.OpenMember(ctx, dir, meta.Member{
@@ -31,8 +32,18 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.
 			ListenPeerURLs: cl.ListenPeerURLs, AdvertisePeerURLs: cl.AdvertisePeerURLs,
 			ListenClientURLs: cl.ListenClientURLs, AdvertiseClientURLs: cl.AdvertiseClientURLs,
 			JoinEndpoints: cl.JoinEndpoints,
+			PeerTLS:       tlsInfo(cl.PeerTLS), ClientTLS: tlsInfo(cl.ClientTLS),
 		}, log.With("role", "etcd"))
 	}
+}
+
+// tlsInfo turns configured TLS files into etcd's form; every TLS link of the cluster's etcd
+// authenticates both sides.
+func tlsInfo(f config.TLSFiles) transport.TLSInfo {
+	if !f.Enabled() {
+		return transport.TLSInfo{}
+	}
+	return transport.TLSInfo{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.TrustedCAFile, ClientCertAuth: true}
 }
 
 // startControl joins the cluster: the tablet server registers its endpoints, the

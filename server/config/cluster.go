@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -34,6 +35,12 @@ type Cluster struct {
 	// starts without etcd data (a new node, or one whose disk was replaced) registers itself
 	// with them, replacing a dead registration of its own name, instead of bootstrapping.
 	JoinEndpoints []string
+	// PeerTLS (etcd.peer-cert-file, etcd.peer-key-file, etcd.peer-trusted-ca-file) secures the
+	// embedded members' traffic with each other: TLS both ways, a member must present a
+	// certificate signed by the trusted CA. ClientTLS (etcd.client-*) does the same for etcd's
+	// client URLs: a member serves them with it, and a process that dials etcd
+	// (etcd.endpoints, etcd.join-endpoints) presents it. Empty: plain HTTP.
+	PeerTLS, ClientTLS TLSFiles
 
 	// TabletServerLeaseTTL (tablet-server.lease-ttl) is how long a tablet server stays
 	// registered after its last keepalive: the failure-detection time of a dead server.
@@ -47,6 +54,30 @@ type Cluster struct {
 	ReplicaMaxLagTime time.Duration
 
 	set bool // an etcd.* key was given
+}
+
+// TLSFiles are the PEM files of one TLS identity and the CA it trusts.
+type TLSFiles struct {
+	CertFile, KeyFile, TrustedCAFile string
+}
+
+// Enabled reports whether any of the files is set.
+func (f TLSFiles) Enabled() bool { return f.CertFile != "" || f.KeyFile != "" || f.TrustedCAFile != "" }
+
+// validate checks that a TLS identity is complete and its files readable.
+func (f TLSFiles) validate(prefix string) error {
+	if !f.Enabled() {
+		return nil
+	}
+	for _, kv := range [][2]string{{prefix + "cert-file", f.CertFile}, {prefix + "key-file", f.KeyFile}, {prefix + "trusted-ca-file", f.TrustedCAFile}} {
+		if kv[1] == "" {
+			return fmt.Errorf("%s is required with the other %s* options (TLS needs a certificate, its key and the CA to trust)", kv[0], prefix)
+		}
+		if _, err := os.Stat(kv[1]); err != nil {
+			return fmt.Errorf("%s: %w", kv[0], err)
+		}
+	}
+	return nil
 }
 
 // Default cluster timings (docs/cluster.md, "Timings").
@@ -112,6 +143,18 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 		cl.Endpoints, err = parseEndpoints(value)
 	case "etcd.join-endpoints":
 		cl.JoinEndpoints, err = parseEndpoints(value)
+	case "etcd.peer-cert-file":
+		cl.PeerTLS.CertFile = value
+	case "etcd.peer-key-file":
+		cl.PeerTLS.KeyFile = value
+	case "etcd.peer-trusted-ca-file":
+		cl.PeerTLS.TrustedCAFile = value
+	case "etcd.client-cert-file":
+		cl.ClientTLS.CertFile = value
+	case "etcd.client-key-file":
+		cl.ClientTLS.KeyFile = value
+	case "etcd.client-trusted-ca-file":
+		cl.ClientTLS.TrustedCAFile = value
 	case "etcd.name":
 		cl.Name = value
 	case "etcd.initial-cluster":
@@ -143,7 +186,7 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 		cl.ReplicaMaxLagTime, err = parsePositiveDuration(value)
 	default:
 		if strings.HasPrefix(key, "etcd.") {
-			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.join-endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state)")
+			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.join-endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state, etcd.peer-cert-file, etcd.peer-key-file, etcd.peer-trusted-ca-file, etcd.client-cert-file, etcd.client-key-file, etcd.client-trusted-ca-file)")
 		}
 		return false, nil
 	}
@@ -254,8 +297,20 @@ func (c *Config) finishCluster() error {
 			return fmt.Errorf("tablet-server.id must not be negative")
 		}
 	}
+	if err := cl.PeerTLS.validate("etcd.peer-"); err != nil {
+		return err
+	}
+	if err := cl.ClientTLS.validate("etcd.client-"); err != nil {
+		return err
+	}
+	if err := checkSchemes("etcd.endpoints", cl.Endpoints, cl.ClientTLS.Enabled(), "etcd.client-"); err != nil {
+		return err
+	}
+	if err := checkSchemes("etcd.join-endpoints", cl.JoinEndpoints, cl.ClientTLS.Enabled(), "etcd.client-"); err != nil {
+		return err
+	}
 	if len(cl.Endpoints) > 0 {
-		for _, k := range []string{"etcd.join-endpoints", "etcd.name", "etcd.initial-cluster", "etcd.listen-peer-urls", "etcd.advertise-peer-urls", "etcd.listen-client-urls", "etcd.advertise-client-urls", "etcd.initial-cluster-state"} {
+		for _, k := range []string{"etcd.join-endpoints", "etcd.name", "etcd.initial-cluster", "etcd.listen-peer-urls", "etcd.advertise-peer-urls", "etcd.listen-client-urls", "etcd.advertise-client-urls", "etcd.initial-cluster-state", "etcd.peer-cert-file", "etcd.peer-key-file", "etcd.peer-trusted-ca-file"} {
 			if _, ok := c.Raw[k]; ok {
 				return fmt.Errorf("%s is for an embedded etcd member, but etcd.endpoints names an external etcd: set one or the other", k)
 			}
@@ -296,5 +351,51 @@ func (c *Config) finishCluster() error {
 	if _, ok := members[cl.Name]; !ok {
 		return fmt.Errorf("etcd.initial-cluster does not list this member's etcd.name %q", cl.Name)
 	}
+	var peers []string
+	for _, us := range members {
+		peers = append(peers, us...)
+	}
+	for _, check := range []struct {
+		key  string
+		urls []string
+		tls  bool
+		pre  string
+	}{
+		{"etcd.initial-cluster", peers, cl.PeerTLS.Enabled(), "etcd.peer-"},
+		{"etcd.listen-peer-urls", urlStrings(cl.ListenPeerURLs), cl.PeerTLS.Enabled(), "etcd.peer-"},
+		{"etcd.advertise-peer-urls", urlStrings(cl.AdvertisePeerURLs), cl.PeerTLS.Enabled(), "etcd.peer-"},
+		{"etcd.listen-client-urls", urlStrings(cl.ListenClientURLs), cl.ClientTLS.Enabled(), "etcd.client-"},
+		{"etcd.advertise-client-urls", urlStrings(cl.AdvertiseClientURLs), cl.ClientTLS.Enabled(), "etcd.client-"},
+	} {
+		if err := checkSchemes(check.key, check.urls, check.tls, check.pre); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// checkSchemes requires https URLs when TLS is configured and http URLs when it is not, so a
+// member never serves or dials in the clear by a typo.
+func checkSchemes(key string, urls []string, tls bool, prefix string) error {
+	want := "http"
+	if tls {
+		want = "https"
+	}
+	for _, u := range urls {
+		if !strings.HasPrefix(u, want+"://") {
+			if tls {
+				return fmt.Errorf("%s: %s must be https:// because %s* options set up TLS", key, u, prefix)
+			}
+			return fmt.Errorf("%s: %s is https:// but no %scert-file, %skey-file and %strusted-ca-file are set", key, u, prefix, prefix, prefix)
+		}
+	}
+	return nil
+}
+
+func urlStrings(us []url.URL) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.String()
+	}
+	return out
 }

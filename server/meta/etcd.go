@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -111,6 +113,9 @@ type Member struct {
 	// JoinEndpoints (etcd.join-endpoints) are client URLs of running members: a member
 	// without etcd data joins through them (join.go) instead of bootstrapping.
 	JoinEndpoints []string
+	// PeerTLS secures the traffic between members, ClientTLS the member's client URLs and
+	// this process's own dials of other members' client URLs (a join). Empty: plain HTTP.
+	PeerTLS, ClientTLS transport.TLSInfo
 }
 
 // memberReadyTimeout bounds the wait of a member for its cluster: it is ready only once a
@@ -155,6 +160,7 @@ func OpenMember(ctx context.Context, dir string, m Member, log *slog.Logger) (*E
 		cfg.ClusterState = embed.ClusterStateFlagNew
 	}
 	cfg.InitialClusterToken = "strom"
+	cfg.PeerTLSInfo, cfg.ClientTLSInfo = m.PeerTLS, m.ClientTLS
 	// Members on one machine or a LAN: etcd's default 100 ms heartbeat and 1 s election
 	// timeout, so a dead etcd leader is replaced in about a second.
 	return s.start(ctx, cfg, nil, memberReadyTimeout)
@@ -261,9 +267,26 @@ func (s *EtcdStore) Err() error {
 	}
 }
 
-// OpenRemote returns a store on an existing etcd cluster.
-func OpenRemote(endpoints []string) (*EtcdStore, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+// clientTLS is the TLS configuration of a client presenting info; nil without TLS.
+func clientTLS(info transport.TLSInfo) (*tls.Config, error) {
+	if info.Empty() {
+		return nil, nil
+	}
+	tc, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcd client TLS: %w", err)
+	}
+	return tc, nil
+}
+
+// OpenRemote returns a store on an existing etcd cluster; tls is the client identity to
+// present (empty for plain HTTP).
+func OpenRemote(endpoints []string, tls transport.TLSInfo) (*EtcdStore, error) {
+	tc, err := clientTLS(tls)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tc})
 	if err != nil {
 		return nil, fmt.Errorf("connect to etcd %v: %w", endpoints, err)
 	}

@@ -48,7 +48,11 @@ func hasMemberData(dir string) (bool, error) {
 func joinCluster(ctx context.Context, m Member, log *slog.Logger) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: m.JoinEndpoints, DialTimeout: 5 * time.Second, Context: ctx, Logger: zap.NewNop()})
+	tc, err := clientTLS(m.ClientTLS)
+	if err != nil {
+		return "", err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: m.JoinEndpoints, DialTimeout: 5 * time.Second, Context: ctx, Logger: zap.NewNop(), TLS: tc})
 	if err != nil {
 		return "", fmt.Errorf("connect to etcd.join-endpoints %v: %w", m.JoinEndpoints, err)
 	}
