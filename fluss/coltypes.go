@@ -16,9 +16,9 @@ import (
 
 // goType is everything the client knows about the Go side of one Fluss type root: how a Go
 // value becomes a datum, how a datum becomes the Go value a Row holds (see Row), and how a
-// partition value is spelled. goTypes holds one per root, so supporting a new Fluss type in
-// the client means adding one entry here (and its Arrow and row codecs in internal/arrowlog
-// and internal/row).
+// partition value is spelled. goTypes holds one per root; which entry serves which root
+// is listed, with the row and Arrow entries of the same root, in internal/typetable/table.go,
+// from which gotypes_gen.go is generated.
 type goType struct {
 	// toDatum converts a non-nil, non-pointer Go value v (rv is reflect.ValueOf(v)).
 	toDatum func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error)
@@ -31,160 +31,165 @@ type goType struct {
 
 // goTypes is indexed by TypeRoot. It is filled by init because the nested types' entries
 // call back into toDatum and fromDatum, which read it.
-var goTypes [metadata.Row + 1]goType
+var goTypes [metadata.LastTypeRoot + 1]goType
 
 func init() { goTypes = goTypeTable() }
 
-func goTypeTable() [metadata.Row + 1]goType {
-	return [metadata.Row + 1]goType{
-		metadata.Boolean: {
-			toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
-				b, ok := v.(bool)
-				if !ok {
-					return badValue(t, v)
-				}
-				if b {
-					return row.Datum{I: 1}, nil
-				}
-				return row.Datum{}, nil
-			},
-			fromDatum: func(_ metadata.DataType, d *row.Datum) any { return d.I != 0 },
-			partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
-				return strconv.FormatBool(d.I != 0), nil
-			},
-		},
-		metadata.TinyInt:  integerType(8, func(d *row.Datum) any { return int8(d.I) }),
-		metadata.SmallInt: integerType(16, func(d *row.Datum) any { return int16(d.I) }),
-		metadata.Int:      integerType(32, func(d *row.Datum) any { return int32(d.I) }),
-		metadata.BigInt:   integerType(64, func(d *row.Datum) any { return d.I }),
-		metadata.Float:    floatType(32, func(d *row.Datum) any { return float32(d.F) }),
-		metadata.Double:   floatType(64, func(d *row.Datum) any { return d.F }),
-		metadata.Char:     stringType,
-		metadata.String:   stringType,
-		metadata.Binary:   bytesType,
-		metadata.Bytes:    bytesType,
-		metadata.Decimal: {
-			toDatum: decimalToDatum,
-			fromDatum: func(t metadata.DataType, d *row.Datum) any {
-				if t.Precision <= row.MaxCompactDecimalPrecision {
-					return Decimal{Unscaled: big.NewInt(d.I), Scale: t.Scale}
-				}
-				return Decimal{Unscaled: fromTwosComplement(d.B), Scale: t.Scale}
-			},
-		},
-		metadata.Date: {
-			toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
-				switch x := v.(type) {
-				case time.Time:
-					y, m, dd := x.Date()
-					return row.Datum{I: time.Date(y, m, dd, 0, 0, 0, 0, time.UTC).Unix() / 86400}, nil
-				case int32:
-					return row.Datum{I: int64(x)}, nil
-				}
-				return badValue(t, v)
-			},
-			fromDatum: func(_ metadata.DataType, d *row.Datum) any { return time.Unix(d.I*86400, 0).UTC() },
-			partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
-				return time.Unix(d.I*86400, 0).UTC().Format("2006-01-02"), nil
-			},
-		},
-		metadata.Time: {
-			toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
-				switch x := v.(type) {
-				case time.Duration:
-					return row.Datum{I: x.Milliseconds()}, nil
-				case int32:
-					return row.Datum{I: int64(x)}, nil
-				}
-				return badValue(t, v)
-			},
-			fromDatum: func(_ metadata.DataType, d *row.Datum) any { return time.Duration(d.I) * time.Millisecond },
-			partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
-				ms := d.I
-				return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000), nil
-			},
-		},
-		metadata.Timestamp:    timestampType,
-		metadata.TimestampLTZ: timestampType,
-		metadata.Array: {
-			toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
-				if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-					return badValue(t, v)
-				}
-				out := row.Datum{Elems: make([]row.Datum, rv.Len())}
-				for i := range out.Elems {
-					d, err := toDatum(*t.Elem, rv.Index(i).Interface())
-					if err != nil {
-						return row.Datum{}, fmt.Errorf("element %d: %w", i, err)
-					}
-					out.Elems[i] = d
-				}
-				return out, nil
-			},
-			fromDatum: func(t metadata.DataType, d *row.Datum) any {
-				out := make([]any, len(d.Elems))
-				for i := range d.Elems {
-					out[i] = fromDatum(*t.Elem, &d.Elems[i])
-				}
-				return out
-			},
-		},
-		metadata.Map: {
-			toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
-				if rv.Kind() != reflect.Map {
-					return badValue(t, v)
-				}
-				out := row.Datum{}
-				it := rv.MapRange()
-				for it.Next() {
-					k, err := toDatum(*t.Elem, it.Key().Interface())
-					if err != nil {
-						return row.Datum{}, fmt.Errorf("map key: %w", err)
-					}
-					val, err := toDatum(*t.Value, it.Value().Interface())
-					if err != nil {
-						return row.Datum{}, fmt.Errorf("map value: %w", err)
-					}
-					out.Elems, out.Vals = append(out.Elems, k), append(out.Vals, val)
-				}
-				return out, nil
-			},
-			fromDatum: func(t metadata.DataType, d *row.Datum) any {
-				out := make(map[any]any, len(d.Elems))
-				for i := range d.Elems {
-					k := fromDatum(*t.Elem, &d.Elems[i])
-					if b, ok := k.([]byte); ok {
-						k = string(b)
-					}
-					out[k] = fromDatum(*t.Value, &d.Vals[i])
-				}
-				return out
-			},
-		},
-		metadata.Row: {
-			toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
-				if rv.Kind() != reflect.Slice || rv.Len() != len(t.Fields) {
-					return badValue(t, v)
-				}
-				out := row.Datum{Elems: make([]row.Datum, len(t.Fields))}
-				for i, f := range t.Fields {
-					d, err := toDatum(f.Type, rv.Index(i).Interface())
-					if err != nil {
-						return row.Datum{}, fmt.Errorf("field %s: %w", f.Name, err)
-					}
-					out.Elems[i] = d
-				}
-				return out, nil
-			},
-			fromDatum: func(t metadata.DataType, d *row.Datum) any {
-				out := make(Row, len(d.Elems))
-				for i := range d.Elems {
-					out[i] = fromDatum(t.Fields[i].Type, &d.Elems[i])
-				}
-				return out
-			},
-		},
-	}
+// The entries of goTypeTable (gotypes_gen.go) that serve one root each; shared ones
+// (stringType, bytesType, timestampType) follow.
+
+var booleanGoType = goType{
+	toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
+		b, ok := v.(bool)
+		if !ok {
+			return badValue(t, v)
+		}
+		if b {
+			return row.Datum{I: 1}, nil
+		}
+		return row.Datum{}, nil
+	},
+	fromDatum: func(_ metadata.DataType, d *row.Datum) any { return d.I != 0 },
+	partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
+		return strconv.FormatBool(d.I != 0), nil
+	},
+}
+
+var tinyIntGoType = integerType(8, func(d *row.Datum) any { return int8(d.I) })
+
+var smallIntGoType = integerType(16, func(d *row.Datum) any { return int16(d.I) })
+
+var intGoType = integerType(32, func(d *row.Datum) any { return int32(d.I) })
+
+var bigIntGoType = integerType(64, func(d *row.Datum) any { return d.I })
+
+var floatGoType = floatType(32, func(d *row.Datum) any { return float32(d.F) })
+
+var doubleGoType = floatType(64, func(d *row.Datum) any { return d.F })
+
+var decimalGoType = goType{
+	toDatum: decimalToDatum,
+	fromDatum: func(t metadata.DataType, d *row.Datum) any {
+		if t.Precision <= row.MaxCompactDecimalPrecision {
+			return Decimal{Unscaled: big.NewInt(d.I), Scale: t.Scale}
+		}
+		return Decimal{Unscaled: fromTwosComplement(d.B), Scale: t.Scale}
+	},
+}
+
+var dateGoType = goType{
+	toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
+		switch x := v.(type) {
+		case time.Time:
+			y, m, dd := x.Date()
+			return row.Datum{I: time.Date(y, m, dd, 0, 0, 0, 0, time.UTC).Unix() / 86400}, nil
+		case int32:
+			return row.Datum{I: int64(x)}, nil
+		}
+		return badValue(t, v)
+	},
+	fromDatum: func(_ metadata.DataType, d *row.Datum) any { return time.Unix(d.I*86400, 0).UTC() },
+	partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
+		return time.Unix(d.I*86400, 0).UTC().Format("2006-01-02"), nil
+	},
+}
+
+var timeGoType = goType{
+	toDatum: func(t metadata.DataType, v any, _ reflect.Value) (row.Datum, error) {
+		switch x := v.(type) {
+		case time.Duration:
+			return row.Datum{I: x.Milliseconds()}, nil
+		case int32:
+			return row.Datum{I: int64(x)}, nil
+		}
+		return badValue(t, v)
+	},
+	fromDatum: func(_ metadata.DataType, d *row.Datum) any { return time.Duration(d.I) * time.Millisecond },
+	partitionValue: func(_ metadata.DataType, d *row.Datum) (string, error) {
+		ms := d.I
+		return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000), nil
+	},
+}
+
+var arrayGoType = goType{
+	toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
+		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+			return badValue(t, v)
+		}
+		out := row.Datum{Elems: make([]row.Datum, rv.Len())}
+		for i := range out.Elems {
+			d, err := toDatum(*t.Elem, rv.Index(i).Interface())
+			if err != nil {
+				return row.Datum{}, fmt.Errorf("element %d: %w", i, err)
+			}
+			out.Elems[i] = d
+		}
+		return out, nil
+	},
+	fromDatum: func(t metadata.DataType, d *row.Datum) any {
+		out := make([]any, len(d.Elems))
+		for i := range d.Elems {
+			out[i] = fromDatum(*t.Elem, &d.Elems[i])
+		}
+		return out
+	},
+}
+
+var mapGoType = goType{
+	toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
+		if rv.Kind() != reflect.Map {
+			return badValue(t, v)
+		}
+		out := row.Datum{}
+		it := rv.MapRange()
+		for it.Next() {
+			k, err := toDatum(*t.Elem, it.Key().Interface())
+			if err != nil {
+				return row.Datum{}, fmt.Errorf("map key: %w", err)
+			}
+			val, err := toDatum(*t.Value, it.Value().Interface())
+			if err != nil {
+				return row.Datum{}, fmt.Errorf("map value: %w", err)
+			}
+			out.Elems, out.Vals = append(out.Elems, k), append(out.Vals, val)
+		}
+		return out, nil
+	},
+	fromDatum: func(t metadata.DataType, d *row.Datum) any {
+		out := make(map[any]any, len(d.Elems))
+		for i := range d.Elems {
+			k := fromDatum(*t.Elem, &d.Elems[i])
+			if b, ok := k.([]byte); ok {
+				k = string(b)
+			}
+			out[k] = fromDatum(*t.Value, &d.Vals[i])
+		}
+		return out
+	},
+}
+
+var rowGoType = goType{
+	toDatum: func(t metadata.DataType, v any, rv reflect.Value) (row.Datum, error) {
+		if rv.Kind() != reflect.Slice || rv.Len() != len(t.Fields) {
+			return badValue(t, v)
+		}
+		out := row.Datum{Elems: make([]row.Datum, len(t.Fields))}
+		for i, f := range t.Fields {
+			d, err := toDatum(f.Type, rv.Index(i).Interface())
+			if err != nil {
+				return row.Datum{}, fmt.Errorf("field %s: %w", f.Name, err)
+			}
+			out.Elems[i] = d
+		}
+		return out, nil
+	},
+	fromDatum: func(t metadata.DataType, d *row.Datum) any {
+		out := make(Row, len(d.Elems))
+		for i := range d.Elems {
+			out[i] = fromDatum(t.Fields[i].Type, &d.Elems[i])
+		}
+		return out
+	},
 }
 
 // goTypeOf returns the entry of t's root, or nil for roots the client does not know.

@@ -11,28 +11,8 @@ import (
 // (Fluss's DataTypeRoot). The zero value is not a type.
 type TypeRoot uint8
 
-// The Fluss type roots. Each comment gives the Go type a Row holds for a column of that type.
-const (
-	TypeBoolean      TypeRoot = iota + 1 // bool
-	TypeTinyInt                          // int8
-	TypeSmallInt                         // int16
-	TypeInt                              // int32
-	TypeBigInt                           // int64
-	TypeFloat                            // float32
-	TypeDouble                           // float64
-	TypeChar                             // string
-	TypeString                           // string
-	TypeBinary                           // []byte
-	TypeBytes                            // []byte
-	TypeDecimal                          // Decimal
-	TypeDate                             // time.Time (midnight UTC)
-	TypeTime                             // time.Duration since midnight
-	TypeTimestamp                        // time.Time (no time zone, read as UTC)
-	TypeTimestampLTZ                     // time.Time (an instant)
-	TypeArray                            // []any
-	TypeMap                              // map[any]any
-	TypeRow                              // []any, one value per field
-)
+// The TypeBoolean .. TypeRow constants are generated (gotypes_gen.go) from the one list of
+// Fluss column types, internal/typetable/table.go.
 
 // String returns the Fluss name of the root, as used in table JSON ("INTEGER",
 // "TIMESTAMP_WITH_LOCAL_TIME_ZONE", ...).

@@ -311,7 +311,7 @@ func TestPublicConstantsMatchProtocol(t *testing.T) {
 			t.Errorf("error code %v = %d, protocol %v = %d", c.pub, c.pub, c.in, c.in)
 		}
 	}
-	for r := metadata.Boolean; r <= metadata.Row; r++ {
+	for r := metadata.Boolean; r <= metadata.LastTypeRoot; r++ {
 		if got := publicType(metadata.DataType{Root: r}).Root; TypeRoot(r) != got || got.String() != r.String() {
 			t.Errorf("type root %v -> %v", r, got)
 		}

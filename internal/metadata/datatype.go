@@ -19,28 +19,6 @@ const (
 	DefaultTimestampPrecision = 6
 )
 
-// typeRootNames holds the Java DataTypeRoot names, which are also the JSON "type" values.
-var typeRootNames = [...]string{
-	Boolean:      "BOOLEAN",
-	TinyInt:      "TINYINT",
-	SmallInt:     "SMALLINT",
-	Int:          "INTEGER",
-	BigInt:       "BIGINT",
-	Float:        "FLOAT",
-	Double:       "DOUBLE",
-	Char:         "CHAR",
-	String:       "STRING",
-	Binary:       "BINARY",
-	Bytes:        "BYTES",
-	Decimal:      "DECIMAL",
-	Date:         "DATE",
-	Time:         "TIME_WITHOUT_TIME_ZONE",
-	Timestamp:    "TIMESTAMP_WITHOUT_TIME_ZONE",
-	TimestampLTZ: "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
-	Array:        "ARRAY",
-	Map:          "MAP",
-	Row:          "ROW",
-}
 
 // String returns the Fluss DataTypeRoot name of r (e.g. INTEGER, TIMESTAMP_WITHOUT_TIME_ZONE),
 // the form used in the JSON "type" field.
@@ -52,12 +30,21 @@ func (r TypeRoot) String() string {
 }
 
 // Valid reports whether r is one of the defined type roots.
-func (r TypeRoot) Valid() bool { return r >= Boolean && r <= Row }
+func (r TypeRoot) Valid() bool { return r >= Boolean && r <= LastTypeRoot }
+
+// TypeRoots returns every type root, in order.
+func TypeRoots() []TypeRoot {
+	out := make([]TypeRoot, 0, LastTypeRoot)
+	for r := Boolean; r <= LastTypeRoot; r++ {
+		out = append(out, r)
+	}
+	return out
+}
 
 // typeRootByName maps JSON "type" values back to roots.
 var typeRootByName = func() map[string]TypeRoot {
 	m := make(map[string]TypeRoot, len(typeRootNames))
-	for r := Boolean; r <= Row; r++ {
+	for r := Boolean; r <= LastTypeRoot; r++ {
 		m[typeRootNames[r]] = r
 	}
 	return m

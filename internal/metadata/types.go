@@ -6,28 +6,8 @@ package metadata
 // TypeRoot names a Fluss logical type, independent of parameters and nullability.
 type TypeRoot uint8
 
-// The Fluss type roots. The zero value is invalid so that an unset DataType is detectable.
-const (
-	Boolean TypeRoot = iota + 1
-	TinyInt
-	SmallInt
-	Int
-	BigInt
-	Float
-	Double
-	Char
-	String
-	Binary
-	Bytes
-	Decimal
-	Date
-	Time         // TIME_WITHOUT_TIME_ZONE
-	Timestamp    // TIMESTAMP_WITHOUT_TIME_ZONE
-	TimestampLTZ // TIMESTAMP_WITH_LOCAL_TIME_ZONE
-	Array
-	Map
-	Row
-)
+// The TypeRoot constants (Boolean .. Row) and LastTypeRoot are generated from
+// internal/typetable/table.go, the one list of the Fluss column types.
 
 // DataType is a Fluss logical type. Only the parameters that belong to Root are meaningful:
 //

@@ -10,9 +10,9 @@ import (
 // typeCodec is everything the row formats know about one Fluss type root: how a non-NULL value
 // is written and read in a CompactedRow (and a compacted key, which uses the same value
 // encodings), in an IndexedRow, as a BinaryArray element, and as an Iceberg bucket key.
-// typeCodecs holds one per root, so supporting a new Fluss type in the row formats means adding
-// one entry there; the Arrow log format keeps its own table (internal/arrowlog/coltypes.go)
-// and the Go client its own (fluss/coltypes.go). The layouts themselves are described where
+// typeCodecs holds one per root. Which entry serves which root is listed, with the Arrow and
+// Go client entries of the same root, in internal/typetable/table.go, from which
+// typecodecs_gen.go is generated. The layouts themselves are described where
 // they are driven: compacted_encode.go, indexed.go, array.go, iceberg_key.go.
 type typeCodec struct {
 	// appendCompacted appends the CompactedRow encoding of d.
@@ -98,7 +98,16 @@ func unsupportedCodec(root metadata.TypeRoot) typeCodec {
 	}
 }
 
-func typeCodecTable() [metadata.Row + 1]typeCodec {
+// scalarCodecSet holds the entries of the roots whose codecs take no parameters from the
+// type beyond a length; internal/typetable names them as scalars.<field>.
+type scalarCodecSet struct {
+	boolean, tinyInt, smallInt, int32Like, timeOfDay, bigInt, float, double, str, fixedStr typeCodec
+}
+
+// scalars is built once; its entries are copied into typeCodecs by init.
+var scalars = buildScalarCodecs()
+
+func buildScalarCodecs() scalarCodecSet {
 	oneByte := func(decode func(byte) Datum) (read func([]byte, int, *metadata.DataType, *Datum) (int, error), readIdx func([]byte, *metadata.DataType, *Datum) error, readElem func([]byte, int, *metadata.DataType, *Datum, rowFormat) error) {
 		read = func(buf []byte, pos int, _ *metadata.DataType, d *Datum) (int, error) {
 			if pos >= len(buf) {
@@ -372,26 +381,9 @@ func typeCodecTable() [metadata.Row + 1]typeCodec {
 		return nil
 	}
 
-	return [metadata.Row + 1]typeCodec{
-		metadata.Boolean:      boolean,
-		metadata.TinyInt:      tinyInt,
-		metadata.SmallInt:     smallInt,
-		metadata.Int:          int32Like,
-		metadata.BigInt:       bigInt,
-		metadata.Float:        float,
-		metadata.Double:       double,
-		metadata.Char:         fixedStr,
-		metadata.String:       str,
-		metadata.Binary:       fixedStr,
-		metadata.Bytes:        str,
-		metadata.Decimal:      decimalCodec(),
-		metadata.Date:         int32Like,
-		metadata.Time:         timeOfDay,
-		metadata.Timestamp:    timestampCodec(true),
-		metadata.TimestampLTZ: timestampCodec(false),
-		metadata.Array:        nestedCodec(),
-		metadata.Map:          nestedCodec(),
-		metadata.Row:          nestedCodec(),
+	return scalarCodecSet{
+		boolean: boolean, tinyInt: tinyInt, smallInt: smallInt, int32Like: int32Like, timeOfDay: timeOfDay,
+		bigInt: bigInt, float: float, double: double, str: str, fixedStr: fixedStr,
 	}
 }
 
