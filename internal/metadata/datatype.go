@@ -19,7 +19,6 @@ const (
 	DefaultTimestampPrecision = 6
 )
 
-
 // String returns the Fluss DataTypeRoot name of r (e.g. INTEGER, TIMESTAMP_WITHOUT_TIME_ZONE),
 // the form used in the JSON "type" field.
 func (r TypeRoot) String() string {
