@@ -51,6 +51,21 @@
 // request per tablet server (Config.LookupMaxBatchSize keys at most), without delaying a
 // lookup that arrives alone.
 //
+// # Scans: what is read where
+//
+// A scan reads whole log batches: projection (Project) is applied by the server, but there
+// is no filter pushdown. Apache Fluss 0.9 has no predicate in FETCH_LOG and its Java client no
+// scan filter; filter rows after Poll. Log segments tiered to remote storage are read by the
+// client when remote.data.dir is on a file system mounted on its machine; object stores
+// (s3:, oss:, hdfs:, ...) are not supported and fail with ErrRemoteLogNotSupported.
+//
+// # Access control
+//
+// On a cluster with authorizer.enabled, a request the caller's principal may not make fails
+// with ErrAuthorization (nothing is written, and lists leave out what the caller may not see).
+// A super user grants rights with Admin.CreateAcls, and inspects and revokes them with
+// Admin.ListAcls and Admin.DropAcls.
+//
 // # Errors
 //
 // Errors returned by the server carry the Fluss error code: use errors.As with *Error, or
