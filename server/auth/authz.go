@@ -363,25 +363,28 @@ func (a *Authorizer) Authorize(s Session, op Operation, r Resource) error {
 	return ferr.New(ferr.AuthorizationException, "Principal %s have no authorization to operate %s on resource %s ", s.Principal, op, r)
 }
 
-// authorizeACLChange checks that s may change the ACLs of r: ALL on the resource, or on the
-// table's database for tables (Fluss's minimum granularity of ACL administration).
+// authorizeACLChange checks that s may change the ACLs of r: ALTER (or ALL) on the resource,
+// or on the table's database for tables (Fluss's minimum granularity of ACL administration),
+// as Fluss's DefaultAuthorizer.authorizeAclOperation requires.
 func (a *Authorizer) authorizeACLChange(s Session, r Resource) error {
 	if r.Type == ResourceTable {
 		db, _, _ := strings.Cut(r.Name, ".")
 		r = DatabaseResource(db)
 	}
-	return a.Authorize(s, OpAll, r)
+	return a.Authorize(s, OpAlter, r)
 }
 
-// Validate checks a binding to be created: concrete resource type, operation and permission,
-// a principal and a host.
+// Validate checks a binding to be created: known type codes, a resource name, a principal
+// and a host. As in Fluss 0.9.1, the ANY codes are accepted and stored: a binding with
+// operation or permission ANY, or on a resource of type ANY, is listed and dropped like any
+// other but grants nothing (grants and parents never match it).
 func (b Binding) Validate() error {
 	switch {
-	case b.Resource.Type < ResourceCluster || b.Resource.Type > ResourceTable:
+	case b.Resource.Type < ResourceAny || b.Resource.Type > ResourceTable:
 		return ferr.New(ferr.UnknownServerError, "Unknown resource type code %d", b.Resource.Type)
-	case b.Entry.Operation < OpAll || b.Entry.Operation > OpDescribe:
+	case b.Entry.Operation < OpAny || b.Entry.Operation > OpDescribe:
 		return ferr.New(ferr.UnknownServerError, "Unknown operation type code: %d", b.Entry.Operation)
-	case b.Entry.Permission != PermissionAllow:
+	case b.Entry.Permission < PermissionAny || b.Entry.Permission > PermissionAllow:
 		return ferr.New(ferr.UnknownServerError, "Unknown permission type: %d", b.Entry.Permission)
 	case b.Resource.Name == "" || b.Entry.Principal.Name == "" || b.Entry.Principal.Type == "" || b.Entry.Host == "":
 		return ferr.New(ferr.UnknownServerError, "ACL binding %v is missing a resource name, principal or host", b)

@@ -159,10 +159,29 @@ func TestACLAdministration(t *testing.T) {
 		t.Fatalf("dba on another database: %v", err)
 	}
 	// Invalid bindings fail alone.
-	res, err := a.Add(ctx, root, []Binding{{TableResource("db", "u"), Entry{Principal: Principal{"x", "User"}, Host: "*", Operation: OpAny, Permission: PermissionAllow}},
+	res, err := a.Add(ctx, root, []Binding{{TableResource("db", "u"), Entry{Principal: Principal{"x", "User"}, Operation: OpRead, Permission: PermissionAllow}},
 		{TableResource("db", "u"), entry("y", OpRead, "*")}})
 	if err != nil || res[0] == nil || res[1] != nil {
 		t.Fatalf("mixed add: %v %v", res, err)
+	}
+	// ALTER is enough to administer ACLs, as in Fluss.
+	if _, err := a.Add(ctx, root, []Binding{{DatabaseResource("adb"), entry("alterer", OpAlter, "*")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Add(ctx, user("alterer"), []Binding{{TableResource("adb", "t"), entry("x", OpRead, "*")}}); err != nil {
+		t.Fatalf("ALTER on the database: %v", err)
+	}
+	// ANY codes are stored as Fluss stores them, and grant nothing.
+	anyOp := Binding{TableResource("db", "v"), Entry{Principal: Principal{"z", "User"}, Host: "*", Operation: OpAny, Permission: PermissionAny}}
+	if res, err := a.Add(ctx, root, []Binding{anyOp}); err != nil || res[0] != nil {
+		t.Fatalf("ANY binding: %v %v", res, err)
+	}
+	if a.Allowed(user("z"), OpRead, TableResource("db", "v")) || a.Allowed(user("z"), OpDescribe, TableResource("db", "v")) {
+		t.Fatal("an ANY binding grants")
+	}
+	vname := "db.v"
+	if got := a.List(root, Filter{ResourceType: ResourceTable, ResourceName: &vname, Operation: OpAny, Permission: PermissionAny}); len(got) != 1 || got[0] != anyOp {
+		t.Fatalf("list ANY binding: %v", got)
 	}
 	name := "db.t"
 	dropped, err := a.Drop(ctx, root, []Filter{{ResourceType: ResourceTable, ResourceName: &name, Operation: OpAny, Permission: PermissionAny}})

@@ -135,8 +135,8 @@ func (c *Coordinator) handleCreateAcls(ctx context.Context, req *wire.Request) (
 	bs := make([]auth.Binding, len(r.GetAcl()))
 	for i, a := range r.GetAcl() {
 		bs[i] = bindingOf(a)
-		// Java fails the whole request on a code its enums do not know; a known but
-		// non-concrete code (ANY) fails only its own binding (auth.Binding.Validate).
+		// Java fails the whole request on a code its enums do not know; a binding without
+		// a resource name, principal or host fails alone (auth.Binding.Validate).
 		if err := checkCodes(bs[i].Resource.Type, bs[i].Entry.Operation, bs[i].Entry.Permission); err != nil {
 			return nil, err
 		}
