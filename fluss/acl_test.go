@@ -2,6 +2,7 @@ package fluss_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 
@@ -13,10 +14,41 @@ import (
 const aclJAAS = `org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required ` +
 	`user_admin="admin-secret" user_alice="alice-secret";`
 
+// aclCluster, when set, is a SASL listener of an external cluster run with
+// authorizer.enabled, super.users User:admin and the users of aclJAAS, and without ACLs of
+// its own (TestAcls drops every binding first). Otherwise the ACL tests start a server.
+var aclCluster = os.Getenv("FLUSS_ACL_BOOTSTRAP")
+
 // startAuthorized starts a server with SASL/PLAIN users admin (a super user) and alice, and
 // authorizer.enabled, and returns a connection per user.
 func startAuthorized(t *testing.T) (admin, alice *fluss.Connection, ctx context.Context) {
 	t.Helper()
+	ctx = t.Context()
+	bootstrap := aclCluster
+	if bootstrap == "" {
+		bootstrap = startAuthorizedStrom(t)
+	}
+	login := func(user string) *fluss.Connection {
+		conn, err := fluss.Connect(ctx, fluss.Config{
+			BootstrapServers: bootstrap, SecurityProtocol: "sasl",
+			SASLUsername: user, SASLPassword: user + "-secret", WriterBatchTimeout: 5e6,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	admin, alice = login("admin"), login("alice")
+	if aclCluster != "" {
+		if _, err := admin.Admin().DropAcls(ctx, []fluss.AclBindingFilter{{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return admin, alice, ctx
+}
+
+func startAuthorizedStrom(t *testing.T) string {
 	needsStrom(t)
 	srv := testserver.Start(t, func(c *config.Config) {
 		c.SecurityProtocolMap = map[string]string{"FLUSS": "SASL"}
@@ -29,19 +61,7 @@ func startAuthorized(t *testing.T) (admin, alice *fluss.Connection, ctx context.
 			}
 		}
 	})
-	ctx = t.Context()
-	login := func(user string) *fluss.Connection {
-		conn, err := fluss.Connect(ctx, fluss.Config{
-			BootstrapServers: srv.Bootstrap, SecurityProtocol: "sasl",
-			SASLUsername: user, SASLPassword: user + "-secret", WriterBatchTimeout: 5e6,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		return conn
-	}
-	return login("admin"), login("alice"), ctx
+	return srv.Bootstrap
 }
 
 // A super user grants alice rights with CreateAcls; alice is denied with ErrAuthorization
@@ -50,6 +70,9 @@ func TestAcls(t *testing.T) {
 	root, alice, ctx := startAuthorized(t)
 	admin, aliceAdmin := root.Admin(), alice.Admin()
 	path := fluss.NewTablePath("fluss", "acl_go")
+	if err := admin.DropTable(ctx, path, true); err != nil {
+		t.Fatal(err)
+	}
 	if err := admin.CreateTable(ctx, path, logDesc(1), false); err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +86,8 @@ func TestAcls(t *testing.T) {
 	grants := []fluss.AclBinding{
 		fluss.NewAclBinding(fluss.TableResource(path), fluss.User("alice"), fluss.OperationDescribe),
 		fluss.NewAclBinding(fluss.DatabaseResource("fluss"), fluss.User("alice"), fluss.OperationDescribe),
-		// Refused on its own: ANY is not a concrete operation.
-		fluss.NewAclBinding(fluss.ClusterResource(), fluss.User("alice"), fluss.OperationAny),
+		// Refused on its own: a resource needs a name.
+		fluss.NewAclBinding(fluss.DatabaseResource(""), fluss.User("alice"), fluss.OperationRead),
 	}
 	results, err := admin.CreateAcls(ctx, grants)
 	if err != nil {
@@ -120,6 +143,26 @@ func TestAcls(t *testing.T) {
 	mustCode(t, err, fluss.ErrAuthorization)
 	if left, err := admin.ListAcls(ctx, fluss.AclBindingFilter{}); err != nil || len(left) != 0 {
 		t.Fatalf("left %v, %v", left, err)
+	}
+
+	// ALTER on a database lets alice manage the ACLs of its tables, and of nothing else.
+	if _, err := admin.CreateAcls(ctx, []fluss.AclBinding{fluss.NewAclBinding(fluss.DatabaseResource("fluss"), aliceP, fluss.OperationAlter)}); err != nil {
+		t.Fatal(err)
+	}
+	bobReads := fluss.NewAclBinding(fluss.TableResource(path), bob, fluss.OperationRead)
+	if res, err := aliceAdmin.CreateAcls(ctx, []fluss.AclBinding{bobReads}); err != nil || res[0] != nil {
+		t.Fatalf("alice grants on her database's table: %v %v", res, err)
+	}
+	_, err = aliceAdmin.CreateAcls(ctx, []fluss.AclBinding{fluss.NewAclBinding(fluss.DatabaseResource("other"), bob, fluss.OperationRead)})
+	mustCode(t, err, fluss.ErrAuthorization)
+	// A binding with ANY codes is stored, as Fluss stores it.
+	anyOp := fluss.NewAclBinding(fluss.TableResource(path), bob, fluss.OperationAny)
+	if res, err := admin.CreateAcls(ctx, []fluss.AclBinding{anyOp}); err != nil || res[0] != nil {
+		t.Fatalf("ANY binding: %v %v", res, err)
+	}
+	got, err := admin.ListAcls(ctx, fluss.AclBindingFilter{Principal: &bob})
+	if err != nil || len(got) != 2 || !slices.Contains(got, bobReads) || !slices.Contains(got, anyOp) {
+		t.Fatalf("bob's bindings %v, %v", got, err)
 	}
 }
 
