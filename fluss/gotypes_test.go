@@ -10,20 +10,14 @@ import (
 // name, and a partition spelling exactly when Fluss lets it key partitions (a root added to
 // internal/typetable with a partial entry fails here).
 func TestEveryRootHasAGoType(t *testing.T) {
-	partitionKeyRoots := map[metadata.TypeRoot]bool{
-		metadata.Boolean: true, metadata.TinyInt: true, metadata.SmallInt: true, metadata.Int: true,
-		metadata.BigInt: true, metadata.Float: true, metadata.Double: true, metadata.Char: true,
-		metadata.String: true, metadata.Binary: true, metadata.Bytes: true, metadata.Date: true,
-		metadata.Time: true, metadata.Timestamp: true, metadata.TimestampLTZ: true,
-	}
 	for _, r := range metadata.TypeRoots() {
 		g := goTypeOf(metadata.DataType{Root: r})
 		if g == nil || g.toDatum == nil || g.fromDatum == nil {
 			t.Errorf("%v: no Go conversion", r)
 			continue
 		}
-		if (g.partitionValue != nil) != partitionKeyRoots[r] {
-			t.Errorf("%v: partition value spelling present = %v, want %v", r, g.partitionValue != nil, partitionKeyRoots[r])
+		if (g.partitionValue != nil) != metadata.PartitionKeyTypeSupported(r) {
+			t.Errorf("%v: partition value spelling present = %v, want %v", r, g.partitionValue != nil, metadata.PartitionKeyTypeSupported(r))
 		}
 		if TypeRoot(r).String() != r.String() {
 			t.Errorf("public root %d is %v, internal %v", r, TypeRoot(r), r)

@@ -16,16 +16,10 @@ const HistoricalPartitionValue = "__historical__"
 // PartitionKeyTypeSupported reports whether a column of root r may be a partition key: CHAR,
 // STRING, BOOLEAN, BINARY, BYTES, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DATE, TIME,
 // TIMESTAMP and TIMESTAMP_LTZ.
-func PartitionKeyTypeSupported(r TypeRoot) bool {
-	switch r {
-	case Char, String, Boolean, Binary, Bytes, TinyInt, SmallInt, Int, Date, Time, BigInt,
-		Float, Double, Timestamp, TimestampLTZ:
-		return true
-	}
-	return false
-}
+func PartitionKeyTypeSupported(r TypeRoot) bool { return r.Valid() && partitionKeyRoots[r] }
 
-// partitionKeyTypeNames lists the supported partition key types as Java prints them.
+// partitionKeyTypeNames lists the supported partition key types as Java prints them (in
+// Java's order; TestPartitionKeyTypeNames checks it names exactly the flagged roots).
 const partitionKeyTypeNames = "[CHAR, STRING, BOOLEAN, BINARY, BYTES, TINYINT, SMALLINT, INTEGER, DATE, " +
 	"TIME_WITHOUT_TIME_ZONE, BIGINT, FLOAT, DOUBLE, TIMESTAMP_WITHOUT_TIME_ZONE, TIMESTAMP_WITH_LOCAL_TIME_ZONE]"
 

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,22 @@ func TestParseFlussMemorySize(t *testing.T) {
 		if _, err := ParseFlussMemorySize(in); err == nil {
 			t.Errorf("ParseFlussMemorySize(%q) succeeded, want an error", in)
 		}
+	}
+}
+
+// The error message's list of partition key types names exactly the roots that may key
+// partitions.
+func TestPartitionKeyTypeNames(t *testing.T) {
+	names := strings.Split(strings.Trim(partitionKeyTypeNames, "[]"), ", ")
+	var want []string
+	for _, r := range TypeRoots() {
+		if PartitionKeyTypeSupported(r) {
+			want = append(want, r.String())
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("message lists %v, table flags %v", names, want)
 	}
 }

@@ -51,3 +51,40 @@ var typeRootNames = [LastTypeRoot + 1]string{
 	Map:          "MAP",
 	Row:          "ROW",
 }
+
+// partitionKeyRoots marks the roots whose columns may be partition keys.
+var partitionKeyRoots = [LastTypeRoot + 1]bool{
+	Boolean:      true,
+	TinyInt:      true,
+	SmallInt:     true,
+	Int:          true,
+	BigInt:       true,
+	Float:        true,
+	Double:       true,
+	Char:         true,
+	String:       true,
+	Binary:       true,
+	Bytes:        true,
+	Date:         true,
+	Time:         true,
+	Timestamp:    true,
+	TimestampLTZ: true,
+}
+
+// statisticsRoots marks the roots whose columns can have batch statistics.
+var statisticsRoots = [LastTypeRoot + 1]bool{
+	Boolean:      true,
+	TinyInt:      true,
+	SmallInt:     true,
+	Int:          true,
+	BigInt:       true,
+	Float:        true,
+	Double:       true,
+	Char:         true,
+	String:       true,
+	Decimal:      true,
+	Date:         true,
+	Time:         true,
+	Timestamp:    true,
+	TimestampLTZ: true,
+}

@@ -526,14 +526,7 @@ func (d *TableDescriptor) checkStatistics() error {
 }
 
 // StatisticsTypeSupported reports whether batch statistics can be collected for a column type.
-func StatisticsTypeSupported(r TypeRoot) bool {
-	switch r {
-	case Boolean, TinyInt, SmallInt, Int, BigInt, Float, Double, String, Char, Decimal, Date, Time,
-		Timestamp, TimestampLTZ:
-		return true
-	}
-	return false
-}
+func StatisticsTypeSupported(r TypeRoot) bool { return r.Valid() && statisticsRoots[r] }
 
 func (d *TableDescriptor) checkLakeFormat(c ClusterDefaults) error {
 	if c.DataLakeFormat == "" || !d.DataLakeEnabled() {

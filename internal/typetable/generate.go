@@ -91,7 +91,18 @@ func metadataFile(roots []Root) []byte {
 	for _, r := range roots {
 		fmt.Fprintf(&b, "\t%s: %q,\n", r.Const, r.Name)
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	flag := func(name, doc string, set func(Root) bool) {
+		fmt.Fprintf(&b, "// %s %s\nvar %s = [LastTypeRoot + 1]bool{\n", name, doc, name)
+		for _, r := range roots {
+			if set(r) {
+				fmt.Fprintf(&b, "\t%s: true,\n", r.Const)
+			}
+		}
+		b.WriteString("}\n\n")
+	}
+	flag("partitionKeyRoots", "marks the roots whose columns may be partition keys.", func(r Root) bool { return r.PartitionKey })
+	flag("statisticsRoots", "marks the roots whose columns can have batch statistics.", func(r Root) bool { return r.Statistics })
 	return b.Bytes()
 }
 

@@ -30,6 +30,11 @@ type Root struct {
 	// fluss, of the root's entry in each layer's table (a typeCodec, a columnCodec and a
 	// goType).
 	Row, Arrow, Client string
+	// PartitionKey: a column of the root may be a partition key (Fluss's PartitionUtils);
+	// the client then needs a partition spelling for it.
+	PartitionKey bool
+	// Statistics: log batches can carry min/max statistics of a column of the root.
+	Statistics bool
 	// GoValue is the Go type a fluss.Row holds for a column of the root: the comment of
 	// the public fluss.Type<Const> constant.
 	GoValue string
@@ -39,22 +44,22 @@ type Root struct {
 // zero TypeRoot is invalid, so that an unset type is detectable). The values are Strom's own
 // and never leave the process: the wire and JSON forms use Name.
 var Roots = []Root{
-	{Const: "Boolean", Name: "BOOLEAN", Row: "scalars.boolean", Arrow: "booleanColumn", Client: "booleanGoType", GoValue: "bool"},
-	{Const: "TinyInt", Name: "TINYINT", Row: "scalars.tinyInt", Arrow: "tinyIntColumn", Client: "tinyIntGoType", GoValue: "int8"},
-	{Const: "SmallInt", Name: "SMALLINT", Row: "scalars.smallInt", Arrow: "smallIntColumn", Client: "smallIntGoType", GoValue: "int16"},
-	{Const: "Int", Name: "INTEGER", Row: "scalars.int32Like", Arrow: "intColumn", Client: "intGoType", GoValue: "int32"},
-	{Const: "BigInt", Name: "BIGINT", Row: "scalars.bigInt", Arrow: "bigIntColumn", Client: "bigIntGoType", GoValue: "int64"},
-	{Const: "Float", Name: "FLOAT", Row: "scalars.float", Arrow: "floatColumn", Client: "floatGoType", GoValue: "float32"},
-	{Const: "Double", Name: "DOUBLE", Row: "scalars.double", Arrow: "doubleColumn", Client: "doubleGoType", GoValue: "float64"},
-	{Const: "Char", Name: "CHAR", Row: "scalars.fixedStr", Arrow: "stringCodec", Client: "stringType", GoValue: "string"},
-	{Const: "String", Name: "STRING", Row: "scalars.str", Arrow: "stringCodec", Client: "stringType", GoValue: "string"},
-	{Const: "Binary", Name: "BINARY", Row: "scalars.fixedStr", Arrow: "binaryColumn", Client: "bytesType", GoValue: "[]byte"},
-	{Const: "Bytes", Name: "BYTES", Row: "scalars.str", Arrow: "bytesColumn", Client: "bytesType", GoValue: "[]byte"},
-	{Const: "Decimal", Name: "DECIMAL", Row: "decimalCodec()", Arrow: "decimalColumn", Client: "decimalGoType", GoValue: "Decimal"},
-	{Const: "Date", Name: "DATE", Row: "scalars.int32Like", Arrow: "dateColumn", Client: "dateGoType", GoValue: "time.Time (midnight UTC)"},
-	{Const: "Time", Name: "TIME_WITHOUT_TIME_ZONE", Doc: "TIME", Row: "scalars.timeOfDay", Arrow: "timeColumn", Client: "timeGoType", GoValue: "time.Duration since midnight"},
-	{Const: "Timestamp", Name: "TIMESTAMP_WITHOUT_TIME_ZONE", Doc: "TIMESTAMP", Row: "timestampCodec(true)", Arrow: "timestampCodec", Client: "timestampType", GoValue: "time.Time (no time zone, read as UTC)"},
-	{Const: "TimestampLTZ", Name: "TIMESTAMP_WITH_LOCAL_TIME_ZONE", Doc: "TIMESTAMP_LTZ", Row: "timestampCodec(false)", Arrow: "timestampCodec", Client: "timestampType", GoValue: "time.Time (an instant)"},
+	{Const: "Boolean", Name: "BOOLEAN", Row: "scalars.boolean", Arrow: "booleanColumn", Client: "booleanGoType", PartitionKey: true, Statistics: true, GoValue: "bool"},
+	{Const: "TinyInt", Name: "TINYINT", Row: "scalars.tinyInt", Arrow: "tinyIntColumn", Client: "tinyIntGoType", PartitionKey: true, Statistics: true, GoValue: "int8"},
+	{Const: "SmallInt", Name: "SMALLINT", Row: "scalars.smallInt", Arrow: "smallIntColumn", Client: "smallIntGoType", PartitionKey: true, Statistics: true, GoValue: "int16"},
+	{Const: "Int", Name: "INTEGER", Row: "scalars.int32Like", Arrow: "intColumn", Client: "intGoType", PartitionKey: true, Statistics: true, GoValue: "int32"},
+	{Const: "BigInt", Name: "BIGINT", Row: "scalars.bigInt", Arrow: "bigIntColumn", Client: "bigIntGoType", PartitionKey: true, Statistics: true, GoValue: "int64"},
+	{Const: "Float", Name: "FLOAT", Row: "scalars.float", Arrow: "floatColumn", Client: "floatGoType", PartitionKey: true, Statistics: true, GoValue: "float32"},
+	{Const: "Double", Name: "DOUBLE", Row: "scalars.double", Arrow: "doubleColumn", Client: "doubleGoType", PartitionKey: true, Statistics: true, GoValue: "float64"},
+	{Const: "Char", Name: "CHAR", Row: "scalars.fixedStr", Arrow: "stringCodec", Client: "stringType", PartitionKey: true, Statistics: true, GoValue: "string"},
+	{Const: "String", Name: "STRING", Row: "scalars.str", Arrow: "stringCodec", Client: "stringType", PartitionKey: true, Statistics: true, GoValue: "string"},
+	{Const: "Binary", Name: "BINARY", Row: "scalars.fixedStr", Arrow: "binaryColumn", Client: "bytesType", PartitionKey: true, GoValue: "[]byte"},
+	{Const: "Bytes", Name: "BYTES", Row: "scalars.str", Arrow: "bytesColumn", Client: "bytesType", PartitionKey: true, GoValue: "[]byte"},
+	{Const: "Decimal", Name: "DECIMAL", Row: "decimalCodec()", Arrow: "decimalColumn", Client: "decimalGoType", Statistics: true, GoValue: "Decimal"},
+	{Const: "Date", Name: "DATE", Row: "scalars.int32Like", Arrow: "dateColumn", Client: "dateGoType", PartitionKey: true, Statistics: true, GoValue: "time.Time (midnight UTC)"},
+	{Const: "Time", Name: "TIME_WITHOUT_TIME_ZONE", Doc: "TIME", Row: "scalars.timeOfDay", Arrow: "timeColumn", Client: "timeGoType", PartitionKey: true, Statistics: true, GoValue: "time.Duration since midnight"},
+	{Const: "Timestamp", Name: "TIMESTAMP_WITHOUT_TIME_ZONE", Doc: "TIMESTAMP", Row: "timestampCodec(true)", Arrow: "timestampCodec", Client: "timestampType", PartitionKey: true, Statistics: true, GoValue: "time.Time (no time zone, read as UTC)"},
+	{Const: "TimestampLTZ", Name: "TIMESTAMP_WITH_LOCAL_TIME_ZONE", Doc: "TIMESTAMP_LTZ", Row: "timestampCodec(false)", Arrow: "timestampCodec", Client: "timestampType", PartitionKey: true, Statistics: true, GoValue: "time.Time (an instant)"},
 	{Const: "Array", Name: "ARRAY", Row: "nestedCodec()", Arrow: "arrayColumn", Client: "arrayGoType", GoValue: "[]any"},
 	{Const: "Map", Name: "MAP", Row: "nestedCodec()", Arrow: "mapColumn", Client: "mapGoType", GoValue: "map[any]any"},
 	{Const: "Row", Name: "ROW", Row: "nestedCodec()", Arrow: "rowColumn", Client: "rowGoType", GoValue: "[]any, one value per field"},
