@@ -42,7 +42,7 @@ if [ "$bin" = "-" ]; then
 else
   # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds.
   "$bin" serve --data-dir "$work/data" --coordinator-listen 127.0.0.1:0 --tablet-listen 127.0.0.1:0 \
-    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s >"$work/strom.log" 2>&1 &
+    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s --set datalake.format=iceberg >"$work/strom.log" 2>&1 &
   pid=$!
   bootstrap=""
   for _ in $(seq 1 300); do
