@@ -24,6 +24,7 @@ type ack struct {
 	bucket int32
 	end    int64
 	at     time.Time
+	lat    time.Duration // send to acknowledgement
 }
 
 // lakeView is one answer of GET_LAKE_SNAPSHOT that differed from the one before: the tiered
@@ -148,6 +149,7 @@ func tieringResult(cfg *Config, t *tableInfo, reqs []prepared, acks []ack, views
 		tl.bytes += reqs[i].bytes
 		tl.raw += reqs[i].raw
 		tl.requests++
+		tl.lat = append(tl.lat, acks[i].lat)
 	}
 	end := appendEnd
 	if len(views) > 0 && !truncated {
@@ -227,6 +229,7 @@ func appendPaced(ctx context.Context, cfg *Config, t *tableInfo, reqs []prepared
 					}
 				}
 				r := &reqs[i]
+				sent := time.Now()
 				body, err := p.conns[w][r.addr].CallRaw(ctx, wire.ProduceLog, versions[r.addr], r.body)
 				var a ack
 				if err == nil {
@@ -240,6 +243,7 @@ func appendPaced(ctx context.Context, cfg *Config, t *tableInfo, reqs []prepared
 					mu.Unlock()
 					return
 				}
+				a.lat = a.at.Sub(sent)
 				acks[i] = a
 			}
 		}()
