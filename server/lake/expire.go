@@ -36,8 +36,9 @@ func autoExpire(d *metadata.TableDescriptor) bool {
 
 // retention returns the snapshot age beyond which a snapshot may expire and how many of the
 // newest snapshots are always kept: Iceberg's history.expire.* properties, from the table's
-// options (iceberg.<property>, which is how table options reach the Iceberg table, and which
-// ALTER TABLE changes) before the Iceberg table's own properties, else the defaults above.
+// custom properties (iceberg.<property>, which is how Fluss table options reach the Iceberg
+// table; read every round, so ALTER TABLE changes them) before the Iceberg table's own
+// properties, else the defaults above.
 func retention(d *metadata.TableDescriptor, tbl *table.Table) (time.Duration, int, error) {
 	get := func(key string) (string, bool) {
 		if v, ok := d.Properties["iceberg."+key]; ok {
