@@ -175,7 +175,7 @@ public final class FlinkCheck {
             case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
                     List.of("catalog");
             case "pk_trimmed_full", "log_trimmed_earliest" -> List.of("catalog", "pk_trimmed_setup");
-            case "pk_trimmed_setup", "lake_setup" -> List.of("catalog");
+            case "pk_trimmed_setup", "lake_setup", "lake_partitioned" -> List.of("catalog");
             case "lake_log_read", "lake_pk_read", "lake_union_batch", "lake_union_stream_log",
                     "lake_union_stream_pk" -> List.of("catalog", "lake_setup");
             default -> List.of();
@@ -412,6 +412,33 @@ public final class FlinkCheck {
         throw new TimeoutException(table + " not tiered after " + seconds + " s: " + last);
     }
 
+    /**
+     * Waits until the latest lake snapshot of a log table holds {@code rows} records in total
+     * (one offset per record), over all partitions.
+     */
+    private long waitTieredRows(String table, long rows, long seconds) throws Exception {
+        org.apache.fluss.metadata.TablePath path = org.apache.fluss.metadata.TablePath.of(db, table);
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        String last = "no lake snapshot";
+        try (org.apache.fluss.client.Connection conn = flussConnection()) {
+            org.apache.fluss.client.admin.Admin admin = conn.getAdmin();
+            while (System.nanoTime() < deadline) {
+                try {
+                    org.apache.fluss.client.metadata.LakeSnapshot snap = admin.getLatestLakeSnapshot(path).get();
+                    long sum = snap.getTableBucketsOffset().values().stream().mapToLong(Long::longValue).sum();
+                    if (sum == rows) {
+                        return snap.getSnapshotId();
+                    }
+                    last = "snapshot " + snap.getSnapshotId() + " offsets " + snap.getTableBucketsOffset();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    last = describe(e);
+                }
+                Thread.sleep(200);
+            }
+        }
+        throw new TimeoutException(table + ": " + rows + " rows not tiered after " + seconds + " s: " + last);
+    }
+
     /** Fails unless some records of the table are in its log only (not in the lake snapshot). */
     private void expectUntieredTail(String table, int buckets) throws Exception {
         org.apache.fluss.metadata.TablePath path = org.apache.fluss.metadata.TablePath.of(db, table);
@@ -443,6 +470,19 @@ public final class FlinkCheck {
         return org.apache.fluss.client.ConnectionFactory.createConnection(conf);
     }
 
+    private boolean lakeCatalogCreated;
+
+    /** Creates the Fluss catalog named as the Iceberg catalog, in both environments, once. */
+    private void ensureLakeCatalog() throws Exception {
+        if (!lakeCatalogCreated) {
+            for (TableEnvironment env : List.of(stream, batch)) {
+                exec(env, "CREATE CATALOG " + LAKE_CATALOG
+                        + " WITH ('type'='fluss', 'bootstrap.servers'='" + bootstrap + "')");
+            }
+            lakeCatalogCreated = true;
+        }
+    }
+
     private String lakeTable(String table) {
         return LAKE_CATALOG + "." + db + ".`" + table + "$lake`";
     }
@@ -465,10 +505,7 @@ public final class FlinkCheck {
             exec(batch, "DELETE FROM lake_pk WHERE id = 2");
             waitTiered("lake_log", 2, 30);
             waitTiered("lake_pk", 2, 30);
-            exec(stream, "CREATE CATALOG " + LAKE_CATALOG
-                    + " WITH ('type'='fluss', 'bootstrap.servers'='" + bootstrap + "')");
-            exec(batch, "CREATE CATALOG " + LAKE_CATALOG
-                    + " WITH ('type'='fluss', 'bootstrap.servers'='" + bootstrap + "')");
+            ensureLakeCatalog();
             // One more round (at most 1 s away) reads the new freshness; later rows stay untiered.
             exec(stream, "ALTER TABLE lake_log SET ('table.datalake.freshness' = '1h')");
             exec(stream, "ALTER TABLE lake_pk SET ('table.datalake.freshness' = '1h')");
@@ -478,6 +515,22 @@ public final class FlinkCheck {
                     + " INSERT INTO lake_pk VALUES (3, 'c2'), (4, 'd'); END");
             expectUntieredTail("lake_log", 2);
             expectUntieredTail("lake_pk", 2);
+        });
+        add("lake_partitioned", "partitioned log table: $lake and union read (batch) per partition", () -> {
+            exec(stream, "CREATE TABLE lake_part (id INT, dt STRING) PARTITIONED BY (dt) WITH ('bucket.num'='1',"
+                    + " 'table.datalake.enabled'='true', 'table.datalake.freshness'='1s')");
+            exec(stream, "INSERT INTO lake_part VALUES (1, '2026'), (2, '2027'), (3, '2026')");
+            waitTieredRows("lake_part", 3, 30);
+            ensureLakeCatalog();
+            exec(stream, "ALTER TABLE lake_part SET ('table.datalake.freshness' = '1h')");
+            Thread.sleep(2500);
+            exec(stream, "INSERT INTO lake_part VALUES (4, '2027'), (5, '2028')");
+            // Iceberg's identity partition value is the Fluss partition name: a wrong mapping
+            // would read a partition's lake rows and its whole log, so rows would repeat.
+            expectSame(all(batch, "SELECT id, dt FROM " + lakeTable("lake_part")),
+                    "+I[1, 2026]", "+I[2, 2027]", "+I[3, 2026]");
+            expectSame(all(batch, "SELECT id, dt FROM lake_part"),
+                    "+I[1, 2026]", "+I[2, 2027]", "+I[3, 2026]", "+I[4, 2027]", "+I[5, 2028]");
         });
         add("lake_log_read", "$lake: a log table's rows in Iceberg, with the system columns", () -> {
             expectSame(all(batch, "SELECT id, name FROM " + lakeTable("lake_log")),
