@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
-		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl}, log.With("role", "coordinator"))
+		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions()}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}

@@ -35,7 +35,9 @@ Modes (run in this order; scan implies append, the others after upsert imply ups
                   written rows/s, lookup QPS and latency, write latency
   prefix-lookup   load a table keyed (id, seq) with -prefix-fanout rows per id, then
                   PREFIX_LOOKUP random ids: QPS, rows/s, latency
-  all             all of them
+  tiering         PRODUCE_LOG to a lake-enabled log table (server with datalake.format=iceberg)
+                  and poll GET_LAKE_SNAPSHOT: rows/s into Iceberg, freshness p50/p99/max
+  all             all of them but tiering
 
 Flags:
 `)
@@ -62,6 +64,9 @@ Flags:
 	fs.IntVar(&cfg.LookupBatch, "lookup-batch", cfg.LookupBatch, "lookup: keys per LOOKUP request")
 	fs.IntVar(&cfg.PartialColumns, "partial-columns", cfg.PartialColumns, "partial-update: columns written, counted from the key column")
 	fs.IntVar(&cfg.PrefixFanout, "prefix-fanout", cfg.PrefixFanout, "prefix-lookup: rows per id (primary key (id, seq), bucket key id)")
+	fs.StringVar(&cfg.LakeFreshness, "lake-freshness", cfg.LakeFreshness, "tiering: table.datalake.freshness of the lake table")
+	fs.DurationVar(&cfg.LakePoll, "lake-poll", cfg.LakePoll, "tiering: GET_LAKE_SNAPSHOT poll interval (freshness is measured to this resolution)")
+	fs.IntVar(&cfg.AppendRate, "append-rate", 0, "tiering: pace the appends to this many rows/s (0: as fast as they go)")
 	acks := fs.Int("acks", int(cfg.Acks), "acks of PRODUCE_LOG / PUT_KV (-1, 0, 1)")
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
@@ -91,7 +96,7 @@ Flags:
 	var modes []benchpkg.Mode
 	for _, a := range fs.Args() {
 		if a == "all" {
-			modes = append(modes, benchpkg.AllModes...)
+			modes = append(modes, benchpkg.ModesForAll()...)
 			continue
 		}
 		m, err := benchpkg.ParseMode(a)

@@ -37,6 +37,8 @@ func TestBenchCommand(t *testing.T) {
 		{"-bootstrap", addr, "sideways"},                       // unknown mode
 		{"-bootstrap", addr, "-compression", "gzip", "append"}, // unknown codec
 		{"-bootstrap", addr, "-projection", "x", "scan"},       // bad projection
+		{"-bootstrap", addr, "-append-rate", "-1", "tiering"},  // negative rate
+		{"-bootstrap", addr, "tiering"},                        // the server has no data lake
 	} {
 		if err := bench(bad); err == nil {
 			t.Errorf("bench %v: no error", bad)

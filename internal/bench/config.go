@@ -27,7 +27,7 @@ const (
 )
 
 // AllModes lists every mode in run order.
-var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed, ModePrefixLookup}
+var AllModes = []Mode{ModeAppend, ModeScan, ModeUpsert, ModeUpdate, ModePartialUpdate, ModeLookup, ModeMixed, ModePrefixLookup, ModeTiering}
 
 // ParseMode maps a mode name to a Mode.
 func ParseMode(s string) (Mode, error) {
@@ -74,6 +74,10 @@ type Config struct {
 	PartialColumns int // partial-update: the first PartialColumns columns (key included) are written
 	PrefixFanout   int // prefix-lookup: rows per id (primary-key prefix)
 
+	LakeFreshness string        // tiering: table.datalake.freshness of the lake table
+	LakePoll      time.Duration // tiering: interval of the GET_LAKE_SNAPSHOT polls
+	AppendRate    int           // tiering: rows/s the appends are paced to; 0 = as fast as they go
+
 	Acks        int32
 	MaxDuration time.Duration // upper bound of each timed section
 	Seed        uint64
@@ -102,6 +106,8 @@ func DefaultConfig() Config {
 		LookupBatch:    1,
 		PartialColumns: 2,
 		PrefixFanout:   10,
+		LakeFreshness:  "1s",
+		LakePoll:       50 * time.Millisecond,
 		Acks:           -1,
 		MaxDuration:    2 * time.Minute,
 		Seed:           1,
@@ -135,6 +141,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: partial columns %d must be at least 2 (the key and one value)", c.PartialColumns)
 	case c.PrefixFanout < 1:
 		return fmt.Errorf("bench: prefix fanout %d must be positive", c.PrefixFanout)
+	case c.LakePoll <= 0 || c.AppendRate < 0:
+		return fmt.Errorf("bench: lake poll interval %v must be positive and append rate %d not negative", c.LakePoll, c.AppendRate)
 	case c.MaxDuration <= 0:
 		return fmt.Errorf("bench: max duration must be positive")
 	}

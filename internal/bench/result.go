@@ -48,6 +48,15 @@ type Result struct {
 	// mixed: latency of the PUT_KVs (the P*Ms fields are the lookups').
 	WriteP50Ms float64 `json:"write_p50_ms,omitempty"`
 	WriteP99Ms float64 `json:"write_p99_ms,omitempty"`
+
+	// tiering: RowsPerSec is rows into Iceberg per second; these are the appends' own rate,
+	// the time from an append's acknowledgement to its rows in the lake snapshot, and the
+	// number of distinct lake snapshots seen.
+	AppendRowsPerSec float64 `json:"append_rows_per_sec,omitempty"`
+	FreshnessP50Ms   float64 `json:"freshness_p50_ms,omitempty"`
+	FreshnessP99Ms   float64 `json:"freshness_p99_ms,omitempty"`
+	FreshnessMaxMs   float64 `json:"freshness_max_ms,omitempty"`
+	LakeSnapshots    int     `json:"lake_snapshots,omitempty"`
 }
 
 // String is the one-line human summary.
@@ -59,6 +68,9 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, ", %s QPS", human(r.QPS))
 	case ModeMixed:
 		fmt.Fprintf(&b, " written, %s lookup QPS; write latency p50 %s p99 %s; lookup", human(r.QPS), ms(r.WriteP50Ms), ms(r.WriteP99Ms))
+	case ModeTiering:
+		fmt.Fprintf(&b, " into Iceberg (appends %s rows/s); freshness p50 %s p99 %s max %s over %d lake snapshots; append",
+			human(r.AppendRowsPerSec), ms(r.FreshnessP50Ms), ms(r.FreshnessP99Ms), ms(r.FreshnessMaxMs), r.LakeSnapshots)
 	default:
 		fmt.Fprintf(&b, ", %.1f MB/s (raw %.1f MB/s)", r.MBPerSec, r.RawMBPerSec)
 	}

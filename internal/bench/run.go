@@ -66,6 +66,8 @@ func Run(ctx context.Context, cfg Config, modes []Mode, report func(Result)) ([]
 			r, runErr = runMixed(ctx, s)
 		case ModePrefixLookup:
 			r, runErr = runPrefixLookup(ctx, s)
+		case ModeTiering:
+			r, runErr = runTiering(ctx, s)
 		}
 		if runErr != nil {
 			break

@@ -184,7 +184,7 @@ func (c *Coordinator) handleGetTableInfo(ctx context.Context, req *wire.Request)
 		return nil, err
 	}
 	return &flusspb.GetTableInfoResponse{
-		TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID), TableJson: t.DescriptorJSON,
+		TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID), TableJson: c.servedTableJSON(t),
 		CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
 	}, nil
 }
@@ -253,7 +253,7 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		}
 		tm := &flusspb.PbTableMetadata{
 			TablePath: pbTablePath(t.Path), TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID),
-			TableJson: t.DescriptorJSON, CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
+			TableJson: c.servedTableJSON(t), CreatedTime: proto.Int64(t.CreatedMs), ModifiedTime: proto.Int64(t.ModifiedMs),
 		}
 		if !t.Partitioned() {
 			tm.BucketMetadata = c.bucketMetadataOf(t, cluster.NoPartition, leader)

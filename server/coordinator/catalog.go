@@ -49,6 +49,10 @@ type Options struct {
 	// Cluster is the control plane of a multi-node cluster; nil on the single node
 	// (cluster_mode.go).
 	Cluster Cluster
+	// LakeTableOptions are added to the served options of every lake-enabled table
+	// (`table.datalake.iceberg.*`, lake.Config.ReaderTableOptions), as Fluss's coordinator adds
+	// the cluster's lake catalog options; nil without a data lake.
+	LakeTableOptions map[string]string
 }
 
 // Database is a registered database.

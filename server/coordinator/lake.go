@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"maps"
 
 	"google.golang.org/protobuf/proto"
 
@@ -26,6 +27,22 @@ type LakeSnapshots interface {
 func (c *Coordinator) SetLakeSnapshots(l LakeSnapshots) { c.lake.Store(&l) }
 
 func init() { registerReadOnly(wire.GetLakeSnapshot, 0, 0, (*Coordinator).handleGetLakeSnapshot) }
+
+// servedTableJSON is the table_json a client gets for t: the stored descriptor, plus, when the
+// table is lake-enabled, the lake catalog options readers open the Iceberg table with
+// (Options.LakeTableOptions), as Fluss's TableRegistration.toTableInfo adds them. They are added
+// when served, never stored, so a change of the server's lake options reaches every table and
+// disabling the lake hides them.
+func (c *Coordinator) servedTableJSON(t *cluster.TableInfo) []byte {
+	if len(c.opts.LakeTableOptions) == 0 || !t.Descriptor.DataLakeEnabled() {
+		return t.DescriptorJSON
+	}
+	d := t.Descriptor
+	d.Properties = make(map[string]string, len(t.Descriptor.Properties)+len(c.opts.LakeTableOptions))
+	maps.Copy(d.Properties, t.Descriptor.Properties)
+	maps.Copy(d.Properties, c.opts.LakeTableOptions)
+	return d.JSON()
+}
 
 // handleGetLakeSnapshot answers with the table's tiering snapshot as Iceberg holds it: the
 // snapshot id and every tiered bucket's log end offset (Fluss RpcServiceBase.getLakeSnapshot).

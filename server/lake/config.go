@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -107,7 +108,7 @@ func OpenCatalog(ctx context.Context, c Config) (catalog.Catalog, error) {
 	if c.Catalog["type"] != CatalogSQL {
 		return catalog.Load(ctx, name, c.Catalog)
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(c.Catalog["uri"], "sqlite://"), "sql://")
+	path := sqlitePath(c.Catalog["uri"])
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create catalog directory: %w", err)
 	}
@@ -137,4 +138,53 @@ type ownedDBCatalog struct {
 
 func (c *ownedDBCatalog) Close() error {
 	return errors.Join(c.Catalog.Close(), c.db.Close())
+}
+
+// JDBCCatalogImpl is the Java class of Iceberg's JDBC catalog, whose tables the embedded SQL
+// catalog lays out.
+const JDBCCatalogImpl = "org.apache.iceberg.jdbc.JdbcCatalog"
+
+// sensitiveOptionWords mark catalog options never shown to clients: a key containing one of
+// them (case-insensitively) is left out, as Fluss's MetadataManager.removeSensitiveTableOptions
+// leaves it out.
+var sensitiveOptionWords = []string{"password", "secret", "key"}
+
+// ReaderTableOptions are the options a lake-enabled table's info carries for readers, keyed
+// `table.datalake.iceberg.<option>`: Fluss's coordinator adds every `datalake.iceberg.*`
+// cluster option that way (LakeStorageUtils.generateDefaultTableLakeOptions), and the Flink
+// connector opens the Iceberg catalog from them for `$lake` tables and union reads.
+//
+// The embedded catalog is described as Java Iceberg opens it: `catalog-impl` = Iceberg's
+// JdbcCatalog (not `type`: Iceberg's Flink catalog factory accepts only hive, hadoop and rest
+// as a type and refuses a type next to catalog-impl), `uri` = `jdbc:sqlite:<file>`, and the
+// warehouse and catalog name. Other options pass unchanged, sensitive ones (password, secret,
+// key) are left out. Nil when no lake is configured.
+func (c Config) ReaderTableOptions() map[string]string {
+	if !c.Enabled() {
+		return nil
+	}
+	const prefix = "table." + optIcebergPrefix
+	out := make(map[string]string, len(c.Catalog)+1)
+	for k, v := range c.Catalog {
+		lk := strings.ToLower(k)
+		if slices.ContainsFunc(sensitiveOptionWords, func(w string) bool { return strings.Contains(lk, w) }) {
+			continue
+		}
+		out[prefix+k] = v
+	}
+	if c.Catalog["type"] == CatalogSQL {
+		delete(out, prefix+"type")
+		out[prefix+"catalog-impl"] = JDBCCatalogImpl
+		path := sqlitePath(c.Catalog["uri"])
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs // a reader runs in another working directory
+		}
+		out[prefix+"uri"] = "jdbc:sqlite:" + path
+	}
+	return out
+}
+
+// sqlitePath is the file of an embedded catalog uri (a path, or sqlite:// / sql:// and a path).
+func sqlitePath(uri string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite://"), "sql://")
 }

@@ -46,3 +46,31 @@ func restErrWant() string {
 	}
 	return "-tags lake_rest"
 }
+
+func TestReaderTableOptions(t *testing.T) {
+	dir := t.TempDir()
+	c, err := ConfigFrom(map[string]string{"datalake.format": "iceberg", "datalake.iceberg.foo": "bar",
+		"datalake.iceberg.jdbc.password": "pw", "datalake.iceberg.s3.secret-access-key": "s"}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.ReaderTableOptions()
+	want := map[string]string{
+		"table.datalake.iceberg.catalog-impl": JDBCCatalogImpl,
+		"table.datalake.iceberg.name":         DefaultCatalogName,
+		"table.datalake.iceberg.uri":          "jdbc:sqlite:" + filepath.Join(dir, "lake", "catalog.db"),
+		"table.datalake.iceberg.warehouse":    "file://" + filepath.Join(dir, "lake", "warehouse"),
+		"table.datalake.iceberg.foo":          "bar",
+	}
+	if len(got) != len(want) {
+		t.Errorf("options %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if none, _ := ConfigFrom(map[string]string{}, dir); none.ReaderTableOptions() != nil {
+		t.Errorf("no lake: options %v, want nil", none.ReaderTableOptions())
+	}
+}

@@ -135,6 +135,12 @@ func NewLayout(d *metadata.TableDescriptor) (*Layout, error) {
 			}
 		}
 	}
+	// With snapshot expiry on (Strom's default), superseded metadata files go too: Iceberg
+	// keeps the newest write.metadata.previous-versions-max (default 100) and deletes older
+	// ones after each commit. A table option iceberg.<key> overrides it.
+	if _, set := l.Properties[table.MetadataDeleteAfterCommitEnabledKey]; !set && autoExpire(d) {
+		l.Properties[table.MetadataDeleteAfterCommitEnabledKey] = "true"
+	}
 	return l, nil
 }
 

@@ -451,6 +451,16 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 			t.log.Info("lake compaction committed", "table", info.Path, "snapshot", newTbl.CurrentSnapshot().SnapshotID, "replaced_files", removed)
 		}
 	}
+	if autoExpire(&info.Descriptor) {
+		// As compaction: a failed expiry leaves the round committed; the next round retries.
+		expired, n, err := t.expireSnapshots(ctx, info, newTbl)
+		if err != nil {
+			t.log.Warn("lake snapshot expiry failed", "table", info.Path, "err", err)
+		} else if n > 0 {
+			newTbl = expired
+			t.log.Info("lake snapshots expired", "table", info.Path, "expired", n, "kept", len(newTbl.Metadata().Snapshots()))
+		}
+	}
 	var lag int64
 	for _, b := range buckets {
 		lag += b.Log.HighWatermark() - next[BucketKey{PartitionID: b.ID.PartitionID, Bucket: b.ID.Bucket}]
@@ -700,8 +710,7 @@ func (t *Tierer) writeOffsets(info *cluster.TableInfo, o Offsets) (string, error
 	if err != nil {
 		return "", err
 	}
-	dir, err := filepath.Abs(filepath.Join(t.opts.Config.Dir(), "offsets", info.Path.Database,
-		fmt.Sprintf("%s-%d", info.Path.Table, info.ID), "metadata"))
+	dir, err := t.offsetsDir(info)
 	if err != nil {
 		return "", err
 	}
@@ -713,6 +722,12 @@ func (t *Tierer) writeOffsets(info *cluster.TableInfo, o Offsets) (string, error
 		return "", fmt.Errorf("write tiered offsets: %w", err)
 	}
 	return path, nil
+}
+
+// offsetsDir is the directory of the table's offsets files.
+func (t *Tierer) offsetsDir(info *cluster.TableInfo) (string, error) {
+	return filepath.Abs(filepath.Join(t.opts.Config.Dir(), "offsets", info.Path.Database,
+		fmt.Sprintf("%s-%d", info.Path.Table, info.ID), "metadata"))
 }
 
 func writeFileSync(path string, data []byte) error {

@@ -54,10 +54,11 @@ async def wait_tiered(srv, db, name, count, timeout=30.0):
         await asyncio.sleep(0.2)
 
 
-async def create_log_table(conn, path, buckets=3, props=FRESH):
+async def create_log_table(conn, path, buckets=3, props=FRESH, custom=None):
     admin = conn.get_admin()
     await admin.create_database(path.database_name, ignore_if_exists=True)
-    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=buckets, properties=dict(props)))
+    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=buckets, properties=dict(props),
+                                                         custom_properties=dict(custom or {})))
     return await conn.get_table(path)
 
 
@@ -324,6 +325,37 @@ async def test_auto_compaction_keeps_rows(lake_server):
     check_rows(rows, range(written))
     files = tbl.inspect.files().num_rows
     assert files < 7, f"{files} data files after 7 rounds: nothing compacted"
+    lake = await conn.get_admin().get_latest_lake_snapshot(path)
+    assert lake.snapshot_id == tbl.current_snapshot().snapshot_id
+    assert sum(lake.table_buckets_offset.values()) == written
+    conn.close()
+
+
+async def test_snapshot_expiry_removes_replaced_files(lake_server):
+    """table.datalake.auto-expire-snapshot (on by default in Strom) with a 0 ms / 1 snapshot
+    retention: after compactions the old snapshots expire and the data files only they read
+    are deleted, while pyiceberg reads exactly the rows written and the lake snapshot still
+    names the tiered offsets."""
+    conn = await connect(lake_server.bootstrap)
+    path = fluss.TablePath("lake_db", "expiring")
+    props = dict(FRESH, **{"table.datalake.auto-compaction": "true"})
+    # Iceberg properties are custom properties (iceberg.<property>), as in Fluss.
+    retention = {"iceberg.history.expire.max-snapshot-age-ms": "0", "iceberg.history.expire.min-snapshots-to-keep": "1"}
+    table = await create_log_table(conn, path, buckets=1, props=props, custom=retention)
+    written = 0
+    for _ in range(7):  # one small file per round, compacted from the fifth on
+        await append(table, range(written, written + 20))
+        written += 20
+        await wait_tiered(lake_server, "lake_db", "expiring", written)
+    await asyncio.sleep(1.0)
+    tbl, rows = iceberg_rows(lake_server, "lake_db", "expiring")
+    check_rows(rows, range(written))
+    assert len(tbl.metadata.snapshots) <= 2, [s.snapshot_id for s in tbl.metadata.snapshots]
+    live = {p.removeprefix("file://") for p in tbl.inspect.files().column("file_path").to_pylist()}
+    data_dir = tbl.location().removeprefix("file://") + "/data"
+    on_disk = {os.path.join(d, f) for d, _, fs in os.walk(data_dir) for f in fs if f.endswith(".parquet")}
+    assert len(live) < 7, f"{len(live)} data files after 7 rounds: nothing compacted"
+    assert on_disk == live, f"files no snapshot reads are left: {sorted(on_disk - live)}"
     lake = await conn.get_admin().get_latest_lake_snapshot(path)
     assert lake.snapshot_id == tbl.current_snapshot().snapshot_id
     assert sum(lake.table_buckets_offset.values()) == written

@@ -10,8 +10,14 @@ bin="${1:?usage: run.sh STROM_BINARY|- [CHECK...]}"
 shift
 
 cp_file="$here/target/classpath.txt"
+lake_jar="$here/target/lib/fluss-lake-iceberg-0.9.1-incubating.jar"
 if [ ! -s "$cp_file" ] || [ "$here/pom.xml" -nt "$cp_file" ]; then
   mvn -B -q -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$cp_file"
+fi
+if [ ! -s "$lake_jar" ]; then
+  # Not a pom dependency: its published POM's parent is not on Maven Central (see pom.xml).
+  mvn -B -q -f "$here/pom.xml" dependency:copy \
+    -Dartifact=org.apache.fluss:fluss-lake-iceberg:0.9.1-incubating:jar -DoutputDirectory="$here/target/lib"
 fi
 classes="$here/target/classes"
 if [ ! -d "$classes" ] || [ -n "$(find "$here/src" -newer "$classes" -name '*.java' 2>/dev/null)" ]; then
@@ -36,7 +42,7 @@ if [ "$bin" = "-" ]; then
 else
   # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds.
   "$bin" serve --data-dir "$work/data" --coordinator-listen 127.0.0.1:0 --tablet-listen 127.0.0.1:0 \
-    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s >"$work/strom.log" 2>&1 &
+    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s --set datalake.format=iceberg >"$work/strom.log" 2>&1 &
   pid=$!
   bootstrap=""
   for _ in $(seq 1 300); do
@@ -54,7 +60,7 @@ java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${FLINK_LOG_LEVEL:-error}" \
   -Dflinkcheck.timeout="${FLINK_CHECK_TIMEOUT:-60}" \
-  -cp "$classes:$(cat "$cp_file")" dev.strom.flinkcheck.FlinkCheck "$bootstrap" "$@" || status=$?
+  -cp "$classes:$(cat "$cp_file"):$lake_jar" dev.strom.flinkcheck.FlinkCheck "$bootstrap" "$@" || status=$?
 if [ "$status" -ne 0 ] && [ -f "$work/strom.log" ]; then
   cp "$work/strom.log" "$here/target/strom.log"
 fi

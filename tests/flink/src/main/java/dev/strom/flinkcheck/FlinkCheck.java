@@ -175,7 +175,9 @@ public final class FlinkCheck {
             case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
                     List.of("catalog");
             case "pk_trimmed_full", "log_trimmed_earliest" -> List.of("catalog", "pk_trimmed_setup");
-            case "pk_trimmed_setup" -> List.of("catalog");
+            case "pk_trimmed_setup", "lake_setup", "lake_partitioned" -> List.of("catalog");
+            case "lake_log_read", "lake_pk_read", "lake_union_batch", "lake_union_stream_log",
+                    "lake_union_stream_pk" -> List.of("catalog", "lake_setup");
             default -> List.of();
         };
     }
@@ -297,6 +299,7 @@ public final class FlinkCheck {
                     "+I[1, a]", "+I[2, b]", "-U[1, a]", "+U[1, z]", "-D[2, b]");
         });
         defineTrimmed();
+        defineLake();
     }
 
     /** Rows {@code (id, v)} for ids from..to, each value long enough that a batch fills a segment. */
@@ -361,6 +364,196 @@ public final class FlinkCheck {
             }
             expectSame(rows, want.toArray(new String[0]));
         });
+    }
+
+    // ------------------------------------------------------------------ the data lake
+
+    /**
+     * Flink's Iceberg catalog (inside the connector's $lake tables) takes the Fluss catalog's
+     * name as the Iceberg catalog name, and a JDBC catalog only sees the rows stored under its
+     * name: $lake reads go through a Fluss catalog named as the server's datalake.iceberg.name
+     * (docs/lake.md).
+     */
+    private static final String LAKE_CATALOG = "`fluss-iceberg-catalog`";
+
+    /** Waits until the table's latest lake snapshot holds every record the table's log has. */
+    private void waitTiered(String table, int buckets, long seconds) throws Exception {
+        org.apache.fluss.metadata.TablePath path = org.apache.fluss.metadata.TablePath.of(db, table);
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        String last = "no lake snapshot";
+        try (org.apache.fluss.client.Connection conn = flussConnection()) {
+            org.apache.fluss.client.admin.Admin admin = conn.getAdmin();
+            List<Integer> ids = new ArrayList<>();
+            for (int b = 0; b < buckets; b++) {
+                ids.add(b);
+            }
+            while (System.nanoTime() < deadline) {
+                java.util.Map<Integer, Long> ends = admin.listOffsets(path, ids,
+                        new org.apache.fluss.client.admin.OffsetSpec.LatestSpec()).all().get();
+                try {
+                    org.apache.fluss.client.metadata.LakeSnapshot snap =
+                            admin.getLatestLakeSnapshot(path).get();
+                    java.util.Map<Integer, Long> tiered = new java.util.HashMap<>();
+                    snap.getTableBucketsOffset().forEach((tb, off) -> tiered.put(tb.getBucket(), off));
+                    boolean all = true;
+                    for (int b : ids) {
+                        all &= ends.get(b) == 0 || ends.get(b).equals(tiered.get(b));
+                    }
+                    if (all) {
+                        return;
+                    }
+                    last = "snapshot " + snap.getSnapshotId() + " offsets " + tiered + ", log ends " + ends;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    last = describe(e);
+                }
+                Thread.sleep(200);
+            }
+        }
+        throw new TimeoutException(table + " not tiered after " + seconds + " s: " + last);
+    }
+
+    /**
+     * Waits until the latest lake snapshot of a log table holds {@code rows} records in total
+     * (one offset per record), over all partitions.
+     */
+    private long waitTieredRows(String table, long rows, long seconds) throws Exception {
+        org.apache.fluss.metadata.TablePath path = org.apache.fluss.metadata.TablePath.of(db, table);
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        String last = "no lake snapshot";
+        try (org.apache.fluss.client.Connection conn = flussConnection()) {
+            org.apache.fluss.client.admin.Admin admin = conn.getAdmin();
+            while (System.nanoTime() < deadline) {
+                try {
+                    org.apache.fluss.client.metadata.LakeSnapshot snap = admin.getLatestLakeSnapshot(path).get();
+                    long sum = snap.getTableBucketsOffset().values().stream().mapToLong(Long::longValue).sum();
+                    if (sum == rows) {
+                        return snap.getSnapshotId();
+                    }
+                    last = "snapshot " + snap.getSnapshotId() + " offsets " + snap.getTableBucketsOffset();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    last = describe(e);
+                }
+                Thread.sleep(200);
+            }
+        }
+        throw new TimeoutException(table + ": " + rows + " rows not tiered after " + seconds + " s: " + last);
+    }
+
+    /** Fails unless some records of the table are in its log only (not in the lake snapshot). */
+    private void expectUntieredTail(String table, int buckets) throws Exception {
+        org.apache.fluss.metadata.TablePath path = org.apache.fluss.metadata.TablePath.of(db, table);
+        try (org.apache.fluss.client.Connection conn = flussConnection()) {
+            org.apache.fluss.client.admin.Admin admin = conn.getAdmin();
+            List<Integer> ids = new ArrayList<>();
+            for (int b = 0; b < buckets; b++) {
+                ids.add(b);
+            }
+            java.util.Map<Integer, Long> ends = admin.listOffsets(path, ids,
+                    new org.apache.fluss.client.admin.OffsetSpec.LatestSpec()).all().get();
+            java.util.Map<Integer, Long> tiered = new java.util.HashMap<>();
+            admin.getLatestLakeSnapshot(path).get().getTableBucketsOffset()
+                    .forEach((tb, off) -> tiered.put(tb.getBucket(), off));
+            long tail = 0;
+            for (int b : ids) {
+                tail += ends.get(b) - tiered.getOrDefault(b, 0L);
+            }
+            if (tail <= 0) {
+                throw new AssertionError("precondition: " + table + " has no untiered records (lake "
+                        + tiered + ", log ends " + ends + ")");
+            }
+        }
+    }
+
+    private org.apache.fluss.client.Connection flussConnection() {
+        org.apache.fluss.config.Configuration conf = new org.apache.fluss.config.Configuration();
+        conf.setString("bootstrap.servers", bootstrap);
+        return org.apache.fluss.client.ConnectionFactory.createConnection(conf);
+    }
+
+    private boolean lakeCatalogCreated;
+
+    /** Creates the Fluss catalog named as the Iceberg catalog, in both environments, once. */
+    private void ensureLakeCatalog() throws Exception {
+        if (!lakeCatalogCreated) {
+            for (TableEnvironment env : List.of(stream, batch)) {
+                exec(env, "CREATE CATALOG " + LAKE_CATALOG
+                        + " WITH ('type'='fluss', 'bootstrap.servers'='" + bootstrap + "')");
+            }
+            lakeCatalogCreated = true;
+        }
+    }
+
+    private String lakeTable(String table) {
+        return LAKE_CATALOG + "." + db + ".`" + table + "$lake`";
+    }
+
+    /**
+     * Tables tiered into Iceberg by the server (it runs with datalake.format=iceberg): a log and
+     * a primary-key table, each with rows in Iceberg and then, with tiering slowed to once an
+     * hour, a tail of rows in the Fluss log only, so union reads must join the two.
+     */
+    private void defineLake() {
+        add("lake_setup", "lake-enabled log and PK tables, tiered, then an untiered tail", () -> {
+            String with = " WITH ('bucket.num'='2', 'table.datalake.enabled'='true',"
+                    + " 'table.datalake.freshness'='1s')";
+            exec(stream, "CREATE TABLE lake_log (id INT, name STRING)" + with);
+            exec(stream, "CREATE TABLE lake_pk (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)" + with);
+            // One job per statement set: Flink jobs are most of this check's time.
+            exec(stream, "EXECUTE STATEMENT SET BEGIN"
+                    + " INSERT INTO lake_log VALUES (1, 'a'), (2, 'b'), (3, 'c');"
+                    + " INSERT INTO lake_pk VALUES (1, 'a'), (2, 'b'), (3, 'c'), (1, 'a2'); END");
+            exec(batch, "DELETE FROM lake_pk WHERE id = 2");
+            waitTiered("lake_log", 2, 30);
+            waitTiered("lake_pk", 2, 30);
+            ensureLakeCatalog();
+            // One more round (at most 1 s away) reads the new freshness; later rows stay untiered.
+            exec(stream, "ALTER TABLE lake_log SET ('table.datalake.freshness' = '1h')");
+            exec(stream, "ALTER TABLE lake_pk SET ('table.datalake.freshness' = '1h')");
+            Thread.sleep(2500);
+            exec(stream, "EXECUTE STATEMENT SET BEGIN"
+                    + " INSERT INTO lake_log VALUES (4, 'd'), (5, 'e');"
+                    + " INSERT INTO lake_pk VALUES (3, 'c2'), (4, 'd'); END");
+            expectUntieredTail("lake_log", 2);
+            expectUntieredTail("lake_pk", 2);
+        });
+        add("lake_partitioned", "partitioned log table: $lake and union read (batch) per partition", () -> {
+            exec(stream, "CREATE TABLE lake_part (id INT, dt STRING) PARTITIONED BY (dt) WITH ('bucket.num'='1',"
+                    + " 'table.datalake.enabled'='true', 'table.datalake.freshness'='1s')");
+            exec(stream, "INSERT INTO lake_part VALUES (1, '2026'), (2, '2027'), (3, '2026')");
+            waitTieredRows("lake_part", 3, 30);
+            ensureLakeCatalog();
+            exec(stream, "ALTER TABLE lake_part SET ('table.datalake.freshness' = '1h')");
+            Thread.sleep(2500);
+            exec(stream, "INSERT INTO lake_part VALUES (4, '2027'), (5, '2028')");
+            // Iceberg's identity partition value is the Fluss partition name: a wrong mapping
+            // would read a partition's lake rows and its whole log, so rows would repeat.
+            expectSame(all(batch, "SELECT id, dt FROM " + lakeTable("lake_part")),
+                    "+I[1, 2026]", "+I[2, 2027]", "+I[3, 2026]");
+            expectSame(all(batch, "SELECT id, dt FROM lake_part"),
+                    "+I[1, 2026]", "+I[2, 2027]", "+I[3, 2026]", "+I[4, 2027]", "+I[5, 2028]");
+        });
+        add("lake_log_read", "$lake: a log table's rows in Iceberg, with the system columns", () -> {
+            expectSame(all(batch, "SELECT id, name FROM " + lakeTable("lake_log")),
+                    "+I[1, a]", "+I[2, b]", "+I[3, c]");
+            List<String> sys = all(batch, "SELECT DISTINCT __bucket, __offset FROM " + lakeTable("lake_log")
+                    + " WHERE __bucket IN (0, 1) AND __offset >= 0 AND __timestamp IS NOT NULL");
+            if (sys.size() != 3) {
+                throw new AssertionError("system columns: want 3 distinct (__bucket, __offset), got " + sys);
+            }
+        });
+        add("lake_pk_read", "$lake: a PK table's current rows (Iceberg equality deletes applied)", () ->
+                expectSame(all(batch, "SELECT id, name FROM " + lakeTable("lake_pk")),
+                        "+I[1, a2]", "+I[3, c]"));
+        add("lake_union_batch", "union read, batch: lake snapshot + log tail of a log table", () ->
+                expectSame(all(batch, "SELECT id, name FROM lake_log"),
+                        "+I[1, a]", "+I[2, b]", "+I[3, c]", "+I[4, d]", "+I[5, e]"));
+        add("lake_union_stream_log", "union read, streaming: lake snapshot + log tail of a log table", () ->
+                expectSame(streamRows("SELECT id, name FROM lake_log", 5),
+                        "+I[1, a]", "+I[2, b]", "+I[3, c]", "+I[4, d]", "+I[5, e]"));
+        add("lake_union_stream_pk", "union read, streaming: lake snapshot + changelog tail of a PK table", () ->
+                // The lake holds 1 and 3 as of the snapshot; the changelog after it updates 3, adds 4.
+                expectSame(streamRows("SELECT id, name FROM lake_pk", 5),
+                        "+I[1, a2]", "+I[3, c]", "-U[3, c]", "+U[3, c2]", "+I[4, d]"));
     }
 
     // ------------------------------------------------------------------ running
