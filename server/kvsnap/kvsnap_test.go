@@ -68,7 +68,12 @@ func sortKVs(kvs []meta.KV) {
 	}
 }
 
-func (m *memMeta) Txn(_ context.Context, _ []meta.Cond, ops []meta.Op) (bool, error) {
+func (m *memMeta) Txn(_ context.Context, conds []meta.Cond, ops []meta.Op) (bool, error) {
+	for _, c := range conds {
+		if _, ok := m.kv[c.Key]; ok != c.Exists {
+			return false, nil
+		}
+	}
 	for _, op := range ops {
 		if op.Delete {
 			delete(m.kv, op.Key)
