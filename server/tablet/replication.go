@@ -161,6 +161,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 			return ferr.New(ferr.FencedLeaderEpochException, "the only replica %d of %s must lead it, not %d", self, b, st.Leader)
 		}
 		s.standalone[b] = st
+		s.standaloneEpochs.Store(b, st.LeaderEpoch)
 		return nil
 	}
 	delete(s.standalone, b)

@@ -44,6 +44,9 @@ type Options struct {
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
 	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
+	// Snapshots, when set, are the KV snapshots a primary-key follower behind its leader's log
+	// start bootstraps from (snapshot_bootstrap.go).
+	Snapshots SnapshotSource
 	// Replication is the control plane of replicated buckets (ADJUST_ISR, lineages, the
 	// internal addresses of leaders). Nil when every bucket runs standalone (the single node):
 	// ApplyBucketStates then refuses states that name other servers.
@@ -76,6 +79,9 @@ type Server struct {
 	minISR     int
 	maxLag     time.Duration
 	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
+	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
+	// without leadMu (KV snapshots fence their commits with it).
+	standaloneEpochs sync.Map
 	closed     bool                                   // Close ran; guarded by leadMu
 	fetchMu    sync.Mutex
 	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu

@@ -1,0 +1,159 @@
+package tablet_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/kvstore"
+	"github.com/stromdb/strom/server/tablet"
+)
+
+// memSnapshot is a KV snapshot held in memory: a copy of a leader's state at an offset.
+type memSnapshot struct {
+	mu     sync.Mutex
+	offset int64
+	keys   [][]byte
+	values [][]byte
+	taken  bool
+}
+
+// take copies kv's applied state.
+func (m *memSnapshot) take(t *testing.T, kv *kvstore.Tablet) {
+	t.Helper()
+	v, err := kv.OpenStateView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	it, err := v.Iter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keys, m.values = nil, nil
+	for ; it.Valid(); it.Next() {
+		m.keys = append(m.keys, slices.Clone(it.Key()))
+		m.values = append(m.values, slices.Clone(it.Value()))
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m.offset, m.taken = v.Offset, true
+}
+
+func (m *memSnapshot) OpenLatestState(context.Context, cluster.Bucket) (kvstore.SnapshotRows, int64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.taken {
+		return nil, 0, false, nil
+	}
+	return &sliceRows{keys: m.keys, values: m.values}, m.offset, true, nil
+}
+
+// floor keeps the changelog from the snapshot's offset (everything without a snapshot).
+func (m *memSnapshot) floor(cluster.Bucket) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.offset
+}
+
+type sliceRows struct {
+	keys, values [][]byte
+	i            int
+}
+
+func (r *sliceRows) Valid() bool   { return r.i < len(r.keys) }
+func (r *sliceRows) Key() []byte   { return r.keys[r.i] }
+func (r *sliceRows) Value() []byte { return r.values[r.i] }
+func (r *sliceRows) Next()         { r.i++ }
+func (r *sliceRows) Err() error    { return nil }
+func (r *sliceRows) Close() error  { return nil }
+
+// A primary-key follower that was down while its leader's retention removed the changelog it
+// lacks bootstraps from the bucket's latest KV snapshot: it loads the snapshot's rows, fetches
+// the changelog from the snapshot's offset, joins the ISR, and once promoted serves every
+// acknowledged upsert by lookup. Without the bootstrap it stays behind for good: the leader
+// answers each of its fetches with LOG_OFFSET_OUT_OF_RANGE.
+func TestPKFollowerBehindTheLeadersLogStartBootstrapsFromSnapshot(t *testing.T) {
+	c := newRCluster(t, 2, 1, time.Minute)
+	snap := &memSnapshot{}
+	c.snapshots, c.floor = snap, snap.floor
+	c.segmentBytes = 512
+	c.stop(1)
+	c.start(1) // small segments, the snapshot source and the floor on the leader
+	c.stop(2)
+	c.start(2)
+	c.stop(2)
+	tbl := c.tableWith(1, true, map[string]string{metadata.PropLogTTL: "1ms"})
+	c.elect(1, []int32{1, 2}, 1, []int32{1})
+	want := map[int64]string{}
+	seq := int32(0)
+	write := func(from, to int64, tag string) {
+		for i := from; i < to; i++ {
+			rows := map[int64]string{i: fmt.Sprint(tag, i), i % 7: fmt.Sprint(tag, "-", i)}
+			if r := upsert(t, c.nodes[1].client, 1, -1, 5, seq, rows); r.GetErrorCode() != 0 {
+				t.Fatalf("upsert: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+			}
+			seq++
+			for k, v := range rows {
+				want[k] = v
+			}
+		}
+	}
+	write(0, 40, "a")
+	snap.take(t, c.replica(1, 1).KV)
+	write(40, 60, "b") // after the snapshot: the follower must fetch these
+	// A restart makes the leader's Pebble state durable up to its log end (recovery), so
+	// retention may remove changelog segments below the snapshot's offset.
+	c.stop(1)
+	c.start(1)
+	leader := c.replica(1, 1).Log
+	if _, err := leader.DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	start := leader.LogStartOffset()
+	if start == 0 || start > snap.offset {
+		t.Fatalf("leader log start %d after retention, snapshot offset %d", start, snap.offset)
+	}
+	if !tablet.NeedsSnapshotBootstrap(tbl, 0, start) {
+		t.Fatal("a new replica of a trimmed PK bucket does not need a snapshot bootstrap")
+	}
+	if need, err := c.nodes[1].srv.ReplicaNeedsSnapshotBootstrap(bucket0(1), 0); err != nil || !need {
+		t.Fatalf("leader: replica at 0 needs bootstrap = %v, %v", need, err)
+	}
+
+	c.start(2)
+	waitFor(t, "server 2 in the ISR", func() bool { return slices.Contains(c.ctl.state(bucket0(1)).ISR, 2) })
+	f := c.replica(2, 1)
+	if f.Log.LogStartOffset() != snap.offset {
+		t.Errorf("follower log starts at %d, want the snapshot's offset %d", f.Log.LogStartOffset(), snap.offset)
+	}
+	write(60, 70, "c")
+	waitFor(t, "the follower to apply the leader's log", func() bool {
+		return f.KV.AppliedOffset() == leader.LogEndOffset() && f.Log.LogEndOffset() == leader.LogEndOffset()
+	})
+
+	// Promoted, it serves every acknowledged upsert.
+	c.elect(1, []int32{1, 2}, 2, []int32{1, 2})
+	ids := make([]int64, 0, len(want))
+	for k := range want {
+		ids = append(ids, k)
+	}
+	got, code := lookupNames(t, c.nodes[2].client, 1, ids...)
+	if code != ferr.None {
+		t.Fatalf("lookup on the promoted follower: code %d", code)
+	}
+	for i, id := range ids {
+		if got[i] != want[id] {
+			t.Errorf("key %d = %q, want %q", id, got[i], want[id])
+		}
+	}
+}
