@@ -82,10 +82,10 @@ type Server struct {
 	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
 	// without leadMu (KV snapshots fence their commits with it).
 	standaloneEpochs sync.Map
-	closed     bool                                   // Close ran; guarded by leadMu
-	fetchMu    sync.Mutex
-	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
-	isrWG      sync.WaitGroup     // AdjustISR calls in flight
+	closed           bool // Close ran; guarded by leadMu
+	fetchMu          sync.Mutex
+	fetchers         map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
+	isrWG            sync.WaitGroup     // AdjustISR calls in flight
 }
 
 // Replica is one bucket led by this server.
