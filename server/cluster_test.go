@@ -48,6 +48,7 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, nodes: make([]*Node, n), cfgs: make([]config.Config, n)}
 	var initial []string
+	remote := t.TempDir() // remote.data.dir, shared by the nodes as a cluster requires
 	peers := make([]string, n)
 	clients := make([]string, n)
 	for i := range n {
@@ -68,6 +69,7 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 			{"etcd.listen-client-urls", clients[i]},
 			{"tablet-server.lease-ttl", "2s"},
 			{"coordinator.lease-ttl", "2s"},
+			{"remote.data.dir", remote},
 		} {
 			if err := cfg.Set(kv[0], kv[1]); err != nil {
 				t.Fatal(err)
