@@ -30,8 +30,9 @@ import (
 //     rejoins the ISR;
 //   - the leader is killed -9; the bootstrapped follower is elected and serves every
 //     acknowledged upsert by lookup;
+//   - the new leader takes the next snapshot, with a higher id;
 //   - a `full`-mode read as Fluss's readers make it — the newest snapshot of the bucket
-//     (GET_LATEST_KV_SNAPSHOTS, GET_KV_SNAPSHOT_METADATA, the files under the shared
+//     (GET_LATEST_KV_SNAPSHOTS, a lease, GET_KV_SNAPSHOT_METADATA, the files under the shared
 //     remote.data.dir), then the changelog from its offset — returns the same state, which holds
 //     every acknowledged upsert.
 func TestKvSnapshotsAcrossFailover(t *testing.T) {
@@ -123,6 +124,10 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 		return slices.Contains(bucketState(t, ctx, etcd, tableID).ISR, follower.ID)
 	})
 	upsert(200)
+	before, err := admin.GetLatestKvSnapshots(ctx, table.Path(), "")
+	if err != nil || len(before.Snapshots) == 0 {
+		t.Fatalf("no snapshot before the leader kill: %v", err)
+	}
 
 	leader.Kill()
 	t.Logf("killed leader %d", leader.ID)
@@ -130,6 +135,32 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 		return bucketState(t, ctx, etcd, tableID).Leader == follower.ID
 	})
 	upsert(200) // through the new leader, ISR = the two live replicas
+
+	// The new leader snapshots the bucket, with ids going on from its predecessor's; then a
+	// full-mode read: the latest snapshot, then the changelog from its offset.
+	afterFailover := offsets(fluss.OffsetLatest())
+	tb := fluss.TableBucket{TableID: tableID, PartitionID: fluss.NoPartition, Bucket: 0}
+	var s fluss.KvSnapshot
+	waitUntil(t, 20*time.Second, "a snapshot by the new leader", func() bool {
+		snaps, err = admin.GetLatestKvSnapshots(ctx, table.Path(), "")
+		if err != nil {
+			return false
+		}
+		s = snaps.Snapshots[0]
+		if s.LogOffset < afterFailover {
+			return false
+		}
+		// Hold it, as Flink does, so that cleanup keeps it while it is read.
+		unavailable, err := admin.AcquireKvSnapshotLease(ctx, "full-read", time.Minute, []fluss.KvSnapshotRef{{Bucket: tb, SnapshotID: s.SnapshotID}})
+		if err != nil {
+			t.Fatalf("acquire a lease after failover: %v", err)
+		}
+		return len(unavailable) == 0
+	})
+	if s.SnapshotID <= before.Snapshots[0].SnapshotID {
+		t.Fatalf("snapshot id %d after failover, %d before: ids must grow across leader changes", s.SnapshotID, before.Snapshots[0].SnapshotID)
+	}
+	upsert(100) // after the snapshot: the full read needs the changelog too
 
 	// Lookups on the new leader: every acknowledged upsert (writes are sequential, so exact).
 	lk, err := table.NewLookup().CreateLookuper()
@@ -148,16 +179,7 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 		looked[k] = v
 	}
 
-	// A full-mode read: the latest snapshot, then the changelog from its offset.
-	snaps, err = admin.GetLatestKvSnapshots(ctx, table.Path(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok := snaps.Snapshots[0]
-	if !ok {
-		t.Fatal("no KV snapshot of bucket 0 after failover")
-	}
-	md, err := admin.GetKvSnapshotMetadata(ctx, fluss.TableBucket{TableID: tableID, PartitionID: fluss.NoPartition, Bucket: 0}, s.SnapshotID)
+	md, err := admin.GetKvSnapshotMetadata(ctx, tb, s.SnapshotID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +210,9 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 				pos = r.Offset + 1
 			}
 		}
+	}
+	if err := admin.DropKvSnapshotLease(ctx, "full-read"); err != nil {
+		t.Fatal(err)
 	}
 	if len(state) != len(looked) {
 		t.Errorf("full read has %d keys, lookups %d", len(state), len(looked))
