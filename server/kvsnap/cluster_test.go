@@ -3,11 +3,13 @@ package kvsnap
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/rocksdbdir"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/meta"
@@ -246,4 +248,62 @@ func TestClusterLeasesSurviveCoordinatorFailover(t *testing.T) {
 	if n != len(h.current()) || rows.Err() != nil {
 		t.Fatalf("latest snapshot has %d rows (err %v), want %d", n, rows.Err(), len(h.current()))
 	}
+}
+
+// TestLeaderSweepsFilesOfFailedPasses: before a pass, the leader deletes the tables and
+// directories no committed snapshot lists that a leader of its epoch or an earlier one wrote,
+// and leaves listed files and those a later leader may be writing.
+func TestLeaderSweepsFilesOfFailedPasses(t *testing.T) {
+	h := newEtcdHarness(t)
+	h.setState(1, 1)
+	m1 := h.tabletManager(1)
+	batch := map[int]string{}
+	for i := 0; i < 100; i++ {
+		batch[i] = "a"
+	}
+	h.put(batch)
+	s0, err := h.snapshotAs(m1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := m1.bucketDir(testBucket)
+	shared := filepath.Join(dir, sharedDirName)
+	touch := func(path string) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	gone := []string{
+		touch(filepath.Join(shared, rocksdbdir.TableName(99))),       // an unlisted table of an earlier epoch
+		touch(filepath.Join(shared, rocksdbdir.TableName(1<<32+77))), // an unlisted table of this epoch
+		touch(filepath.Join(dir, "snap-7", "CURRENT")),               // an unlisted directory of epoch 0
+		touch(filepath.Join(dir, "snap-9-e1", "CURRENT")),            // … and of this epoch
+	}
+	kept := []string{
+		touch(filepath.Join(shared, rocksdbdir.TableName(2<<32+5))), // a later leader's
+		touch(filepath.Join(dir, "snap-8-e2", "CURRENT")),           // a later leader's
+		filepath.Join(shared, rocksdbdir.TableName(s0.Tables[0].Number)),
+		filepath.Join(dir, s0.Dir, "CURRENT"),
+	}
+	h.put(map[int]string{1: "b"})
+	s1, err := h.snapshotAs(m1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survived the sweep: %v", p, err)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	sameState(t, "the snapshot after the sweep", h.readWith(m1, s1), h.current())
 }

@@ -320,6 +320,9 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 		nextFile = max(nextFile, s.nextFileNumber())
 	}
 	dir := m.bucketDir(b.Bucket)
+	if err := sweepOrphans(dir, committed, b.LeaderEpoch); err != nil {
+		m.log.Warn("kv snapshot: remove files of failed passes", "bucket", b.Bucket, "err", err)
+	}
 	name := snapDirName(id)
 	if b.LeaderEpoch > 0 {
 		name = fmt.Sprintf("%s-e%d", name, b.LeaderEpoch)
@@ -355,6 +358,62 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	m.noteSnapshot(b.Bucket, s)
 	m.log.Debug("kv snapshot taken", "bucket", b.Bucket, "id", id, "log_offset", s.LogOffset, "rows", s.Rows, "tables", len(s.Tables))
 	return s, true, nil
+}
+
+// sweepOrphans deletes, in a bucket's directory, the files no committed snapshot lists that a
+// leader of epoch at most epoch wrote: tables and private directories of passes that failed
+// before their commit or whose commit was fenced. Called by the bucket's leader at epoch, with
+// the committed snapshots read afresh, before it builds: no pass of its own is in flight
+// (runMu); a leader of an earlier epoch can no longer commit (its commit needs the bucket state
+// to name it leader at its epoch), so its unlisted files are garbage even while it still writes
+// them; files a later leader may be writing (numbered from epochFileBase(epoch+1), directories
+// tagged with a later epoch) are left alone. Listed files are never touched.
+func sweepOrphans(dir string, committed []*Snapshot, epoch int32) error {
+	limit := epochFileBase(epoch + 1)
+	tables, dirs := map[uint64]bool{}, map[string]bool{}
+	for _, s := range committed {
+		for _, t := range s.Tables {
+			tables[t.Number] = true
+		}
+		dirs[s.dirName()] = true
+	}
+	var errs []error
+	shared, err := os.ReadDir(filepath.Join(dir, sharedDirName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range shared {
+		num, ok := strings.CutSuffix(e.Name(), ".sst")
+		n, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil || tables[n] || n >= limit {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, sharedDirName, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, "snap-")
+		if !ok || !e.IsDir() || dirs[name] {
+			continue
+		}
+		var dirEpoch int64
+		if _, tag, tagged := strings.Cut(rest, "-e"); tagged {
+			if dirEpoch, err = strconv.ParseInt(tag, 10, 32); err != nil {
+				continue
+			}
+		}
+		if dirEpoch > int64(epoch) {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, name)))
+	}
+	return errors.Join(errs...)
 }
 
 // Layout of a bucket's files under the remote directory (docs/kv-snapshots.md).
