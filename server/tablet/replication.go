@@ -130,6 +130,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 	}
 	if !st.IsReplica(self) {
 		delete(s.standalone, b)
+		s.standaloneEpochs.Delete(b)
 		if rep == nil {
 			return nil
 		}
@@ -165,6 +166,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 		return nil
 	}
 	delete(s.standalone, b)
+	s.standaloneEpochs.Delete(b)
 	if st.Leader == self {
 		return s.becomeLeader(ctx, rep, st)
 	}

@@ -79,13 +79,14 @@ type Server struct {
 	minISR     int
 	maxLag     time.Duration
 	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
+	closed     bool                                   // Close ran; guarded by leadMu
+	fetchMu    sync.Mutex
+	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
+	isrWG      sync.WaitGroup     // AdjustISR calls in flight
+
 	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
 	// without leadMu (KV snapshots fence their commits with it).
 	standaloneEpochs sync.Map
-	closed           bool // Close ran; guarded by leadMu
-	fetchMu          sync.Mutex
-	fetchers         map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
-	isrWG            sync.WaitGroup     // AdjustISR calls in flight
 }
 
 // Replica is one bucket led by this server.
@@ -221,6 +222,7 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	for k := range s.standalone {
 		if k.TableID == tableID && (partitionID == cluster.NoPartition || k.PartitionID == partitionID) {
 			delete(s.standalone, k)
+			s.standaloneEpochs.Delete(k)
 		}
 	}
 	var errs []error
