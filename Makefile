@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -47,6 +47,12 @@ FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_b
 	pk_full partitioned_pk pk_trimmed_full
 test-flink-quick: build
 	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
+
+## test-flink-cluster: the primary-key `full`-mode Flink checks (KV snapshots) against a 3-node,
+## replication-factor-3 cluster sharing one remote.data.dir (~2-3 min; not part of `make test`).
+FLINK_CLUSTER_CHECKS := catalog pk_insert pk_full partitioned_pk pk_trimmed_full
+test-flink-cluster: build
+	FLINK_CLUSTER=1 tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_CLUSTER_CHECKS)
 
 ## test-cluster: the long versions of the multi-process fault scenarios of tests/cluster (more
 ## rows, more faults; the short versions run in test-go). See docs/cluster.md.

@@ -44,10 +44,11 @@ type testCluster struct {
 	cfgs  []config.Config
 }
 
-func startTestCluster(t *testing.T, n int) *testCluster {
+func startTestCluster(t *testing.T, n int, extra ...[2]string) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, nodes: make([]*Node, n), cfgs: make([]config.Config, n)}
 	var initial []string
+	remote := t.TempDir() // remote.data.dir, shared by the nodes as a cluster requires
 	peers := make([]string, n)
 	clients := make([]string, n)
 	for i := range n {
@@ -60,7 +61,7 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 		cfg.DataDir = t.TempDir()
 		cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 		cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-		for _, kv := range [][2]string{
+		for _, kv := range append([][2]string{
 			{"tablet-server.id", fmt.Sprint(i + 1)},
 			{"etcd.name", fmt.Sprintf("e%d", i+1)},
 			{"etcd.initial-cluster", strings.Join(initial, ",")},
@@ -68,7 +69,8 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 			{"etcd.listen-client-urls", clients[i]},
 			{"tablet-server.lease-ttl", "2s"},
 			{"coordinator.lease-ttl", "2s"},
-		} {
+			{"remote.data.dir", remote},
+		}, extra...) {
 			if err := cfg.Set(kv[0], kv[1]); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/tablet"
@@ -13,14 +14,17 @@ import (
 
 // openKvSnapshots opens the KV snapshot manager (docs/kv-snapshots.md) over the metadata store.
 // tabletServer is called lazily: the tablet server is created after the manager, because its
-// log retention consults the manager's floor.
-func openKvSnapshots(ctx context.Context, cfg config.Config, store meta.Store, catalog cluster.Catalog,
-	tabletServer func() *tablet.Server, log *slog.Logger) (*kvsnap.Manager, error) {
+// log retention consults the manager's floor. In a cluster (ctl non-nil) snapshot commits are
+// fenced by the bucket's leader epoch, lease changes and cleanup go through the coordinator's
+// fenced store (admin) and happen on the active coordinator only, and every node follows the
+// snapshot records in etcd.
+func openKvSnapshots(ctx context.Context, cfg config.Config, store *meta.EtcdStore, admin meta.Store, ctl *control.Control,
+	catalog cluster.Catalog, tabletServer func() *tablet.Server, log *slog.Logger) (*kvsnap.Manager, error) {
 	c, err := kvsnap.ConfigFrom(cfg.Raw, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	return kvsnap.Open(ctx, kvsnap.Options{Config: c, Meta: store, Catalog: catalog, Logger: log,
+	opts := kvsnap.Options{Config: c, Meta: store, Admin: admin, Catalog: catalog, Logger: log,
 		Buckets: func() []kvsnap.Bucket {
 			ts := tabletServer()
 			if ts == nil {
@@ -30,12 +34,26 @@ func openKvSnapshots(ctx context.Context, cfg config.Config, store meta.Store, c
 			for _, r := range ts.Replicas() {
 				// Only a bucket's leader snapshots it: a follower's state is the same
 				// rows, behind.
-				if r.KV != nil && !r.KV.IsFollower() {
-					out = append(out, kvsnap.Bucket{Bucket: r.Bucket, KV: r.KV})
+				if r.KV == nil || r.KV.IsFollower() {
+					continue
+				}
+				if epoch, leading := ts.LeaderEpoch(r.Bucket); leading {
+					out = append(out, kvsnap.Bucket{Bucket: r.Bucket, KV: r.KV, LeaderEpoch: epoch})
 				}
 			}
 			return out
-		}})
+		}}
+	if ctl != nil {
+		opts.Fence, opts.Active, opts.Watch = ctl, ctl.Active, store.Client()
+		if v := cfg.Raw["remote.data.dir"]; v == "" {
+			log.Warn("remote.data.dir is not set: in a cluster it must be a directory every node shares "+
+				"(the same path on each machine); KV snapshots now go to this node's own "+c.RemoteDir+
+				", which the other nodes cannot read: replicas cannot bootstrap from another leader's snapshots "+
+				"and Flink full reads fail when the leadership moves (docs/kv-snapshots.md)",
+				"remote.data.dir", c.RemoteDir)
+		}
+	}
+	return kvsnap.Open(ctx, opts)
 }
 
 // retentionFloor combines the changelog floors of the KV snapshots and, when set, another

@@ -141,10 +141,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 		tabletOpts.RetentionFloor = n.tierer.Floor
 	}
-	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.store, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
+	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.store, catalogStore, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
 		return nil, err
 	}
 	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
+	tabletOpts.Snapshots = n.kvSnapshots
 	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err

@@ -62,6 +62,8 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	}
 	ports := FreePorts(t, 6*opts.Nodes)
 	c := &Cluster{t: t}
+	// KV snapshots live under remote.data.dir, which the nodes of a cluster must share.
+	remote := filepath.Join(t.TempDir(), "remote")
 	var initial []string
 	for i := range opts.Nodes {
 		p := ports[6*i:]
@@ -85,6 +87,7 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			"etcd.advertise-peer-urls":   n.PeerURL,
 			"etcd.listen-client-urls":    n.ClientURL,
 			"etcd.advertise-client-urls": n.ClientURL,
+			"remote.data.dir":            remote,
 		}
 		for k, v := range opts.Set {
 			set[k] = v

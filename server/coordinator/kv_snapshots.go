@@ -191,6 +191,16 @@ func (c *Coordinator) checkKvTable(req *wire.Request, tableID int64) error {
 	return nil
 }
 
+// leaseError is the answer to a lease change that failed: NOT_COORDINATOR_LEADER as is (a
+// standby's or a deposed coordinator's fenced write; the standby forwards the request to the
+// active coordinator), anything else as an unknown server error.
+func leaseError(err error, op, leaseID string) error {
+	if ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException {
+		return err
+	}
+	return ferr.New(ferr.UnknownServerError, "Failed to %s kv snapshot lease for %s: %v", op, leaseID, err)
+}
+
 func errNoSnapshotStore() error {
 	return ferr.New(ferr.UnknownServerError, "KV snapshots are not enabled on this server")
 }
@@ -225,7 +235,7 @@ func (c *Coordinator) handleAcquireKvSnapshotLease(ctx context.Context, req *wir
 	}
 	unavailable, err := snaps.Acquire(ctx, r.GetLeaseId(), r.GetLeaseDurationMs(), refs)
 	if err != nil {
-		return nil, ferr.New(ferr.UnknownServerError, "Failed to acquire kv snapshot lease for %s: %v", r.GetLeaseId(), err)
+		return nil, leaseError(err, "acquire", r.GetLeaseId())
 	}
 	resp := &flusspb.AcquireKvSnapshotLeaseResponse{}
 	byTable := map[int64]*flusspb.PbKvSnapshotLeaseForTable{}
@@ -271,7 +281,7 @@ func (c *Coordinator) handleReleaseKvSnapshotLease(ctx context.Context, req *wir
 		return nil, errNoSnapshotStore()
 	}
 	if err := snaps.Release(ctx, r.GetLeaseId(), buckets); err != nil {
-		return nil, ferr.New(ferr.UnknownServerError, "Failed to release kv snapshot lease for %s: %v", r.GetLeaseId(), err)
+		return nil, leaseError(err, "release", r.GetLeaseId())
 	}
 	return &flusspb.ReleaseKvSnapshotLeaseResponse{}, nil
 }
@@ -297,7 +307,7 @@ func (c *Coordinator) handleDropKvSnapshotLease(ctx context.Context, req *wire.R
 		}
 	}
 	if err := snaps.Drop(ctx, r.GetLeaseId()); err != nil {
-		return nil, ferr.New(ferr.UnknownServerError, "Failed to drop kv snapshot lease for %s: %v", r.GetLeaseId(), err)
+		return nil, leaseError(err, "drop", r.GetLeaseId())
 	}
 	return &flusspb.DropKvSnapshotLeaseResponse{}, nil
 }

@@ -26,6 +26,19 @@ type Snapshot struct {
 	// Tables are its table files (in the bucket's shared directory), newest level first.
 	Tables []rocksdbdir.Table `json:"tables"`
 	Rows   int64              `json:"rows"`
+	// Dir is the name of the snapshot's private directory (MANIFEST, CURRENT); empty in
+	// records written before it was recorded, which used snap-<id>.
+	Dir string `json:"dir,omitempty"`
+	// LeaderEpoch is the leader epoch of the server that took it.
+	LeaderEpoch int32 `json:"leader_epoch,omitempty"`
+}
+
+// dirName is the name of the snapshot's private directory under its bucket's directory.
+func (s *Snapshot) dirName() string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	return snapDirName(s.ID)
 }
 
 // nextFileNumber is above every file number the snapshot uses.

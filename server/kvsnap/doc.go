@@ -16,4 +16,13 @@
 //     (kv.snapshot.num-retained newest) and leased snapshots (Floor); a primary-key bucket with no
 //     snapshot keeps its whole changelog. So a bucket whose log start offset is above 0 always has
 //     a snapshot, and every snapshot handed out can be followed by its changelog.
+//   - In a cluster, a snapshot is committed only by its bucket's leader, while etcd's state of
+//     the bucket names it leader at the epoch the snapshot was taken under (LeaderFence); ids
+//     are one above the newest committed, read afresh, so they grow across leader changes; and
+//     leaders of different epochs never write files of the same name.
+//   - Leases and cleanup are written only by the active coordinator, through its fenced store,
+//     and decided on fresh reads of the store; the newest snapshot of an existing bucket is
+//     never deleted.
+//   - A manager's maps are a view of the store (a watch in a cluster), used for the read APIs
+//     and the retention floor only.
 package kvsnap

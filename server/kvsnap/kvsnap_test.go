@@ -68,7 +68,12 @@ func sortKVs(kvs []meta.KV) {
 	}
 }
 
-func (m *memMeta) Txn(_ context.Context, _ []meta.Cond, ops []meta.Op) (bool, error) {
+func (m *memMeta) Txn(_ context.Context, conds []meta.Cond, ops []meta.Op) (bool, error) {
+	for _, c := range conds {
+		if _, ok := m.kv[c.Key]; ok != c.Exists {
+			return false, nil
+		}
+	}
 	for _, op := range ops {
 		if op.Delete {
 			delete(m.kv, op.Key)
@@ -417,8 +422,18 @@ func TestRocksDBOpensSnapshots(t *testing.T) {
 	if len(s2.Tables) != 2 {
 		t.Fatalf("second snapshot is not incremental: %+v", s2.Tables)
 	}
+	want2 := h.current()
+	// A later leader (epoch 3) numbers its files from 3<<32: RocksDB must take such numbers.
+	h.put(map[int]string{3: "by a later leader", 4: ""})
+	s3, _, err := h.m.SnapshotBucket(context.Background(), Bucket{Bucket: testBucket, KV: h.tab, LeaderEpoch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s3.Tables) != 3 || s3.Tables[0].Number < 3<<32 {
+		t.Fatalf("third snapshot: %+v", s3.Tables)
+	}
 	var dirs []string
-	for _, s := range []*Snapshot{s1, s2} {
+	for _, s := range []*Snapshot{s1, s2, s3} {
 		d := t.TempDir()
 		for _, f := range h.m.Files(testBucket, s) {
 			u, err := url.Parse(f.RemotePath)
@@ -440,7 +455,8 @@ func TestRocksDBOpensSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameState(t, "RocksDB, snapshot 1", got[dirs[0]], want1)
-	sameState(t, "RocksDB, snapshot 2", got[dirs[1]], h.current())
+	sameState(t, "RocksDB, snapshot 2", got[dirs[1]], want2)
+	sameState(t, "RocksDB, snapshot 3 (file numbers above 2^32)", got[dirs[2]], h.current())
 }
 
 // TestLostTableFallsBackToFullSnapshot: when the previous snapshot's table file is gone, the

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/meta"
@@ -24,12 +27,37 @@ import (
 type Bucket struct {
 	Bucket cluster.Bucket
 	KV     *kvstore.Tablet
+	// LeaderEpoch is the leader epoch at which this server leads the bucket (0 on the single
+	// node). A snapshot is committed only while the bucket's state in the metadata store still
+	// names this server its leader at this epoch (LeaderFence), and snapshots written at
+	// different epochs never share file names.
+	LeaderEpoch int32
+}
+
+// LeaderFence commits a snapshot's metadata only while this server leads the snapshot's bucket
+// at the given leader epoch (control.Control.CommitAsLeader in a cluster). It returns
+// FENCED_LEADER_EPOCH when it does not.
+type LeaderFence interface {
+	CommitAsLeader(ctx context.Context, b cluster.Bucket, leaderEpoch int32, conds []meta.Cond, ops []meta.Op) (bool, error)
 }
 
 // Options configure a Manager.
 type Options struct {
 	Config Config
-	Meta   meta.Store
+	// Meta is the metadata store: reads, and snapshot commits when Fence is nil.
+	Meta meta.Store
+	// Admin is the store lease changes and cleanup write through: in a cluster the active
+	// coordinator's fenced store, so that a deposed coordinator changes nothing. Default Meta.
+	Admin meta.Store
+	// Fence, when set, fences snapshot commits by the bucket's leader epoch (a cluster).
+	Fence LeaderFence
+	// Active reports whether this node is the active coordinator, which alone cleans up
+	// (expired leases, snapshots neither retained nor leased). Nil: always (the single node).
+	Active func() bool
+	// Watch, when set, keeps the manager's view of snapshots and leases in step with the
+	// metadata store (written by every node of a cluster). Nil: the view holds what was
+	// there at Open plus this manager's own writes (one process alone on the store).
+	Watch *clientv3.Client
 	// Catalog tells primary-key tables apart and which tables still exist.
 	Catalog cluster.Catalog
 	// Buckets lists the primary-key buckets to snapshot (the tablet server's leaders).
@@ -51,12 +79,19 @@ type lease struct {
 	Buckets   []Ref `json:"buckets"`
 }
 
-// Manager takes, stores and serves the KV snapshots of one server's primary-key buckets.
+// Manager takes, stores and serves the KV snapshots of primary-key buckets.
+//
+// The metadata store is the truth: a snapshot exists once its record is committed there, and
+// a lease is its record there. The manager's maps are a view of it (followed by a watch in a
+// cluster) that serves the read APIs and the retention floor. Decisions that must not race —
+// a snapshot's id, a lease's content, what cleanup deletes — are taken on fresh reads of the
+// store and written with conditions.
 type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	runMu sync.Mutex // one snapshot pass (and cleanup) at a time
+	runMu   sync.Mutex // one snapshot pass (and cleanup) at a time
+	adminMu sync.Mutex // lease changes and cleanup of this process, one at a time
 
 	mu     sync.Mutex
 	snaps  map[cluster.Bucket][]*Snapshot // ascending ids
@@ -67,6 +102,8 @@ type Manager struct {
 const (
 	snapshotsPrefix = "kv-snapshots/"
 	leasesPrefix    = "kv-snapshot-leases/"
+	// watchPrefix covers both.
+	watchPrefix = "kv-snapshot"
 )
 
 func bucketPrefix(b cluster.Bucket) string {
@@ -99,40 +136,96 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Admin == nil {
+		opts.Admin = opts.Meta
+	}
 	if opts.Config.NumRetained < 1 {
 		opts.Config.NumRetained = 1
 	}
 	m := &Manager{opts: opts, log: opts.Logger, snaps: map[cluster.Bucket][]*Snapshot{}, leases: map[string]*lease{}}
-	kvs, err := opts.Meta.List(ctx, snapshotsPrefix)
+	kvs, err := opts.Meta.List(ctx, watchPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("kvsnap: load snapshots: %w", err)
+		return nil, fmt.Errorf("kvsnap: load snapshots and leases: %w", err)
 	}
-	for _, kv := range kvs {
-		b, ok := parseBucketKey(kv.Key)
-		var s Snapshot
-		if !ok || json.Unmarshal(kv.Value, &s) != nil {
-			return nil, fmt.Errorf("kvsnap: bad snapshot record %s", kv.Key)
-		}
-		m.snaps[b] = append(m.snaps[b], &s)
-	}
-	kvs, err = opts.Meta.List(ctx, leasesPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("kvsnap: load leases: %w", err)
-	}
-	for _, kv := range kvs {
-		var l lease
-		if json.Unmarshal(kv.Value, &l) != nil {
-			return nil, fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
-		}
-		m.leases[strings.TrimPrefix(kv.Key, leasesPrefix)] = &l
+	if err := m.replace(kvs); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
-// Run takes a snapshot of every bucket whose state changed, every Config.Interval, and cleans
-// up expired leases and snapshots no longer retained, until ctx ends. The first pass runs at
-// once, so buckets whose changelog was trimmed before (by an older version) get a snapshot.
+// replace makes the view exactly the given records.
+func (m *Manager) replace(kvs []meta.KV) error {
+	snaps, leases := map[cluster.Bucket][]*Snapshot{}, map[string]*lease{}
+	for _, kv := range kvs {
+		switch {
+		case strings.HasPrefix(kv.Key, snapshotsPrefix):
+			b, s, err := decodeSnapshot(kv.Key, kv.Value)
+			if err != nil {
+				return err
+			}
+			snaps[b] = append(snaps[b], s)
+		case strings.HasPrefix(kv.Key, leasesPrefix):
+			var l lease
+			if json.Unmarshal(kv.Value, &l) != nil {
+				return fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
+			}
+			leases[strings.TrimPrefix(kv.Key, leasesPrefix)] = &l
+		}
+	}
+	m.mu.Lock()
+	m.snaps, m.leases = snaps, leases
+	m.mu.Unlock()
+	return nil
+}
+
+func decodeSnapshot(key string, value []byte) (cluster.Bucket, *Snapshot, error) {
+	b, ok := parseBucketKey(key)
+	var s Snapshot
+	if !ok || json.Unmarshal(value, &s) != nil {
+		return b, nil, fmt.Errorf("kvsnap: bad snapshot record %s", key)
+	}
+	return b, &s, nil
+}
+
+// noteSnapshot puts s into the view (replacing a snapshot of the same id).
+func (m *Manager) noteSnapshot(b cluster.Bucket, s *Snapshot) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ss := slices.DeleteFunc(m.snaps[b], func(o *Snapshot) bool { return o.ID == s.ID })
+	i, _ := slices.BinarySearchFunc(ss, s.ID, func(o *Snapshot, id int64) int { return cmpInt(o.ID, id) })
+	m.snaps[b] = slices.Insert(ss, i, s)
+}
+
+// forgetSnapshot removes snapshot id of b from the view.
+func (m *Manager) forgetSnapshot(b cluster.Bucket, id int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ss := slices.DeleteFunc(m.snaps[b], func(o *Snapshot) bool { return o.ID == id })
+	if len(ss) == 0 {
+		delete(m.snaps, b)
+	} else {
+		m.snaps[b] = ss
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Run takes a snapshot of every bucket whose state changed, every Config.Interval, and — on
+// the active coordinator — cleans up expired leases and snapshots no longer retained, until
+// ctx ends. The first pass runs at once, so buckets whose changelog was trimmed before (by an
+// older version) get a snapshot. With Options.Watch it also follows the metadata store.
 func (m *Manager) Run(ctx context.Context) {
+	if m.opts.Watch != nil {
+		go m.follow(ctx)
+	}
 	t := time.NewTicker(m.opts.Config.Interval)
 	defer t.Stop()
 	for {
@@ -145,23 +238,61 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// SnapshotAll runs one pass: a snapshot of every changed bucket, then cleanup.
+// SnapshotAll runs one pass: a snapshot of every changed bucket this server leads, then
+// cleanup if this node is the active coordinator.
 func (m *Manager) SnapshotAll(ctx context.Context) {
 	for _, b := range m.opts.Buckets() {
 		if ctx.Err() != nil {
 			return
 		}
 		if _, _, err := m.SnapshotBucket(ctx, b); err != nil {
-			m.log.Warn("kv snapshot failed", "bucket", b.Bucket, "err", err)
+			lvl := slog.LevelWarn
+			if ferr.CodeOf(err) == ferr.FencedLeaderEpochException {
+				lvl = slog.LevelInfo // the leadership moved on during the pass
+			}
+			m.log.Log(ctx, lvl, "kv snapshot failed", "bucket", b.Bucket, "err", err)
 		}
 	}
-	if err := m.Cleanup(ctx); err != nil {
+	if m.opts.Active != nil && !m.opts.Active() {
+		return
+	}
+	if err := m.Cleanup(ctx); err != nil && ctx.Err() == nil {
 		m.log.Warn("kv snapshot cleanup failed", "err", err)
 	}
 }
 
+// listBucket reads b's committed snapshots from the metadata store, ascending ids.
+func (m *Manager) listBucket(ctx context.Context, b cluster.Bucket) ([]*Snapshot, error) {
+	kvs, err := m.opts.Meta.List(ctx, bucketPrefix(b))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Snapshot, 0, len(kvs))
+	for _, kv := range kvs {
+		_, s, err := decodeSnapshot(kv.Key, kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// epochFileBase is the first table file number a leader at epoch uses: leaders of different
+// epochs number their files apart, so a deposed leader still writing cannot overwrite a file
+// of its successor's (both start from the same committed snapshots).
+func epochFileBase(epoch int32) uint64 {
+	if epoch <= 0 {
+		return 1
+	}
+	return uint64(epoch) << 32
+}
+
 // SnapshotBucket takes a snapshot of b unless its latest one already holds its applied state.
-// It returns the bucket's latest snapshot and whether it is new.
+// It returns the bucket's latest snapshot and whether it is new. The id is one above the
+// newest committed in the metadata store, read afresh, and the commit requires that id to be
+// free and (with a LeaderFence) b's leadership at b.LeaderEpoch to hold: ids grow across
+// leader changes, and a deposed leader commits nothing.
 func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool, error) {
 	m.runMu.Lock()
 	defer m.runMu.Unlock()
@@ -170,38 +301,119 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 		return nil, false, err
 	}
 	defer view.Close()
-	prev, _ := m.Latest(b.Bucket)
+	committed, err := m.listBucket(ctx, b.Bucket)
+	if err != nil {
+		return nil, false, fmt.Errorf("kvsnap: list snapshots of %s: %w", b.Bucket, err)
+	}
+	var prev *Snapshot
+	if n := len(committed); n > 0 {
+		prev = committed[n-1]
+	}
 	if prev != nil && prev.LogOffset == view.Offset {
+		m.noteSnapshot(b.Bucket, prev)
 		return prev, false, nil
 	}
 	id := int64(0)
-	var nextFile uint64 = 1
-	m.mu.Lock()
-	for _, s := range m.snaps[b.Bucket] {
+	nextFile := epochFileBase(b.LeaderEpoch)
+	for _, s := range committed {
 		id = max(id, s.ID+1)
 		nextFile = max(nextFile, s.nextFileNumber())
 	}
-	m.mu.Unlock()
 	dir := m.bucketDir(b.Bucket)
-	private := filepath.Join(dir, snapDirName(id))
-	_ = os.RemoveAll(private) // left by a pass that failed before its metadata was written
+	if err := sweepOrphans(dir, committed, b.LeaderEpoch); err != nil {
+		m.log.Warn("kv snapshot: remove files of failed passes", "bucket", b.Bucket, "err", err)
+	}
+	name := snapDirName(id)
+	if b.LeaderEpoch > 0 {
+		name = fmt.Sprintf("%s-e%d", name, b.LeaderEpoch)
+	}
+	private := filepath.Join(dir, name)
+	_ = os.RemoveAll(private) // left by a pass of this leadership that failed before its metadata was written
 	s, err := build(view, prev, filepath.Join(dir, sharedDirName), private, id, nextFile, m.log.With("bucket", b.Bucket))
 	if err != nil {
 		return nil, false, fmt.Errorf("kvsnap: build snapshot %d of %s: %w", id, b.Bucket, err)
 	}
+	s.Dir = name
+	s.LeaderEpoch = b.LeaderEpoch
 	s.CreatedMs = m.opts.Now().UnixMilli()
 	data, err := json.Marshal(s)
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := m.opts.Meta.Txn(ctx, nil, []meta.Op{meta.Put(snapshotKey(b.Bucket, id), data)}); err != nil {
-		return nil, false, fmt.Errorf("kvsnap: record snapshot %d of %s: %w", id, b.Bucket, err)
+	key := snapshotKey(b.Bucket, id)
+	conds := []meta.Cond{{Key: key, Exists: false}}
+	ops := []meta.Op{meta.Put(key, data)}
+	var ok bool
+	if m.opts.Fence != nil {
+		ok, err = m.opts.Fence.CommitAsLeader(ctx, b.Bucket, b.LeaderEpoch, conds, ops)
+	} else {
+		ok, err = m.opts.Meta.Txn(ctx, conds, ops)
 	}
-	m.mu.Lock()
-	m.snaps[b.Bucket] = append(m.snaps[b.Bucket], s)
-	m.mu.Unlock()
+	if err == nil && !ok {
+		err = fmt.Errorf("snapshot id %d was taken by another writer", id)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("kvsnap: commit snapshot %d of %s: %w", id, b.Bucket, err)
+	}
+	m.noteSnapshot(b.Bucket, s)
 	m.log.Debug("kv snapshot taken", "bucket", b.Bucket, "id", id, "log_offset", s.LogOffset, "rows", s.Rows, "tables", len(s.Tables))
 	return s, true, nil
+}
+
+// sweepOrphans deletes, in a bucket's directory, the files no committed snapshot lists that a
+// leader of epoch at most epoch wrote: tables and private directories of passes that failed
+// before their commit or whose commit was fenced. Called by the bucket's leader at epoch, with
+// the committed snapshots read afresh, before it builds: no pass of its own is in flight
+// (runMu); a leader of an earlier epoch can no longer commit (its commit needs the bucket state
+// to name it leader at its epoch), so its unlisted files are garbage even while it still writes
+// them; files a later leader may be writing (numbered from epochFileBase(epoch+1), directories
+// tagged with a later epoch) are left alone. Listed files are never touched.
+func sweepOrphans(dir string, committed []*Snapshot, epoch int32) error {
+	limit := epochFileBase(epoch + 1)
+	tables, dirs := map[uint64]bool{}, map[string]bool{}
+	for _, s := range committed {
+		for _, t := range s.Tables {
+			tables[t.Number] = true
+		}
+		dirs[s.dirName()] = true
+	}
+	var errs []error
+	shared, err := os.ReadDir(filepath.Join(dir, sharedDirName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range shared {
+		num, ok := strings.CutSuffix(e.Name(), ".sst")
+		n, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil || tables[n] || n >= limit {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, sharedDirName, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, "snap-")
+		if !ok || !e.IsDir() || dirs[name] {
+			continue
+		}
+		var dirEpoch int64
+		if _, tag, tagged := strings.Cut(rest, "-e"); tagged {
+			if dirEpoch, err = strconv.ParseInt(tag, 10, 32); err != nil {
+				continue
+			}
+		}
+		if dirEpoch > int64(epoch) {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, name)))
+	}
+	return errors.Join(errs...)
 }
 
 // Layout of a bucket's files under the remote directory (docs/kv-snapshots.md).
@@ -273,7 +485,7 @@ func (m *Manager) Files(b cluster.Bucket, s *Snapshot) []File {
 		out = append(out, File{fileURL(filepath.Join(dir, sharedDirName, name)), name})
 	}
 	manifest := manifestName(s.Manifest)
-	private := filepath.Join(dir, snapDirName(s.ID))
+	private := filepath.Join(dir, s.dirName())
 	return append(out,
 		File{fileURL(filepath.Join(private, manifest)), manifest},
 		File{fileURL(filepath.Join(private, "CURRENT")), "CURRENT"})
@@ -303,15 +515,19 @@ func (m *Manager) Floor(b cluster.Bucket) int64 {
 	return 0
 }
 
-// keptLocked returns the ids of b's snapshots that must be kept: the NumRetained newest and
-// every one an unexpired lease holds. Caller holds mu.
+// keptLocked returns the ids of b's snapshots in the view that must be kept. Caller holds mu.
 func (m *Manager) keptLocked(b cluster.Bucket, nowMs int64) map[int64]bool {
-	ss := m.snaps[b]
+	return kept(m.snaps[b], m.leases, b, m.opts.Config.NumRetained, nowMs)
+}
+
+// kept returns the ids of b's snapshots ss (ascending) that must be kept: the numRetained
+// newest and every one an unexpired lease holds.
+func kept(ss []*Snapshot, leases map[string]*lease, b cluster.Bucket, numRetained int, nowMs int64) map[int64]bool {
 	keep := map[int64]bool{}
-	for i := max(0, len(ss)-m.opts.Config.NumRetained); i < len(ss); i++ {
+	for i := max(0, len(ss)-numRetained); i < len(ss); i++ {
 		keep[ss[i].ID] = true
 	}
-	for _, l := range m.leases {
+	for _, l := range leases {
 		if l.ExpiresMs <= nowMs {
 			continue
 		}
@@ -327,65 +543,91 @@ func (m *Manager) keptLocked(b cluster.Bucket, nowMs int64) map[int64]bool {
 // Acquire creates or extends lease id to durationMs from now and makes it hold the given
 // snapshots (replacing the snapshot it held for the same bucket). Snapshots that do not exist
 // are returned as unavailable and not held. As in Fluss, any id and duration are accepted (a
-// lease whose duration is not positive has expired at once).
+// lease whose duration is not positive has expired at once). The lease is read and the
+// snapshots checked in the metadata store itself, and the write requires every held snapshot
+// to exist still, so a lease never holds a snapshot cleanup removed.
 func (m *Manager) Acquire(ctx context.Context, id string, durationMs int64, refs []Ref) ([]Ref, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l := &lease{}
-	if old, ok := m.leases[id]; ok {
-		l.Buckets = slices.Clone(old.Buckets)
-	}
-	l.ExpiresMs = m.opts.Now().UnixMilli() + durationMs
-	var unavailable []Ref
-	for _, r := range refs {
-		if !m.existsLocked(r) {
-			unavailable = append(unavailable, r)
-			continue
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	for attempt := 0; ; attempt++ {
+		l := &lease{}
+		if old, ok, err := m.readLease(ctx, id); err != nil {
+			return nil, err
+		} else if ok {
+			l.Buckets = old.Buckets
 		}
-		l.Buckets = slices.DeleteFunc(l.Buckets, func(o Ref) bool { return o.Bucket == r.Bucket })
-		l.Buckets = append(l.Buckets, r)
+		l.ExpiresMs = m.opts.Now().UnixMilli() + durationMs
+		var unavailable []Ref
+		var conds []meta.Cond
+		for _, r := range refs {
+			_, err := m.opts.Meta.Get(ctx, snapshotKey(r.Bucket, r.ID))
+			if errors.Is(err, meta.ErrNotFound) {
+				unavailable = append(unavailable, r)
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("kvsnap: read snapshot %d of %s: %w", r.ID, r.Bucket, err)
+			}
+			conds = append(conds, meta.Cond{Key: snapshotKey(r.Bucket, r.ID), Exists: true})
+			l.Buckets = slices.DeleteFunc(l.Buckets, func(o Ref) bool { return o.Bucket == r.Bucket })
+			l.Buckets = append(l.Buckets, r)
+		}
+		ok, err := m.putLease(ctx, id, l, conds)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return unavailable, nil
+		}
+		if attempt >= 3 {
+			return nil, fmt.Errorf("kvsnap: lease %s: the snapshots changed during every attempt", id)
+		}
 	}
-	if err := m.putLeaseLocked(ctx, id, l); err != nil {
-		return nil, err
-	}
-	return unavailable, nil
 }
 
-func (m *Manager) existsLocked(r Ref) bool {
-	for _, s := range m.snaps[r.Bucket] {
-		if s.ID == r.ID {
-			return true
-		}
+// readLease reads lease id from the metadata store.
+func (m *Manager) readLease(ctx context.Context, id string) (*lease, bool, error) {
+	v, err := m.opts.Meta.Get(ctx, leasesPrefix+id)
+	if errors.Is(err, meta.ErrNotFound) {
+		return nil, false, nil
 	}
-	return false
+	if err != nil {
+		return nil, false, fmt.Errorf("kvsnap: read lease %s: %w", id, err)
+	}
+	var l lease
+	if err := json.Unmarshal(v, &l); err != nil {
+		return nil, false, fmt.Errorf("kvsnap: bad lease record %s: %w", id, err)
+	}
+	return &l, true, nil
 }
 
 // Release makes lease id stop holding the buckets' snapshots; a lease left empty is dropped.
 // An unknown lease is not an error.
 func (m *Manager) Release(ctx context.Context, id string, buckets []cluster.Bucket) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.leases[id]
-	if !ok {
-		return nil
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	old, ok, err := m.readLease(ctx, id)
+	if err != nil || !ok {
+		return err
 	}
 	l := &lease{ExpiresMs: old.ExpiresMs, Buckets: slices.DeleteFunc(slices.Clone(old.Buckets), func(r Ref) bool {
 		return slices.Contains(buckets, r.Bucket)
 	})}
 	if len(l.Buckets) == 0 {
-		return m.dropLeaseLocked(ctx, id)
+		return m.dropLease(ctx, id)
 	}
-	return m.putLeaseLocked(ctx, id, l)
+	_, err = m.putLease(ctx, id, l, nil)
+	return err
 }
 
 // Drop removes lease id; an unknown lease is not an error.
 func (m *Manager) Drop(ctx context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.leases[id]; !ok {
-		return nil
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	if _, ok, err := m.readLease(ctx, id); err != nil || !ok {
+		return err
 	}
-	return m.dropLeaseLocked(ctx, id)
+	return m.dropLease(ctx, id)
 }
 
 // LeaseTables lists the tables whose snapshots lease id holds.
@@ -403,81 +645,101 @@ func (m *Manager) LeaseTables(id string) []int64 {
 	return out
 }
 
-func (m *Manager) putLeaseLocked(ctx context.Context, id string, l *lease) error {
+// putLease writes lease id through the admin store if conds hold.
+func (m *Manager) putLease(ctx context.Context, id string, l *lease, conds []meta.Cond) (bool, error) {
 	data, err := json.Marshal(l)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if _, err := m.opts.Meta.Txn(ctx, nil, []meta.Op{meta.Put(leasesPrefix+id, data)}); err != nil {
-		return fmt.Errorf("kvsnap: record lease %s: %w", id, err)
+	ok, err := m.opts.Admin.Txn(ctx, conds, []meta.Op{meta.Put(leasesPrefix+id, data)})
+	if err != nil {
+		return false, fmt.Errorf("kvsnap: record lease %s: %w", id, err)
 	}
-	m.leases[id] = l
-	return nil
+	if ok {
+		m.mu.Lock()
+		m.leases[id] = l
+		m.mu.Unlock()
+	}
+	return ok, nil
 }
 
-func (m *Manager) dropLeaseLocked(ctx context.Context, id string) error {
-	if _, err := m.opts.Meta.Txn(ctx, nil, []meta.Op{meta.Delete(leasesPrefix + id)}); err != nil {
+func (m *Manager) dropLease(ctx context.Context, id string) error {
+	if _, err := m.opts.Admin.Txn(ctx, nil, []meta.Op{meta.Delete(leasesPrefix + id)}); err != nil {
 		return fmt.Errorf("kvsnap: drop lease %s: %w", id, err)
 	}
+	m.mu.Lock()
 	delete(m.leases, id)
+	m.mu.Unlock()
 	return nil
 }
 
 // Cleanup drops expired leases, then the snapshots that are neither retained nor leased (their
 // metadata first, then their files that no kept snapshot shares), and everything of tables and
-// partitions that no longer exist.
+// partitions that no longer exist. It decides on the metadata store's records read afresh, not
+// on the view, and writes through the admin store: in a cluster only the active coordinator
+// cleans up, and a deposed one deletes nothing. The newest snapshot of an existing bucket is
+// always kept (NumRetained >= 1), so a leader building on it never loses its base.
 func (m *Manager) Cleanup(ctx context.Context) error {
 	m.runMu.Lock()
 	defer m.runMu.Unlock()
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	kvs, err := m.opts.Meta.List(ctx, watchPrefix)
+	if err != nil {
+		return fmt.Errorf("kvsnap: cleanup: %w", err)
+	}
+	snaps, leases := map[cluster.Bucket][]*Snapshot{}, map[string]*lease{}
+	for _, kv := range kvs {
+		switch {
+		case strings.HasPrefix(kv.Key, snapshotsPrefix):
+			b, s, err := decodeSnapshot(kv.Key, kv.Value)
+			if err != nil {
+				return err
+			}
+			snaps[b] = append(snaps[b], s)
+		case strings.HasPrefix(kv.Key, leasesPrefix):
+			var l lease
+			if json.Unmarshal(kv.Value, &l) != nil {
+				return fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
+			}
+			leases[strings.TrimPrefix(kv.Key, leasesPrefix)] = &l
+		}
+	}
 	now := m.opts.Now().UnixMilli()
 	var errs []error
-	m.mu.Lock()
-	for id, l := range m.leases {
+	for id, l := range leases {
 		if l.ExpiresMs <= now {
-			if err := m.dropLeaseLocked(ctx, id); err != nil {
-				errs = append(errs, err)
+			if err := m.dropLease(ctx, id); err != nil {
+				return errors.Join(append(errs, err)...) // a deposed coordinator: stop at once
 			}
+			delete(leases, id)
 		}
 	}
-	type drop struct {
-		b       cluster.Bucket
-		victims []*Snapshot
-		kept    []*Snapshot
-	}
-	var drops []drop
-	for b, ss := range m.snaps {
+	for b, ss := range snaps {
 		gone := !m.exists(b)
-		keep := m.keptLocked(b, now)
-		d := drop{b: b}
+		keep := kept(ss, leases, b, m.opts.Config.NumRetained, now)
+		var victims, held []*Snapshot
 		for _, s := range ss {
 			if gone || !keep[s.ID] {
-				d.victims = append(d.victims, s)
+				victims = append(victims, s)
 			} else {
-				d.kept = append(d.kept, s)
+				held = append(held, s)
 			}
 		}
-		if len(d.victims) > 0 {
-			drops = append(drops, d)
-		}
-	}
-	m.mu.Unlock()
-	for _, d := range drops {
-		ops := make([]meta.Op, 0, len(d.victims))
-		for _, s := range d.victims {
-			ops = append(ops, meta.Delete(snapshotKey(d.b, s.ID)))
-		}
-		if _, err := m.opts.Meta.Txn(ctx, nil, ops); err != nil {
-			errs = append(errs, fmt.Errorf("kvsnap: drop snapshots of %s: %w", d.b, err))
+		if len(victims) == 0 {
 			continue
 		}
-		m.mu.Lock()
-		if len(d.kept) == 0 {
-			delete(m.snaps, d.b)
-		} else {
-			m.snaps[d.b] = d.kept
+		ops := make([]meta.Op, 0, len(victims))
+		for _, s := range victims {
+			ops = append(ops, meta.Delete(snapshotKey(b, s.ID)))
 		}
-		m.mu.Unlock()
-		errs = append(errs, m.removeFiles(d.b, d.victims, d.kept))
+		if _, err := m.opts.Admin.Txn(ctx, nil, ops); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("kvsnap: drop snapshots of %s: %w", b, err))...)
+		}
+		for _, s := range victims {
+			m.forgetSnapshot(b, s.ID)
+		}
+		errs = append(errs, m.removeFiles(b, victims, held))
 	}
 	return errors.Join(errs...)
 }
@@ -509,7 +771,7 @@ func (m *Manager) removeFiles(b cluster.Bucket, victims, kept []*Snapshot) error
 	}
 	var errs []error
 	for _, s := range victims {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, snapDirName(s.ID))))
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, s.dirName())))
 		for _, t := range s.Tables {
 			if !used[t.Number] {
 				if err := os.Remove(filepath.Join(dir, sharedDirName, tableName(t.Number))); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -519,4 +781,78 @@ func (m *Manager) removeFiles(b cluster.Bucket, victims, kept []*Snapshot) error
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// follow keeps the view in step with the metadata store: a watch on the snapshot and lease
+// records, and a full reload whenever the watch breaks (a compaction, a lost connection).
+func (m *Manager) follow(ctx context.Context) {
+	cli := m.opts.Watch
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		resp, err := cli.Get(ctx, meta.KeyPrefix+watchPrefix, clientv3.WithPrefix())
+		if err == nil {
+			kvs := make([]meta.KV, 0, len(resp.Kvs))
+			for _, kv := range resp.Kvs {
+				kvs = append(kvs, meta.KV{Key: strings.TrimPrefix(string(kv.Key), meta.KeyPrefix), Value: kv.Value})
+			}
+			err = m.replace(kvs)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.Warn("kv snapshots: reload the metadata", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		wch := cli.Watch(clientv3.WithRequireLeader(ctx), meta.KeyPrefix+watchPrefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+		for wr := range wch {
+			if wr.Err() != nil {
+				break
+			}
+			for _, ev := range wr.Events {
+				m.applyEvent(ev)
+			}
+		}
+	}
+}
+
+// applyEvent applies one watched change to the view.
+func (m *Manager) applyEvent(ev *clientv3.Event) {
+	key := strings.TrimPrefix(string(ev.Kv.Key), meta.KeyPrefix)
+	del := ev.Type == clientv3.EventTypeDelete
+	switch {
+	case strings.HasPrefix(key, snapshotsPrefix):
+		b, ok := parseBucketKey(key)
+		if !ok {
+			return
+		}
+		if del {
+			id, err := strconv.ParseInt(key[strings.LastIndexByte(key, '/')+1:], 10, 64)
+			if err == nil {
+				m.forgetSnapshot(b, id)
+			}
+			return
+		}
+		if _, s, err := decodeSnapshot(key, ev.Kv.Value); err == nil {
+			m.noteSnapshot(b, s)
+		}
+	case strings.HasPrefix(key, leasesPrefix):
+		id := strings.TrimPrefix(key, leasesPrefix)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if del {
+			delete(m.leases, id)
+			return
+		}
+		var l lease
+		if json.Unmarshal(ev.Kv.Value, &l) == nil {
+			m.leases[id] = &l
+		}
+	}
 }

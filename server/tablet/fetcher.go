@@ -249,14 +249,18 @@ func (f *fetcher) apply(resp *flusspb.FetchLogResponse, sent map[cluster.Bucket]
 			if code := ferr.Code(br.GetErrorCode()); code != ferr.None {
 				// NOT_LEADER_OR_FOLLOWER and the like pass once the states settle. A fetch offset
 				// below the leader's log start (its retention removed what this follower lacks)
-				// restarts a log-table follower there; a PK follower needs an operator
-				// (docs/cluster.md, "Not built yet").
+				// restarts a log-table follower there, and bootstraps a PK follower from the
+				// bucket's latest KV snapshot (snapshot_bootstrap.go).
 				lvl := slog.LevelDebug
 				if code == ferr.LogOffsetOutOfRangeException {
 					lvl = slog.LevelWarn
 					rep := fw.rep
-					if start := br.GetLogStartOffset(); rep.KV == nil && start > rep.Log.LogEndOffset() && rep.repl.restarting.CompareAndSwap(false, true) {
-						go f.s.restartFollowerAt(rep, start)
+					if start := br.GetLogStartOffset(); start > rep.Log.LogEndOffset() && rep.repl.restarting.CompareAndSwap(false, true) {
+						if rep.KV == nil {
+							go f.s.restartFollowerAt(rep, start)
+						} else {
+							go f.s.bootstrapFromSnapshot(rep, start)
+						}
 					}
 				}
 				f.s.log.Log(context.Background(), lvl, "leader refused follower fetch", "bucket", b, "leader", f.leader,

@@ -130,6 +130,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 	}
 	if !st.IsReplica(self) {
 		delete(s.standalone, b)
+		s.standaloneEpochs.Delete(b)
 		if rep == nil {
 			return nil
 		}
@@ -161,9 +162,11 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 			return ferr.New(ferr.FencedLeaderEpochException, "the only replica %d of %s must lead it, not %d", self, b, st.Leader)
 		}
 		s.standalone[b] = st
+		s.standaloneEpochs.Store(b, st.LeaderEpoch)
 		return nil
 	}
 	delete(s.standalone, b)
+	s.standaloneEpochs.Delete(b)
 	if st.Leader == self {
 		return s.becomeLeader(ctx, rep, st)
 	}

@@ -138,6 +138,10 @@ type rcluster struct {
 	maxLag time.Duration
 	// segmentBytes, when set, is log.segment.file-size of servers started afterwards.
 	segmentBytes int64
+	// snapshots and floor, when set, are the KV snapshots and retention floor of servers
+	// started afterwards.
+	snapshots tablet.SnapshotSource
+	floor     func(cluster.Bucket) int64
 }
 
 func newRCluster(t testing.TB, n int, minISR int, maxLag time.Duration) *rcluster {
@@ -167,7 +171,8 @@ func (c *rcluster) start(id int32) {
 		cfg.LogSegmentBytes = c.segmentBytes
 	}
 	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: cfg,
-		InternalListener: "FLUSS", Replication: c.ctl, MinInSyncReplicas: c.minISR, ReplicaMaxLag: c.maxLag}, quiet())
+		InternalListener: "FLUSS", Replication: c.ctl, MinInSyncReplicas: c.minISR, ReplicaMaxLag: c.maxLag,
+		Snapshots: c.snapshots, RetentionFloor: c.floor}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,9 @@ type Options struct {
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
 	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
+	// Snapshots, when set, are the KV snapshots a primary-key follower behind its leader's log
+	// start bootstraps from (snapshot_bootstrap.go).
+	Snapshots SnapshotSource
 	// Replication is the control plane of replicated buckets (ADJUST_ISR, lineages, the
 	// internal addresses of leaders). Nil when every bucket runs standalone (the single node):
 	// ApplyBucketStates then refuses states that name other servers.
@@ -80,6 +83,10 @@ type Server struct {
 	fetchMu    sync.Mutex
 	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
 	isrWG      sync.WaitGroup     // AdjustISR calls in flight
+
+	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
+	// without leadMu (KV snapshots fence their commits with it).
+	standaloneEpochs sync.Map
 }
 
 // Replica is one bucket led by this server.
@@ -215,6 +222,7 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 	for k := range s.standalone {
 		if k.TableID == tableID && (partitionID == cluster.NoPartition || k.PartitionID == partitionID) {
 			delete(s.standalone, k)
+			s.standaloneEpochs.Delete(k)
 		}
 	}
 	var errs []error

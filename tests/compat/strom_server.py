@@ -119,6 +119,8 @@ def start_cluster(binary: str, root: Path, nodes=3, options=None):
             "etcd.advertise-peer-urls": f"http://127.0.0.1:{peer}",
             "etcd.listen-client-urls": f"http://127.0.0.1:{client}",
             "etcd.advertise-client-urls": f"http://127.0.0.1:{client}",
+            # KV snapshots: one directory the nodes share (docs/kv-snapshots.md).
+            "remote.data.dir": str(root / "remote"),
             **(options or {}),
         }
         args = ["--coordinator-listen", f"127.0.0.1:{coord}", "--tablet-listen", f"127.0.0.1:{tablet}"]

@@ -2,6 +2,8 @@
 # Runs the Flink SQL checks (FlinkCheck.java) against a server.
 #   tests/flink/run.sh STROM_BINARY [CHECK...]      starts Strom on free loopback ports, stops it after
 #   FLINK_BOOTSTRAP=host:port tests/flink/run.sh - [CHECK...]   uses a server that is already running
+#   FLINK_CLUSTER=1 tests/flink/run.sh STROM_BINARY [CHECK...]  starts a 3-node cluster instead
+#     (replication factor 3, one shared remote.data.dir, embedded etcd on free loopback ports)
 # Released jars only: Maven resolves Flink 1.20 and fluss-flink-1.20 from Maven Central (once, into
 # ~/.m2); the harness is compiled with javac, so no Maven plugin beyond dependency:build-classpath.
 set -euo pipefail
@@ -28,17 +30,58 @@ fi
 
 work="$(mktemp -d)"
 pid=""
+pids=()
 cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
+  for p in $pid "${pids[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then
+      kill -TERM "$p" 2>/dev/null || true
+    fi
+  done
+  for p in $pid "${pids[@]}"; do
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
+# free_ports N prints N loopback ports that were free a moment ago.
+free_ports() {
+  python3 -c 'import socket,sys
+ss=[socket.socket() for _ in range(int(sys.argv[1]))]
+[s.bind(("127.0.0.1",0)) for s in ss]
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+
 if [ "$bin" = "-" ]; then
   bootstrap="${FLINK_BOOTSTRAP:?FLINK_BOOTSTRAP=host:port is needed with -}"
+elif [ -n "${FLINK_CLUSTER:-}" ]; then
+  # Three nodes, each a coordinator, a tablet server and an etcd member (docs/cluster.md), with
+  # the single node's snapshot and retention settings and one remote.data.dir they all share.
+  read -r -a ports <<<"$(free_ports 12)"
+  initial="n1=http://127.0.0.1:${ports[2]},n2=http://127.0.0.1:${ports[6]},n3=http://127.0.0.1:${ports[10]}"
+  mkdir -p "$work/remote"
+  addrs=()
+  for i in 1 2 3; do
+    p=("${ports[@]:$(( (i - 1) * 4 )):4}")
+    "$bin" serve --data-dir "$work/node$i" --coordinator-listen "127.0.0.1:${p[0]}" --tablet-listen "127.0.0.1:${p[1]}" \
+      --set tablet-server.id=$i --set etcd.name=n$i --set etcd.initial-cluster="$initial" \
+      --set etcd.listen-peer-urls="http://127.0.0.1:${p[2]}" --set etcd.listen-client-urls="http://127.0.0.1:${p[3]}" \
+      --set default.replication.factor=3 --set remote.data.dir="$work/remote" \
+      --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s \
+      >"$work/strom$i.log" 2>&1 &
+    pids+=($!)
+    addrs+=("127.0.0.1:${p[0]}")
+  done
+  for i in 1 2 3; do
+    for _ in $(seq 1 600); do
+      grep -q "strom is ready" "$work/strom$i.log" && break
+      kill -0 "${pids[$((i - 1))]}" 2>/dev/null || { cat "$work/strom$i.log"; echo "strom node $i exited" >&2; exit 1; }
+      sleep 0.1
+    done
+    grep -q "strom is ready" "$work/strom$i.log" || { cat "$work/strom$i.log"; echo "strom node $i not ready" >&2; exit 1; }
+  done
+  bootstrap="$(IFS=,; echo "${addrs[*]}")"
+  echo "3-node strom cluster serving at $bootstrap (logs: $work/strom{1,2,3}.log, kept on failure under $here/target/)"
 else
   # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds.
   "$bin" serve --data-dir "$work/data" --coordinator-listen 127.0.0.1:0 --tablet-listen 127.0.0.1:0 \
@@ -61,7 +104,9 @@ java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${FLINK_LOG_LEVEL:-error}" \
   -Dflinkcheck.timeout="${FLINK_CHECK_TIMEOUT:-60}" \
   -cp "$classes:$(cat "$cp_file"):$lake_jar" dev.strom.flinkcheck.FlinkCheck "$bootstrap" "$@" || status=$?
-if [ "$status" -ne 0 ] && [ -f "$work/strom.log" ]; then
-  cp "$work/strom.log" "$here/target/strom.log"
+if [ "$status" -ne 0 ]; then
+  for f in "$work"/strom*.log; do
+    [ -f "$f" ] && cp "$f" "$here/target/"
+  done
 fi
 exit "$status"
