@@ -34,7 +34,9 @@ func (t ServerTag) String() string {
 }
 
 // ValidServerTag reports whether v is a tag Fluss defines.
-func ValidServerTag(v int32) bool { return v == int32(TagPermanentOffline) || v == int32(TagTemporaryOffline) }
+func ValidServerTag(v int32) bool {
+	return v == int32(TagPermanentOffline) || v == int32(TagTemporaryOffline)
+}
 
 // Goal is a rebalance goal (Fluss's GoalType, same numbers), in the order of priority given.
 type Goal int32

@@ -271,7 +271,7 @@ func TestRebalanceRefusesPKMoveWithTrimmedChangelog(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	// Server 1 leads both buckets; its LIST_OFFSETS EARLIEST says bucket 0 starts at 5.
 	svc := wire.NewService(2)
-	svc.Handle(wire.ListOffsets, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	svc.Handle(wire.ListOffsets, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
 		var r flusspb.ListOffsetsRequest
 		if err := req.Decode(&r); err != nil {
 			return nil, err
