@@ -51,6 +51,9 @@ const (
 	// in parallel keep a rebalance of many small buckets short without flooding a leader).
 	maxConcurrentMoves = 4
 	defaultMoveTimeout = 2 * time.Minute
+	// maxRebalanceRecord keeps the rebalance record under etcd's default request limit
+	// (1.5 MiB) with room for the transaction around it.
+	maxRebalanceRecord = 1 << 20
 )
 
 // Rebalance is a rebalance's record in etcd.
@@ -262,6 +265,9 @@ func (c *Control) StartRebalance(ctx context.Context, goals []Goal) (string, err
 	r := &Rebalance{ID: hex.EncodeToString(id[:]), Status: StatusNotStarted, Goals: slices.Clone(goals), Moves: moves, CreatedMs: time.Now().UnixMilli()}
 	if len(moves) == 0 {
 		r.Status = StatusCompleted
+	}
+	if val, _ := json.Marshal(r); len(val) > maxRebalanceRecord {
+		return "", ferr.New(ferr.RebalanceFailureException, "the plan moves %d buckets, too many for one rebalance record (%d bytes, at most %d); tag fewer servers at a time", len(moves), len(val), maxRebalanceRecord)
 	}
 	if err := c.saveRebalanceLocked(ctx, r); err != nil {
 		return "", err
