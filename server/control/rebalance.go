@@ -421,15 +421,30 @@ func (c *Control) stepRebalance(ctx context.Context) error {
 		if m.Status != StatusNotStarted {
 			continue
 		}
-		m.Status = StatusRebalancing
+		first, held := c.moveStarted[m.Bucket]
+		if !held {
+			first = time.Now()
+			c.moveStarted[m.Bucket] = first
+		}
+		reason, final := c.moveBlocked(ctx, m)
+		if reason != "" && !final && time.Since(first) <= c.moveTimeout() {
+			// Held (no live leader yet, the leader did not answer): tried again at the
+			// next step, within the move's timeout.
+			c.log.Debug("rebalance move held", "bucket", m.Bucket, "reason", reason)
+			continue
+		}
 		changed = true
-		c.moveStarted[m.Bucket] = time.Now()
-		if reason := c.moveBlocked(ctx, m); reason != "" {
+		if reason != "" {
 			m.Status, m.Reason = StatusFailed, reason
-			c.log.Warn("rebalance move refused", "bucket", m.Bucket, "reason", reason)
+			if !final {
+				m.Status = StatusTimeout
+			}
+			c.log.Warn("rebalance move refused", "bucket", m.Bucket, "status", m.Status, "reason", reason)
 			delete(c.moveStarted, m.Bucket)
 			continue
 		}
+		m.Status = StatusRebalancing
+		c.moveStarted[m.Bucket] = time.Now()
 		running++
 		if err := c.advanceMove(ctx, m); err != nil {
 			return err
@@ -469,37 +484,45 @@ func (c *Control) stepRebalance(ctx context.Context) error {
 	return c.saveRebalanceLocked(ctx, r)
 }
 
-// moveBlocked says why a move cannot start, or "" when it can: the bucket is gone, has no
-// live leader, or is a primary-key bucket gaining a replica while its leader's changelog no
-// longer starts at offset 0 (a new replica must replay the whole changelog into its state;
-// bootstrapping it from a KV snapshot is not built).
-func (c *Control) moveBlocked(ctx context.Context, m *BucketMove) string {
+// moveBlocked says why a move cannot start, or "" when it can. final reports a refusal
+// (the bucket is gone; a primary-key bucket would gain a replica while its leader's
+// changelog no longer starts at offset 0: a new replica must replay the whole changelog into
+// its state, and bootstrapping it from a KV snapshot is not built); otherwise the move is
+// held and tried again (no live leader yet, the leader did not answer).
+func (c *Control) moveBlocked(ctx context.Context, m *BucketMove) (reason string, final bool) {
 	st, ok := c.State(m.Bucket)
 	if !ok {
-		return "the bucket no longer exists"
+		return "the bucket no longer exists", true
 	}
 	if st.Leader == cluster.NoLeader || !c.IsLive(st.Leader) {
-		return "the bucket has no live leader to copy from"
+		return "the bucket has no live leader to copy from", false
 	}
 	added := slices.DeleteFunc(slices.Clone(m.NewReplicas), st.IsReplica)
 	if len(added) == 0 || c.opts.Catalog == nil {
-		return ""
+		return "", false
 	}
 	t, ok := c.opts.Catalog.TableByID(m.Bucket.TableID)
 	if !ok {
-		return "the bucket's table is not in the catalog"
+		return "the bucket's table is not in the catalog", false
 	}
 	if !t.HasPrimaryKey() {
-		return ""
+		return "", false
 	}
 	start, err := c.leaderLogStart(ctx, m.Bucket, st.Leader)
 	if err != nil {
-		return fmt.Sprintf("cannot read the log start offset of the leader %d: %v", st.Leader, err)
+		return fmt.Sprintf("cannot read the log start offset of the leader %d: %v", st.Leader, err), false
 	}
 	if start > 0 {
-		return fmt.Sprintf("the leader's changelog starts at offset %d, so a new replica cannot rebuild the primary-key state from it (bootstrapping a replica from a KV snapshot is not built)", start)
+		return fmt.Sprintf("the leader's changelog starts at offset %d, so a new replica cannot rebuild the primary-key state from it (bootstrapping a replica from a KV snapshot is not built)", start), true
 	}
-	return ""
+	return "", false
+}
+
+func (c *Control) moveTimeout() time.Duration {
+	if c.opts.MoveTimeout == 0 {
+		return defaultMoveTimeout
+	}
+	return c.opts.MoveTimeout
 }
 
 // leaderLogStart asks the leader of b for its log start offset (LIST_OFFSETS EARLIEST over
@@ -550,10 +573,7 @@ func (c *Control) advanceMove(ctx context.Context, m *BucketMove) error {
 		started = time.Now() // continued after a takeover: its time starts again
 		c.moveStarted[m.Bucket] = started
 	}
-	timeout := c.opts.MoveTimeout
-	if timeout == 0 {
-		timeout = defaultMoveTimeout
-	}
+	timeout := c.moveTimeout()
 	if sameMembers(st.Replicas, m.NewReplicas) {
 		if st.Leader == m.NewLeader || !c.IsLive(m.NewLeader) || !st.InISR(m.NewLeader) {
 			// Done; a planned leader that died meanwhile left the leadership to the
