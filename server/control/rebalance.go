@@ -114,6 +114,28 @@ func (c *Control) applyMembershipKVLocked(key string, value []byte, deleted bool
 	return false
 }
 
+// loadMembership reads the tags and the rebalance record from etcd when this node takes
+// over: its predecessor can no longer write (its fence is gone), so what etcd holds now is
+// final, while the watch may still be delivering the last writes.
+func (c *Control) loadMembership(ctx context.Context) error {
+	resp, err := c.cli.Txn(ctx).Then(clientv3.OpGet(meta.KeyPrefix+serverTagsKey), clientv3.OpGet(meta.KeyPrefix+rebalanceKey)).Commit()
+	if err != nil {
+		return fmt.Errorf("read the server tags and the rebalance: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rebalance = nil
+	for i, key := range []string{serverTagsKey, rebalanceKey} {
+		kvs := resp.Responses[i].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			c.applyMembershipKVLocked(key, nil, true)
+			continue
+		}
+		c.applyMembershipKVLocked(key, kvs[0].Value, false)
+	}
+	return nil
+}
+
 // ServerTags returns the tags of the tablet servers.
 func (c *Control) ServerTags() map[int32]ServerTag {
 	c.mu.RLock()
