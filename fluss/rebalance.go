@@ -125,15 +125,15 @@ func (p *RebalanceProgress) Done() float64 {
 }
 
 // AddServerTag tags tablet servers, all or none. A server that is neither live nor holds a
-// replica fails with SERVER_NOT_EXIST; a server that has another tag with
-// SERVER_TAG_ALREADY_EXIST (remove it first). Needs ALTER on the cluster.
+// replica fails with ErrServerNotExist; a server that has another tag with
+// ErrSeverTagAlreadyExist (remove it first). Needs ALTER on the cluster.
 func (a *Admin) AddServerTag(ctx context.Context, serverIDs []int32, tag ServerTag) error {
 	req := &flusspb.AddServerTagRequest{ServerIds: serverIDs, ServerTag: proto.Int32(int32(tag))}
 	return a.conn.callCoordinator(ctx, wire.AddServerTag, req, &flusspb.AddServerTagResponse{})
 }
 
 // RemoveServerTag removes a tag from tablet servers, all or none; a server that has another
-// tag fails with SERVER_TAG_NOT_EXIST. Needs ALTER on the cluster.
+// tag fails with ErrSeverTagNotExist. Needs ALTER on the cluster.
 func (a *Admin) RemoveServerTag(ctx context.Context, serverIDs []int32, tag ServerTag) error {
 	req := &flusspb.RemoveServerTagRequest{ServerIds: serverIDs, ServerTag: proto.Int32(int32(tag))}
 	return a.conn.callCoordinator(ctx, wire.RemoveServerTag, req, &flusspb.RemoveServerTagResponse{})
@@ -141,7 +141,7 @@ func (a *Admin) RemoveServerTag(ctx context.Context, serverIDs []int32, tag Serv
 
 // Rebalance plans and starts a rebalance for goals (highest priority first) and returns its
 // id: replicas move off tagged servers and, by the goals, between the others. One rebalance
-// runs at a time: REBALANCE_FAILURE while another is running, or when the plan is
+// runs at a time: ErrRebalanceFailure while another is running, or when the plan is
 // impossible (no server left to take a tagged server's replicas). Follow it with
 // ListRebalanceProgress. Needs WRITE on the cluster.
 func (a *Admin) Rebalance(ctx context.Context, goals ...RebalanceGoal) (string, error) {
@@ -158,7 +158,7 @@ func (a *Admin) Rebalance(ctx context.Context, goals ...RebalanceGoal) (string, 
 
 // ListRebalanceProgress returns the current or last rebalance (id "": whichever it is), or
 // nil if there has been none. An id that is not the current one fails with
-// NO_REBALANCE_IN_PROGRESS. Needs DESCRIBE on the cluster.
+// ErrNoRebalanceInProgress. Needs DESCRIBE on the cluster.
 func (a *Admin) ListRebalanceProgress(ctx context.Context, id string) (*RebalanceProgress, error) {
 	req := &flusspb.ListRebalanceProgressRequest{}
 	if id != "" {
@@ -192,7 +192,7 @@ func (a *Admin) ListRebalanceProgress(ctx context.Context, id string) (*Rebalanc
 
 // CancelRebalance cancels the current rebalance (id "": whichever it is): moves not yet
 // started are canceled, a move already copying runs to its end. A finished rebalance is
-// left as it is; no rebalance, or another id, fails with NO_REBALANCE_IN_PROGRESS. Needs
+// left as it is; no rebalance, or another id, fails with ErrNoRebalanceInProgress. Needs
 // WRITE on the cluster.
 func (a *Admin) CancelRebalance(ctx context.Context, id string) error {
 	req := &flusspb.CancelRebalanceRequest{}
