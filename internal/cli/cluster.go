@@ -7,11 +7,13 @@ import (
 )
 
 func (a *app) clusterCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Show the cluster's servers, the buckets each leads, and the buckets of its tables",
+		Short: "Show the cluster's servers, the buckets each leads, and the buckets of its tables; tag servers and rebalance",
 		Example: `  strom cluster
-  strom cluster --json`,
+  strom cluster --json
+  strom cluster tag add 3
+  strom cluster rebalance --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -127,4 +129,6 @@ func (a *app) clusterCommand() *cobra.Command {
 			return printTable(a.io.Out, []string{"TABLE", "BUCKETS", "PARTITIONS", "TOTAL BUCKETS"}, rows)
 		},
 	}
+	cmd.AddCommand(a.clusterTagCommand(), a.clusterRebalanceCommand())
+	return cmd
 }

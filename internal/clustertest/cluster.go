@@ -190,3 +190,45 @@ func BuildStrom(moduleDir, dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// AddTabletServer starts a new node running only a tablet server with tablet-server.id id,
+// a client of the cluster's embedded etcd (etcd.endpoints), as docs/cluster.md adds servers
+// to a running cluster; set holds extra options. It waits until the node is ready.
+func (c *Cluster) AddTabletServer(id int32, set map[string]string) *Node {
+	c.t.Helper()
+	ports := FreePorts(c.t, 2)
+	n := &Node{
+		ID:              id,
+		DataDir:         filepath.Join(c.t.TempDir(), fmt.Sprintf("node%d", id)),
+		CoordinatorAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		TabletAddr:      fmt.Sprintf("127.0.0.1:%d", ports[1]),
+	}
+	var endpoints []string
+	for _, m := range c.Nodes {
+		if m.ClientURL != "" {
+			endpoints = append(endpoints, m.ClientURL)
+		}
+	}
+	opts := map[string]string{
+		"server.roles":     "tablet-server",
+		"tablet-server.id": fmt.Sprint(id),
+		"etcd.endpoints":   strings.Join(endpoints, ","),
+	}
+	for k, v := range set {
+		opts[k] = v
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := []string{"serve", "--data-dir", n.DataDir, "--coordinator-listen", n.CoordinatorAddr, "--tablet-listen", n.TabletAddr}
+	for _, k := range keys {
+		args = append(args, "--set", k+"="+opts[k])
+	}
+	n.Process = NewProcess(c.t, fmt.Sprintf("node%d", id), c.Nodes[0].bin, args...)
+	c.Nodes = append(c.Nodes, n)
+	n.Start()
+	n.WaitReady(60 * time.Second)
+	return n
+}

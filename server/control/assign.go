@@ -20,7 +20,9 @@ import (
 // rotate over the servers within and across tables. It returns the puts of the states, for
 // the creating transaction, and the states themselves.
 func (c *Control) Assign(t *cluster.TableInfo, partitionID int64) ([]meta.Op, map[cluster.Bucket]cluster.BucketState, error) {
-	servers := c.LiveServers()
+	// A server tagged PERMANENT_OFFLINE gets no new replica (Fluss's getLiveServers).
+	tags := c.ServerTags()
+	servers := slices.DeleteFunc(c.LiveServers(), func(id int32) bool { return tags[id] == TagPermanentOffline && hasTag(tags, id) })
 	rf := t.Descriptor.ReplicationFactor()
 	if rf <= 0 {
 		rf = 1
@@ -220,4 +222,9 @@ func (c *Control) casState(ctx context.Context, b cluster.Bucket, expectRev int6
 		return 0, meta.ErrNotLeader()
 	}
 	return 0, nil
+}
+
+func hasTag(tags map[int32]ServerTag, id int32) bool {
+	_, ok := tags[id]
+	return ok
 }

@@ -124,6 +124,8 @@ type Options struct {
 	// NotifyTimeout bounds the wait of a coordinator for a tablet server to apply a state
 	// (default 10 s).
 	NotifyTimeout time.Duration
+	// MoveTimeout bounds one bucket move of a rebalance (default 2 min, as Fluss).
+	MoveTimeout time.Duration
 }
 
 type stateEntry struct {
@@ -162,6 +164,19 @@ type Control struct {
 	// does not know yet (its reload lags the watch); retried after each reload.
 	pendingMu sync.Mutex
 	pending   map[cluster.Bucket]bool
+	// mine are the buckets whose last state applied here listed this server: when a state
+	// stops listing it, the replica is told so (and deletes its copy).
+	mineMu sync.Mutex
+	mine   map[cluster.Bucket]bool
+
+	// Membership changes (rebalance.go). tags and rebalance are guarded by mu; memberMu
+	// serialises the active coordinator's tag and rebalance changes; moveStarted is owned by
+	// the holder of memberMu.
+	tags          map[int32]ServerTag
+	rebalance     *Rebalance
+	memberMu      sync.Mutex
+	rebalanceKick chan struct{}
+	moveStarted   map[cluster.Bucket]time.Time
 }
 
 // New returns a Control; Start runs it.
@@ -179,6 +194,7 @@ func New(opts Options) *Control {
 		opts: opts, store: opts.Store, cli: opts.Store.Client(), log: opts.Log,
 		live: map[int32]Registration{}, states: map[cluster.Bucket]stateEntry{},
 		kick: make(chan struct{}, 1), catalogKick: make(chan struct{}, 1),
+		rebalanceKick: make(chan struct{}, 1), mine: map[cluster.Bucket]bool{},
 		conns: newConnPool(),
 	}
 }
@@ -202,9 +218,10 @@ func (c *Control) Start(ctx context.Context) error {
 	go func() { defer c.wg.Done(); c.watchLoop(rev) }()
 	go func() { defer c.wg.Done(); c.catalogLoop() }()
 	if c.opts.Coordinator != nil {
-		c.wg.Add(2)
+		c.wg.Add(3)
 		go func() { defer c.wg.Done(); c.campaignLoop() }()
 		go func() { defer c.wg.Done(); c.reconcileLoop() }()
+		go func() { defer c.wg.Done(); c.rebalanceLoop() }()
 	}
 	return nil
 }
@@ -233,6 +250,10 @@ func (c *Control) load(ctx context.Context) (int64, error) {
 	c.mu.Lock()
 	c.live = map[int32]Registration{}
 	c.states = map[cluster.Bucket]stateEntry{}
+	c.tags = map[int32]ServerTag{}
+	if !c.Active() {
+		c.rebalance = nil
+	}
 	for _, kv := range resp.Kvs {
 		c.applyKVLocked(string(kv.Key), kv.Value, kv.ModRevision, false)
 	}
@@ -248,6 +269,9 @@ func (c *Control) load(ctx context.Context) (int64, error) {
 // kind of key changed.
 func (c *Control) applyKVLocked(fullKey string, value []byte, rev int64, deleted bool) (kind string, b cluster.Bucket) {
 	key := strings.TrimPrefix(fullKey, meta.KeyPrefix)
+	if c.applyMembershipKVLocked(key, value, deleted) {
+		return "membership", b
+	}
 	switch {
 	case strings.HasPrefix(key, serversPrefix):
 		id, err := strconv.ParseInt(strings.TrimPrefix(key, serversPrefix), 10, 32)
@@ -391,6 +415,9 @@ func (c *Control) handleEvents(events []*clientv3.Event) {
 	}
 	if c.opts.Replicas != nil && (len(changed) > 0 || len(dropped) > 0) {
 		c.applyMine(c.ctx, c.statesOf(changed), dropped, droppedTables)
+	}
+	if len(changed) > 0 && c.opts.Coordinator != nil {
+		c.kickRebalance()
 	}
 }
 

@@ -100,7 +100,11 @@ func (c *Control) takeover(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := c.loadMembership(ctx); err != nil {
+		return err
+	}
 	c.reconcile(ctx, true)
+	c.kickRebalance()
 	return nil
 }
 

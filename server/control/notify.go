@@ -56,7 +56,15 @@ func (c *Control) applyMine(ctx context.Context, states map[cluster.Bucket]clust
 	var missing []cluster.Bucket
 	reloaded := false
 	for b, st := range states {
-		if !st.IsReplica(self) {
+		c.mineMu.Lock()
+		held := c.mine[b]
+		if st.IsReplica(self) {
+			c.mine[b] = true
+		} else {
+			delete(c.mine, b)
+		}
+		c.mineMu.Unlock()
+		if !st.IsReplica(self) && !held {
 			continue
 		}
 		u, ok := c.update(b, st)

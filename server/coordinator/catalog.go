@@ -102,6 +102,10 @@ type Coordinator struct {
 
 	reloadMu  sync.Mutex // serialises catalog reloads of a node that is not the active coordinator
 	reloadGen uint64     // completed reloads, guarded by reloadMu
+
+	// local runs the membership APIs on the single node (membership.go).
+	localOnce sync.Once
+	local     *localMembership
 }
 
 type schemaVersion struct {
