@@ -12,11 +12,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -36,7 +33,8 @@ import (
 //
 //  1. Replicas := O ∪ N (BucketEpoch+1). The added replicas start as followers of the
 //     current leader, with an empty log, and fetch from the leader's log start; a
-//     primary-key follower applies the changelog to its own state as it fetches.
+//     primary-key follower applies the changelog to its own state as it fetches, after
+//     loading the bucket's latest KV snapshot if the changelog no longer starts at 0.
 //  2. Once every member of N is in the ISR (the leader adds a follower when it has caught
 //     up): Replicas := N, leader := the planned leader (LeaderEpoch+1 if it changes),
 //     ISR := ISR ∩ N (BucketEpoch+1). Replicas no longer listed stop and delete their copy.
@@ -448,7 +446,7 @@ func (c *Control) stepRebalance(ctx context.Context) error {
 			first = time.Now()
 			c.moveStarted[m.Bucket] = first
 		}
-		reason, final := c.moveBlocked(ctx, m)
+		reason, final := c.moveBlocked(m)
 		if reason != "" && !final && time.Since(first) <= c.moveTimeout() {
 			// Held (no live leader yet, the leader did not answer): tried again at the
 			// next step, within the move's timeout.
@@ -506,36 +504,19 @@ func (c *Control) stepRebalance(ctx context.Context) error {
 	return c.saveRebalanceLocked(ctx, r)
 }
 
-// moveBlocked says why a move cannot start, or "" when it can. final reports a refusal
-// (the bucket is gone; a primary-key bucket would gain a replica while its leader's
-// changelog no longer starts at offset 0: a new replica must replay the whole changelog into
-// its state, and bootstrapping it from a KV snapshot is not built); otherwise the move is
-// held and tried again (no live leader yet, the leader did not answer).
-func (c *Control) moveBlocked(ctx context.Context, m *BucketMove) (reason string, final bool) {
+// moveBlocked says why a move cannot start, or "" when it can. final reports a refusal (the
+// bucket is gone); otherwise the move is held and tried again (no live leader yet). A new
+// replica of a primary-key bucket whose leader's changelog no longer starts at offset 0 needs
+// no check here: retention never trims a changelog past the bucket's kept KV snapshots, so
+// such a bucket always has one, and the new replica bootstraps from it before it fetches
+// (docs/cluster.md, "Snapshot bootstrap").
+func (c *Control) moveBlocked(m *BucketMove) (reason string, final bool) {
 	st, ok := c.State(m.Bucket)
 	if !ok {
 		return "the bucket no longer exists", true
 	}
 	if st.Leader == cluster.NoLeader || !c.IsLive(st.Leader) {
 		return "the bucket has no live leader to copy from", false
-	}
-	added := slices.DeleteFunc(slices.Clone(m.NewReplicas), st.IsReplica)
-	if len(added) == 0 || c.opts.Catalog == nil {
-		return "", false
-	}
-	t, ok := c.opts.Catalog.TableByID(m.Bucket.TableID)
-	if !ok {
-		return "the bucket's table is not in the catalog", false
-	}
-	if !t.HasPrimaryKey() {
-		return "", false
-	}
-	start, err := c.leaderLogStart(ctx, m.Bucket, st.Leader)
-	if err != nil {
-		return fmt.Sprintf("cannot read the log start offset of the leader %d: %v", st.Leader, err), false
-	}
-	if start > 0 {
-		return fmt.Sprintf("the leader's changelog starts at offset %d, so a new replica cannot rebuild the primary-key state from it (bootstrapping a replica from a KV snapshot is not built)", start), true
 	}
 	return "", false
 }
@@ -545,35 +526,6 @@ func (c *Control) moveTimeout() time.Duration {
 		return defaultMoveTimeout
 	}
 	return c.opts.MoveTimeout
-}
-
-// leaderLogStart asks the leader of b for its log start offset (LIST_OFFSETS EARLIEST over
-// its internal listener).
-func (c *Control) leaderLogStart(ctx context.Context, b cluster.Bucket, leader int32) (int64, error) {
-	addr, ok := c.ReplicationAddr(leader)
-	if !ok {
-		return 0, fmt.Errorf("server %d is not registered", leader)
-	}
-	req := &flusspb.ListOffsetsRequest{FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(0), TableId: proto.Int64(b.TableID), BucketId: []int32{b.Bucket}}
-	if b.PartitionID != cluster.NoPartition {
-		req.PartitionId = proto.Int64(b.PartitionID)
-	}
-	var resp flusspb.ListOffsetsResponse
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := c.conns.call(cctx, addr, wire.ListOffsets, req, &resp); err != nil {
-		return 0, err
-	}
-	for _, br := range resp.GetBucketsResp() {
-		if br.GetBucketId() != b.Bucket {
-			continue
-		}
-		if br.GetErrorCode() != 0 {
-			return 0, ferr.New(ferr.Code(br.GetErrorCode()), "%s", br.GetErrorMessage())
-		}
-		return br.GetOffset(), nil
-	}
-	return 0, fmt.Errorf("no answer for %s", b)
 }
 
 // advanceMove takes the next step of a started move from the bucket's current state (see

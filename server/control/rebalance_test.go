@@ -5,20 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/metadata"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -244,92 +237,3 @@ func TestRebalanceStateMachine(t *testing.T) {
 }
 
 func itoa32(id int32) string { return strconv.Itoa(int(id)) }
-
-// fakeCatalog knows one table.
-type fakeCatalog struct{ t *cluster.TableInfo }
-
-func (f fakeCatalog) TableByID(id int64) (*cluster.TableInfo, bool) { return f.t, id == f.t.ID }
-func (f fakeCatalog) TableByPath(p cluster.TablePath) (*cluster.TableInfo, bool) {
-	return f.t, p == f.t.Path
-}
-func (f fakeCatalog) Schema(int64, int32) (metadata.Schema, bool)                  { return metadata.Schema{}, false }
-func (f fakeCatalog) PartitionByID(int64) (*cluster.PartitionInfo, bool)           { return nil, false }
-func (f fakeCatalog) PartitionByName(int64, string) (*cluster.PartitionInfo, bool) { return nil, false }
-func (f fakeCatalog) Partitions(int64) []*cluster.PartitionInfo                    { return nil }
-func (f fakeCatalog) Reload(context.Context) error                                 { return nil }
-func (f fakeCatalog) Takeover(context.Context) error                               { return nil }
-
-// TestRebalanceRefusesPKMoveWithTrimmedChangelog: a primary-key bucket whose leader's
-// changelog no longer starts at 0 cannot gain a replica (it would miss state): its move is
-// FAILED with the reason, while a bucket whose changelog is whole moves.
-func TestRebalanceRefusesPKMoveWithTrimmedChangelog(t *testing.T) {
-	ctx := context.Background()
-	store, err := meta.OpenEmbedded(ctx, t.TempDir(), testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	// Server 1 leads both buckets; its LIST_OFFSETS EARLIEST says bucket 0 starts at 5.
-	svc := wire.NewService(2)
-	svc.Handle(wire.ListOffsets, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-		var r flusspb.ListOffsetsRequest
-		if err := req.Decode(&r); err != nil {
-			return nil, err
-		}
-		resp := &flusspb.ListOffsetsResponse{}
-		for _, b := range r.GetBucketId() {
-			start := int64(0)
-			if b == 0 && r.GetOffsetType() == 0 {
-				start = 5
-			}
-			resp.BucketsResp = append(resp.BucketsResp, &flusspb.PbListOffsetsRespForBucket{BucketId: proto.Int32(b), Offset: proto.Int64(start)})
-		}
-		return resp, nil
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go wire.Serve(sctx, ln, svc, wire.ListenerConfig{Name: "FLUSS"}, testLog())
-	putJSON(t, store, serversPrefix+"1", Registration{ID: 1, Internal: ln.Addr().String()})
-	putJSON(t, store, serversPrefix+"2", Registration{ID: 2})
-	putJSON(t, store, serversPrefix+"3", Registration{ID: 3})
-	table := &cluster.TableInfo{ID: 7, Path: cluster.TablePath{Database: "fluss", Table: "pk"},
-		Descriptor: metadata.TableDescriptor{BucketCount: 2, Schema: metadata.Schema{PrimaryKey: []string{"id"}}}}
-	b0 := cluster.Bucket{TableID: 7, PartitionID: cluster.NoPartition, Bucket: 0}
-	b1 := cluster.Bucket{TableID: 7, PartitionID: cluster.NoPartition, Bucket: 1}
-	for _, b := range []cluster.Bucket{b0, b1} {
-		putJSON(t, store, BucketKey(b), cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1, 2}})
-	}
-	c := New(Options{Store: store, Log: testLog(), Coordinator: &CoordinatorInfo{}, CoordinatorTTL: time.Second,
-		NotifyTimeout: 100 * time.Millisecond, Catalog: fakeCatalog{table}})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	waitUntil(t, "the coordinator active", c.Active)
-	if err := c.AddServerTag(ctx, []int32{2}, TagPermanentOffline); err != nil {
-		t.Fatal(err)
-	}
-	id, err := c.StartRebalance(ctx, []Goal{GoalReplicaDistribution})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r *Rebalance
-	waitUntil(t, "both moves started", func() bool {
-		r, _ = c.RebalanceProgress(id)
-		return r != nil && len(r.Moves) == 2 && r.Moves[0].Status != StatusNotStarted && r.Moves[1].Status != StatusNotStarted
-	})
-	if m := r.Moves[0]; m.Bucket != b0 || m.Status != StatusFailed || !strings.Contains(m.Reason, "starts at offset 5") {
-		t.Fatalf("move of bucket 0: %+v", m)
-	}
-	if st := getState(t, store, b0); st.IsReplica(3) {
-		t.Fatalf("bucket 0 gained a replica: %+v", st)
-	}
-	if m := r.Moves[1]; m.Bucket != b1 || m.Status != StatusRebalancing {
-		t.Fatalf("move of bucket 1: %+v", m)
-	}
-	waitUntil(t, "bucket 1 gains server 3", func() bool { return getState(t, store, b1).IsReplica(3) })
-}
