@@ -182,3 +182,55 @@ func TestReadBeforeWriteModesAgree(t *testing.T) {
 		})
 	}
 }
+
+// A batch changes its way of reading Pebble when its own reads show the other way is cheaper
+// (the tablet's miss rate lags by batches), and each record still merges against the right
+// state across the switch: new keys become +I, existing ones -U/+U.
+func TestReadBeforeWriteSwitchesWithinBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rate     float64 // the tablet's miss rate before the batch
+		nNew     int     // new keys, first in the batch when newFirst
+		newFirst bool
+		wantIter bool // how the batch reads at its end
+	}{
+		{"mostly new keys after a run of hits", 0, 700, true, true},
+		{"mostly existing keys after a run of misses", 1, 300, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, usersTable(nil))
+			var old []rec
+			for i := range 1000 {
+				old = append(old, up(int64(10000+i), "o", i))
+			}
+			h.put(nil, old...)
+			if err := h.store.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			base := len(h.changelog())
+			var fresh, existing []rec
+			for i := range tc.nNew {
+				fresh = append(fresh, up(int64(i), "n", i))
+			}
+			for i := range 1000 - tc.nNew {
+				existing = append(existing, up(int64(10000+i), "u", i))
+			}
+			batch := append(append([]rec{}, existing...), fresh...)
+			if tc.newFirst {
+				batch = append(append([]rec{}, fresh...), existing...)
+			}
+			h.tab.missRate.v = tc.rate
+			h.put(nil, batch...)
+			if got := h.tab.batch.useIter; got != tc.wantIter {
+				t.Fatalf("batch ends reading with iterator=%v, want %v", got, tc.wantIter)
+			}
+			counts := map[string]int{}
+			for _, c := range h.changelog()[base:] {
+				counts[c[:2]]++
+			}
+			if nOld := 1000 - tc.nNew; counts["+I"] != tc.nNew || counts["-U"] != nOld || counts["+U"] != nOld || len(counts) != 3 {
+				t.Fatalf("changelog kinds %v, want %d +I and %d -U/+U", counts, tc.nNew, nOld)
+			}
+		})
+	}
+}

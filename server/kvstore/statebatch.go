@@ -131,9 +131,19 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 		} else {
 			s.misses++
 		}
+		if n := s.hits + s.misses; n%switchEvery == 0 {
+			s.useIter = s.misses*2 > n
+		}
 	}
 	return dst, found, err
 }
+
+// switchEvery is how many Pebble reads of one batch pass between checks of the batch's own
+// miss rate. The tablet's recent miss rate picks the way a batch starts reading, but it lags
+// by batches, and a client that sends few large batches (pyfluss: ~10k rows per bucket and
+// request) would read its first batches of new keys through DB.Get; so a batch switches as
+// soon as its own reads show the other way is cheaper.
+const switchEvery = 256
 
 func (s *stateBatch) read(dst, key []byte) ([]byte, bool, error) {
 	if !s.useIter {
