@@ -107,10 +107,12 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		}
 	}
 	last := ready[n-1].end
-	if err := t.commitToPebble(ready, last); err != nil {
+	seq, err := t.commitToPebble(ready, last)
+	if err != nil {
 		return t.failAfterAppend(err)
 	}
 	t.applied.Store(last)
+	flushes := t.store.flushes.Load()
 	t.mu.Lock()
 	t.queue = t.queue[n:]
 	if len(t.queue) == 0 {
@@ -118,6 +120,8 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	}
 	for _, sb := range ready {
 		for k := range sb.writes {
+			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
+			t.mem.add(keyHash(k), seq, flushes)
 			if e, ok := t.pre[k]; ok && e.end == sb.end {
 				delete(t.pre, k)
 			}
@@ -153,8 +157,9 @@ func (t *Tablet) dropApplied() {
 
 // commitToPebble writes the batches, in offset order, and the applied offset last in one
 // Pebble batch; within a Pebble batch a later write of a key shadows an earlier one. Pebble's
-// WAL is off: the changelog is the write-ahead log (recover replays it).
-func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
+// WAL is off: the changelog is the write-ahead log (recover replays it). It returns the
+// largest Pebble sequence number of the commit.
+func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) (uint64, error) {
 	b := t.store.db.NewBatch()
 	defer b.Close()
 	for _, sb := range ready {
@@ -174,14 +179,17 @@ func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
 				err = b.Set(bytesOf(k), v, nil)
 			}
 			if err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if err := b.Set(t.meta, appendOffset(nil, last), nil); err != nil {
-		return err
+		return 0, err
 	}
-	return b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, err
+	}
+	return b.SeqNum() + uint64(b.Count()), nil
 }
 
 // failAfterAppend records that the state no longer matches the log (a changelog was appended

@@ -205,7 +205,7 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 	c := t.tbl
 	sb := t.newStaged()
 	b := &t.batch
-	b.reset(t.store.db, t.prefix, t.hi, t.pre, sb, &t.missRate)
+	b.reset(t.store.db, t.prefix, t.hi, t.pre, sb, &t.missRate, &t.mem, t.store.flushedSeq.Load())
 	defer b.release()
 	w := &t.w
 	w.cl.reset()

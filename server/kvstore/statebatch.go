@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"errors"
+	"hash/maphash"
 	"unsafe"
 
 	"github.com/cockroachdb/pebble"
@@ -65,7 +66,12 @@ type stateBatch struct {
 	pre    map[string]preEntry
 	sb     *stagedBatch
 	it     *pebble.Iterator // created at the first Pebble read when useIter
-	rate   *missRate
+	// itSST reads the sstables only, for keys mem says no memtable holds (memkeys.go);
+	// created at the first such read, after skipMem was decided.
+	itSST   *pebble.Iterator
+	mem     *memKeys
+	skipMem bool
+	rate    *missRate
 	// useIter reads Pebble through an L6-filtered iterator (mostly misses) instead of DB.Get.
 	useIter      bool
 	hits, misses int
@@ -81,8 +87,11 @@ func (r *missRate) update(hits, misses int) {
 	}
 }
 
-func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, pre map[string]preEntry, sb *stagedBatch, rate *missRate) {
-	s.db, s.lo, s.hi, s.pre, s.sb, s.rate = db, lo, hi, pre, sb, rate
+// reset prepares the view for one batch. flushedSeq is the store's flushed sequence number,
+// read before any iterator of this batch is created.
+func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, pre map[string]preEntry, sb *stagedBatch, rate *missRate, mem *memKeys, flushedSeq uint64) {
+	s.db, s.lo, s.hi, s.pre, s.sb, s.rate, s.mem = db, lo, hi, pre, sb, rate, mem
+	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
 }
@@ -93,6 +102,10 @@ func (s *stateBatch) release() {
 	if s.it != nil {
 		s.it.Close()
 		s.it = nil
+	}
+	if s.itSST != nil {
+		s.itSST.Close()
+		s.itSST = nil
 	}
 	s.rate.update(s.hits, s.misses)
 }
@@ -158,22 +171,28 @@ func (s *stateBatch) read(dst, key []byte) ([]byte, bool, error) {
 		closer.Close()
 		return dst, true, nil
 	}
-	if s.it == nil {
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.lo, UpperBound: s.hi, UseL6Filters: true})
+	itp := &s.it
+	if s.skipMem && !s.mem.mayBeInMemtable(maphash.Bytes(keyHashSeed, key)) {
+		itp = &s.itSST
+	}
+	if *itp == nil {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.lo, UpperBound: s.hi, UseL6Filters: true,
+			OnlyReadGuaranteedDurable: itp == &s.itSST})
 		if err != nil {
 			return dst, false, err
 		}
-		s.it = it
+		*itp = it
 	}
+	it := *itp
 	// The whole key is the prefix (store.go's comparer), so a hit is exactly key.
-	if s.it.SeekPrefixGE(key) {
-		v, err := s.it.ValueAndErr()
+	if it.SeekPrefixGE(key) {
+		v, err := it.ValueAndErr()
 		if err != nil {
 			return dst, false, err
 		}
 		return append(dst, v...), true, nil
 	}
-	return dst, false, s.it.Error()
+	return dst, false, it.Error()
 }
 
 // bytesOf views s as bytes without copying; the result must not be modified or kept. Pebble's
