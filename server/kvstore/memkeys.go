@@ -16,9 +16,9 @@ import (
 //
 // Invariants (guarded by the tablet's mu):
 //   - Every key the tablet commits to Pebble through commitToPebble, deletes included, is
-//     added before the applier removes the key from the pre-write buffer, with the Pebble
-//     sequence number of its batch. Until then a stage reads the key from the pre-write
-//     buffer and never from Pebble.
+//     added before the applier removes its batch from the queue (the pre-write buffer), with
+//     the Pebble sequence number of the commit. Until then a stage reads the key from the
+//     queue and never from Pebble.
 //   - Every other write to the bucket's keys (recovery and a follower's replay, a drop, a
 //     repair's excise, whatever came before the tablet was opened) raises enableSeq to a
 //     sequence number at or above it: the filters are used only once Pebble reports a flush

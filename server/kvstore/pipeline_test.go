@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -42,8 +43,8 @@ func TestPipelineStagesAgainstUnappliedWrites(t *testing.T) {
 	eqStrings(t, "changelog", h.changelog(), []string{
 		"+I(1,a,1)", "+I(2,b,2)", "-U(1,a,1)", "+U(1,a2,10)", "-D(2,b,2)",
 	})
-	if len(h.tab.pre) != 0 || len(h.tab.queue) != 0 {
-		t.Fatalf("pre-write buffer not drained: %d keys, %d batches", len(h.tab.pre), len(h.tab.queue))
+	if len(h.tab.queue) != 0 {
+		t.Fatalf("pre-write buffer not drained: %d batches", len(h.tab.queue))
 	}
 }
 
@@ -79,8 +80,8 @@ func TestPipelineRejectedBatchPublishesNothing(t *testing.T) {
 	if ferr.CodeOf(err) != ferr.DeletionDisabledException {
 		t.Fatalf("err = %v", err)
 	}
-	if len(h.tab.pre) != 0 || len(h.tab.queue) != 0 || h.log.LogEndOffset() != 0 {
-		t.Fatalf("rejected batch left %d keys, %d batches, log end %d", len(h.tab.pre), len(h.tab.queue), h.log.LogEndOffset())
+	if len(h.tab.queue) != 0 || h.log.LogEndOffset() != 0 {
+		t.Fatalf("rejected batch left %d batches, log end %d", len(h.tab.queue), h.log.LogEndOffset())
 	}
 	_, wait, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "y", 6)), nil, 1)
 	if err != nil {
@@ -232,5 +233,47 @@ func TestReadBeforeWriteSwitchesWithinBatch(t *testing.T) {
 				t.Fatalf("changelog kinds %v, want %d +I and %d -U/+U", counts, tc.nNew, nOld)
 			}
 		})
+	}
+}
+
+// Batches staged while earlier ones await their apply merge against the newest staged value of
+// each key, whether the stage searches the queue batch by batch or, once it is longer than
+// maxQueueScan, through a merged map.
+func TestStagesMergeAgainstALongQueue(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	h.put(nil, up(1, "v0", 0))
+	var waits []func() error
+	var want []string
+	for i := 1; i <= 2*maxQueueScan; i++ {
+		recs := []rec{up(1, fmt.Sprint("v", i), i), up(int64(100+i), "n", i)}
+		want = append(want, fmt.Sprintf("-U(1,v%d,%d)", i-1, i-1), fmt.Sprintf("+U(1,v%d,%d)", i, i), fmt.Sprintf("+I(%d,n,%d)", 100+i, i))
+		if i == maxQueueScan+2 { // delete a key of a queued batch, then write it again
+			recs = append(recs, del(101))
+			want = append(want, "-D(101,n,1)")
+		}
+		if i == maxQueueScan+3 {
+			recs = append(recs, up(101, "again", 0))
+			want = append(want, "+I(101,again,0)")
+		}
+		_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, recs...), nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, wait)
+	}
+	if len(h.tab.queue) <= maxQueueScan {
+		t.Fatalf("queue of %d batches; the test needs more than %d", len(h.tab.queue), maxQueueScan)
+	}
+	for _, w := range waits {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eqStrings(t, "changelog", h.changelog()[1:], want)
+	if got := h.get(1); got != fmt.Sprintf("(1,v%d,%d)", 2*maxQueueScan, 2*maxQueueScan) {
+		t.Fatalf("key 1 = %q", got)
+	}
+	if got := h.get(101); got != "(101,again,0)" {
+		t.Fatalf("key 101 = %q", got)
 	}
 }

@@ -32,19 +32,18 @@ func (sb *stagedBatch) keep(b []byte) []byte {
 	return sb.arena[off:len(sb.arena):len(sb.arena)]
 }
 
-// preEntry is a key's value in the pre-write buffer: written by the staged batch ending at
-// end, not yet applied to Pebble.
-type preEntry struct {
-	val []byte // nil: deleted
-	end int64
-}
-
 // stateBatch is the view one Put reads and writes through while it computes a batch's
 // changelog. Reads see, in order: the batch's own earlier writes (records of one batch see
-// each other), the pre-write buffer (batches whose changelog is appended but not yet durable
-// and applied), then Pebble. Writes go to the staged batch only; nothing is visible to other
-// Puts until the batch's changelog append succeeds and the batch is published into the
-// pre-write buffer.
+// each other), the pre-write buffer (the tablet's queue of batches whose changelog is
+// appended but not yet durable and applied, newest first), then Pebble. Writes go to the
+// staged batch only; nothing is visible to other Puts until the batch's changelog append
+// succeeds and the batch joins the queue.
+//
+// The pre-write buffer is the queue itself, searched batch by batch, rather than a map of
+// its keys: a client that waits for each answer (pyfluss) stages every batch against an
+// empty queue, and copying each key into such a map and deleting it after the apply was ~10%
+// of the server's CPU (docs/benchmarks.md). A queue longer than maxQueueScan batches (many
+// writers of one bucket, or the tail a new leader stages) is merged into one map per stage.
 //
 // A pending-write map and a plain DB.Get are used instead of a Pebble indexed batch: an
 // indexed batch's Get builds a merged iterator over the batch, the memtables and every level
@@ -58,14 +57,16 @@ type preEntry struct {
 // level, where DB.Get stops at the first: updates of existing keys were 30–45% slower through
 // the iterator. So inserts read through the iterator and updates through DB.Get. The iterator
 // is a snapshot, which is exact here: it is created and used while the tablet's mu is held,
-// and a batch being applied to Pebble keeps its keys in the pre-write buffer (read first)
-// until the applier takes mu to remove them.
+// and a batch being applied to Pebble stays in the queue (read first) until the applier takes
+// mu to remove it.
 type stateBatch struct {
-	db     *pebble.DB
-	lo, hi []byte // the bucket's data key range
-	pre    map[string]preEntry
-	sb     *stagedBatch
-	it     *pebble.Iterator // created at the first Pebble read when useIter
+	db            *pebble.DB
+	lo, hi        []byte            // the bucket's data key range
+	queue         []*stagedBatch    // the tablet's staged, unapplied batches, oldest first
+	merged        map[string][]byte // the queue's latest value per key, when it is long; else nil
+	mergedScratch map[string][]byte
+	sb            *stagedBatch
+	it            *pebble.Iterator // created at the first Pebble read when useIter
 	// itSST reads the sstables only, for keys mem says no memtable holds (memkeys.go);
 	// created at the first such read, after skipMem was decided.
 	itSST   *pebble.Iterator
@@ -89,8 +90,20 @@ func (r *missRate) update(hits, misses int) {
 
 // reset prepares the view for one batch. flushedSeq is the store's flushed sequence number,
 // read before any iterator of this batch is created.
-func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, pre map[string]preEntry, sb *stagedBatch, rate *missRate, mem *memKeys, flushedSeq uint64) {
-	s.db, s.lo, s.hi, s.pre, s.sb, s.rate, s.mem = db, lo, hi, pre, sb, rate, mem
+func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, queue []*stagedBatch, sb *stagedBatch, rate *missRate, mem *memKeys, flushedSeq uint64) {
+	s.db, s.lo, s.hi, s.queue, s.sb, s.rate, s.mem = db, lo, hi, queue, sb, rate, mem
+	s.merged = nil
+	if len(queue) > maxQueueScan {
+		if s.mergedScratch == nil {
+			s.mergedScratch = make(map[string][]byte)
+		}
+		for _, q := range queue { // oldest first: later batches overwrite
+			for k, v := range q.writes {
+				s.mergedScratch[k] = v
+			}
+		}
+		s.merged = s.mergedScratch
+	}
 	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
@@ -108,6 +121,11 @@ func (s *stateBatch) release() {
 		s.itSST = nil
 	}
 	s.rate.update(s.hits, s.misses)
+	if s.merged != nil {
+		clear(s.merged) // keep no view of the queued batches' arenas
+		s.merged = nil
+	}
+	s.queue = nil
 }
 
 // Set writes key=value into the batch. key and value are copied.
@@ -134,8 +152,16 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 	if v, ok := s.sb.writes[string(key)]; ok {
 		return append(dst, v...), v != nil, nil
 	}
-	if e, ok := s.pre[string(key)]; ok {
-		return append(dst, e.val...), e.val != nil, nil
+	if s.merged != nil {
+		if v, ok := s.merged[string(key)]; ok {
+			return append(dst, v...), v != nil, nil
+		}
+	} else {
+		for i := len(s.queue) - 1; i >= 0; i-- {
+			if v, ok := s.queue[i].writes[string(key)]; ok {
+				return append(dst, v...), v != nil, nil
+			}
+		}
 	}
 	dst, found, err := s.read(dst, key)
 	if err == nil {
@@ -194,6 +220,9 @@ func (s *stateBatch) read(dst, key []byte) ([]byte, bool, error) {
 	}
 	return dst, false, it.Error()
 }
+
+// maxQueueScan is the longest pre-write queue a stage searches batch by batch.
+const maxQueueScan = 8
 
 // bytesOf views s as bytes without copying; the result must not be modified or kept. Pebble's
 // Batch.Set and Delete copy their arguments, so it is safe to hand them these views.

@@ -50,12 +50,11 @@ type Tablet struct {
 	mu       sync.Mutex
 	failed   error // set when a staged changelog could not be made durable or applied
 	w        writeScratch
-	batch    stateBatch          // reused by stage; guarded by mu
-	pre      map[string]preEntry // pre-write buffer: staged, not yet applied; guarded by mu
-	queue    []*stagedBatch      // staged batches not yet applied, in offset order; guarded by mu
-	free     []*stagedBatch      // recycled staged batches; guarded by mu
-	missRate missRate            // recent misses of reads before writes (statebatch.go); guarded by mu
-	mem      memKeys             // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
+	batch    stateBatch     // reused by stage; guarded by mu
+	queue    []*stagedBatch // staged batches not yet applied, in offset order; guarded by mu
+	free     []*stagedBatch // recycled staged batches; guarded by mu
+	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
+	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
 
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
@@ -85,7 +84,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		pre: make(map[string]preEntry), fence: make(chan struct{})}
+		fence: make(chan struct{})}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err
