@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -107,7 +108,10 @@ func getZstdEncoder(level int) (*zstd.Encoder, error) {
 	if e, ok := zstdEncoders.Load(l); ok {
 		return e.(*zstd.Encoder), nil
 	}
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1))
+	// EncodeAll takes one of the encoder's internal states for the call: with one state,
+	// concurrent callers (buckets of a PUT_KV staged at once, several connections) would
+	// compress one at a time.
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, fmt.Errorf("arrowlog: zstd encoder: %w", err)
 	}

@@ -14,13 +14,13 @@ import (
 //
 //  1. stage (PutStaged, under mu, in the connection's request order): merge every record with
 //     the current state, encode the changelog, write it to the log without waiting for the
-//     fsync, and publish the batch's writes into the pre-write buffer so the next batch merges
-//     against them. No disk wait happens here, so the connection goes on to its next request.
+//     fsync, and append the batch to the queue, the pre-write buffer the next batch merges
+//     against. No disk wait happens here, so the connection goes on to its next request.
 //  2. durable (the function PutStaged returns, run off the connection's loop): wait until the
 //     log has synced the changelog. Concurrent waiters share one fdatasync (group commit,
 //     logstore.Log.AppendStaged).
-//  3. apply (applyDurable): move every queued batch that is now durable from the pre-write
-//     buffer into Pebble as one Pebble batch, together with the applied offset.
+//  3. apply (applyDurable): move every queued batch that is now durable from the queue into
+//     Pebble as one Pebble batch, together with the applied offset.
 //
 // Invariants:
 //   - Pebble only ever holds state whose changelog is durable per the log's flush policy
@@ -29,8 +29,8 @@ import (
 //     durable log end.
 //   - queue holds the staged batches in offset order; batches are applied strictly in that
 //     order, one applier at a time (applyMu).
-//   - pre maps a key to the value of the latest staged batch that wrote it; an entry is removed
-//     only by the applier of that same batch, after Pebble holds the value.
+//   - A key's current value is its value in the newest queued batch that wrote it, else
+//     Pebble's; a batch leaves the queue only after Pebble holds its values (statebatch.go).
 //   - A PUT_KV is answered only after its own batch is applied, so a client that got the
 //     answer reads its write back by lookup.
 
@@ -64,8 +64,8 @@ func (t *Tablet) PutStagedWith(kv record.KvBatch, o WriteOptions, nowMs int64) (
 }
 
 // applyDurable applies, in offset order, every queued batch whose changelog is durable (below
-// the log's high watermark) to Pebble in one batch with the new applied offset, then drops
-// their entries from the pre-write buffer. It returns once the batch ending at end is
+// the log's high watermark) to Pebble in one batch with the new applied offset, then removes
+// them from the queue. It returns once the batch ending at end is
 // applied, or the tablet's failure.
 func (t *Tablet) applyDurable(end int64) error {
 	t.applyMu.Lock()
@@ -107,10 +107,12 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		}
 	}
 	last := ready[n-1].end
-	if err := t.commitToPebble(ready, last); err != nil {
+	seq, err := t.commitToPebble(ready, last)
+	if err != nil {
 		return t.failAfterAppend(err)
 	}
 	t.applied.Store(last)
+	flushes := t.store.flushes.Load()
 	t.mu.Lock()
 	t.queue = t.queue[n:]
 	if len(t.queue) == 0 {
@@ -118,9 +120,8 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	}
 	for _, sb := range ready {
 		for k := range sb.writes {
-			if e, ok := t.pre[k]; ok && e.end == sb.end {
-				delete(t.pre, k)
-			}
+			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
+			t.mem.add(keyHash(k), seq, flushes)
 		}
 		t.recycle(sb)
 	}
@@ -130,20 +131,14 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	return nil
 }
 
-// dropApplied removes from the queue and the pre-write buffer the batches the state already
+// dropApplied removes from the queue the batches the state already
 // reflects: a rebuild from the changelog (repair.go) replays every appended batch, including
 // staged ones. Caller holds applyMu and mu.
 func (t *Tablet) dropApplied() {
 	applied := t.applied.Load()
 	n := 0
 	for n < len(t.queue) && t.queue[n].end <= applied {
-		sb := t.queue[n]
-		for k := range sb.writes {
-			if e, ok := t.pre[k]; ok && e.end == sb.end {
-				delete(t.pre, k)
-			}
-		}
-		t.recycle(sb)
+		t.recycle(t.queue[n])
 		n++
 	}
 	if n > 0 {
@@ -153,8 +148,9 @@ func (t *Tablet) dropApplied() {
 
 // commitToPebble writes the batches, in offset order, and the applied offset last in one
 // Pebble batch; within a Pebble batch a later write of a key shadows an earlier one. Pebble's
-// WAL is off: the changelog is the write-ahead log (recover replays it).
-func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
+// WAL is off: the changelog is the write-ahead log (recover replays it). It returns the
+// largest Pebble sequence number of the commit.
+func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) (uint64, error) {
 	b := t.store.db.NewBatch()
 	defer b.Close()
 	for _, sb := range ready {
@@ -174,14 +170,17 @@ func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) error {
 				err = b.Set(bytesOf(k), v, nil)
 			}
 			if err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if err := b.Set(t.meta, appendOffset(nil, last), nil); err != nil {
-		return err
+		return 0, err
 	}
-	return b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, err
+	}
+	return b.SeqNum() + uint64(b.Count()), nil
 }
 
 // failAfterAppend records that the state no longer matches the log (a changelog was appended
@@ -213,6 +212,6 @@ func (t *Tablet) recycle(sb *stagedBatch) {
 	}
 	clear(sb.writes)
 	sb.end = 0
-	sb.arena = nil // the pre-write buffer may still view the old arena
+	sb.arena = nil // values read from the old arena may still be in use
 	t.free = append(t.free, sb)
 }

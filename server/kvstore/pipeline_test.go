@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -42,8 +43,8 @@ func TestPipelineStagesAgainstUnappliedWrites(t *testing.T) {
 	eqStrings(t, "changelog", h.changelog(), []string{
 		"+I(1,a,1)", "+I(2,b,2)", "-U(1,a,1)", "+U(1,a2,10)", "-D(2,b,2)",
 	})
-	if len(h.tab.pre) != 0 || len(h.tab.queue) != 0 {
-		t.Fatalf("pre-write buffer not drained: %d keys, %d batches", len(h.tab.pre), len(h.tab.queue))
+	if len(h.tab.queue) != 0 {
+		t.Fatalf("pre-write buffer not drained: %d batches", len(h.tab.queue))
 	}
 }
 
@@ -79,8 +80,8 @@ func TestPipelineRejectedBatchPublishesNothing(t *testing.T) {
 	if ferr.CodeOf(err) != ferr.DeletionDisabledException {
 		t.Fatalf("err = %v", err)
 	}
-	if len(h.tab.pre) != 0 || len(h.tab.queue) != 0 || h.log.LogEndOffset() != 0 {
-		t.Fatalf("rejected batch left %d keys, %d batches, log end %d", len(h.tab.pre), len(h.tab.queue), h.log.LogEndOffset())
+	if len(h.tab.queue) != 0 || h.log.LogEndOffset() != 0 {
+		t.Fatalf("rejected batch left %d batches, log end %d", len(h.tab.queue), h.log.LogEndOffset())
 	}
 	_, wait, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "y", 6)), nil, 1)
 	if err != nil {
@@ -180,5 +181,99 @@ func TestReadBeforeWriteModesAgree(t *testing.T) {
 			"-U(2,b,2)", "+U(2,b2,20)", "+I(3,c,3)",
 			"-U(1,a,1)", "+U(1,a2,10)", "-U(3,c,3)", "+U(3,c2,30)", "+I(4,d,4)",
 		})
+	}
+}
+
+// A batch changes its way of reading Pebble when its own reads show the other way is cheaper
+// (the tablet's miss rate lags by batches), and each record still merges against the right
+// state across the switch: new keys become +I, existing ones -U/+U.
+func TestReadBeforeWriteSwitchesWithinBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rate     float64 // the tablet's miss rate before the batch
+		nNew     int     // new keys, first in the batch when newFirst
+		newFirst bool
+		wantIter bool // how the batch reads at its end
+	}{
+		{"mostly new keys after a run of hits", 0, 700, true, true},
+		{"mostly existing keys after a run of misses", 1, 300, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, usersTable(nil))
+			var old []rec
+			for i := range 1000 {
+				old = append(old, up(int64(10000+i), "o", i))
+			}
+			h.put(nil, old...)
+			if err := h.store.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			base := len(h.changelog())
+			var fresh, existing []rec
+			for i := range tc.nNew {
+				fresh = append(fresh, up(int64(i), "n", i))
+			}
+			for i := range 1000 - tc.nNew {
+				existing = append(existing, up(int64(10000+i), "u", i))
+			}
+			batch := append(append([]rec{}, existing...), fresh...)
+			if tc.newFirst {
+				batch = append(append([]rec{}, fresh...), existing...)
+			}
+			h.tab.missRate.v = tc.rate
+			h.put(nil, batch...)
+			if got := h.tab.batch.useIter; got != tc.wantIter {
+				t.Fatalf("batch ends reading with iterator=%v, want %v", got, tc.wantIter)
+			}
+			counts := map[string]int{}
+			for _, c := range h.changelog()[base:] {
+				counts[c[:2]]++
+			}
+			if nOld := 1000 - tc.nNew; counts["+I"] != tc.nNew || counts["-U"] != nOld || counts["+U"] != nOld || len(counts) != 3 {
+				t.Fatalf("changelog kinds %v, want %d +I and %d -U/+U", counts, tc.nNew, nOld)
+			}
+		})
+	}
+}
+
+// Batches staged while earlier ones await their apply merge against the newest staged value of
+// each key, whether the stage searches the queue batch by batch or, once it is longer than
+// maxQueueScan, through a merged map.
+func TestStagesMergeAgainstALongQueue(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	h.put(nil, up(1, "v0", 0))
+	var waits []func() error
+	var want []string
+	for i := 1; i <= 2*maxQueueScan; i++ {
+		recs := []rec{up(1, fmt.Sprint("v", i), i), up(int64(100+i), "n", i)}
+		want = append(want, fmt.Sprintf("-U(1,v%d,%d)", i-1, i-1), fmt.Sprintf("+U(1,v%d,%d)", i, i), fmt.Sprintf("+I(%d,n,%d)", 100+i, i))
+		if i == maxQueueScan+2 { // delete a key of a queued batch, then write it again
+			recs = append(recs, del(101))
+			want = append(want, "-D(101,n,1)")
+		}
+		if i == maxQueueScan+3 {
+			recs = append(recs, up(101, "again", 0))
+			want = append(want, "+I(101,again,0)")
+		}
+		_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, recs...), nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, wait)
+	}
+	if len(h.tab.queue) <= maxQueueScan {
+		t.Fatalf("queue of %d batches; the test needs more than %d", len(h.tab.queue), maxQueueScan)
+	}
+	for _, w := range waits {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eqStrings(t, "changelog", h.changelog()[1:], want)
+	if got := h.get(1); got != fmt.Sprintf("(1,v%d,%d)", 2*maxQueueScan, 2*maxQueueScan) {
+		t.Fatalf("key 1 = %q", got)
+	}
+	if got := h.get(101); got != "(101,again,0)" {
+		t.Fatalf("key 101 = %q", got)
 	}
 }

@@ -133,8 +133,8 @@ func (c *compiled) configure(targetColumns []int32, mode MergeMode) (merger, err
 // stage computes the changelog of one PUT_KV bucket batch against the current state (Pebble
 // plus the pre-write buffer) and appends it to the log as one batch carrying the KV batch's
 // writer id and sequence, so that the log's idempotence check applies. The append is staged:
-// written, not yet durable. On success the batch's writes are published into the pre-write
-// buffer (so later Puts merge against them) and queued for applyDurable. It returns the log end
+// written, not yet durable. On success the batch joins the queue, the pre-write buffer (so
+// later Puts merge against it) and applyDurable's work list. It returns the log end
 // offset after the write (for a duplicate batch: the end of the original). Nothing is staged
 // when any record is rejected or the append fails. Caller holds mu.
 func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, durable func() error, err error) {
@@ -205,7 +205,7 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 	c := t.tbl
 	sb := t.newStaged()
 	b := &t.batch
-	b.reset(t.store.db, t.prefix, t.hi, t.pre, sb, &t.missRate)
+	b.reset(t.store.db, t.prefix, t.hi, t.queue, sb, &t.missRate, &t.mem, t.store.flushedSeq.Load())
 	defer b.release()
 	w := &t.w
 	w.cl.reset()
@@ -234,9 +234,6 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 		t.recycle(sb)
 	} else {
 		sb.end = end
-		for k, v := range sb.writes {
-			t.pre[k] = preEntry{val: v, end: end}
-		}
 		t.queue = append(t.queue, sb)
 	}
 	if t.log.ExternalHighWatermark() {

@@ -150,6 +150,7 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return err
 		}
+		t.mem.untracked(b.SeqNum() + uint64(b.Count()))
 		committed = off
 		b.Close()
 		b = t.store.db.NewBatch()

@@ -93,9 +93,11 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 		return fmt.Errorf("the changelog starts at offset %d: the batches below it are gone, so the state cannot be rebuilt", start)
 	}
 	t.log.SetMinRetainOffset(0) // keep the changelog while the state exists only in memtables
-	if err := dropBucket(t.store.db, t.bucket); err != nil {
+	seq, err := dropBucketSeq(t.store.db, t.bucket)
+	if err != nil {
 		return err
 	}
+	t.mem.untracked(seq) // the range deletion is in a memtable
 	if err := t.replay(ctx, 0); err != nil {
 		return err
 	}

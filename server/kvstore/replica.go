@@ -140,7 +140,7 @@ func (t *Tablet) BecomeLeader(ctx context.Context) error {
 		return err
 	}
 	if err := t.stageTail(t.applied.Load(), t.log.LogEndOffset()); err != nil {
-		t.queue, t.pre = nil, make(map[string]preEntry)
+		t.queue = nil
 		return fmt.Errorf("kvstore: become leader of %s: %w", t.bucket, err)
 	}
 	t.role = roleLeader
@@ -176,9 +176,6 @@ func (t *Tablet) stageTail(from, end int64) error {
 				return fmt.Errorf("batch at %d: %w", lb.BaseOffset(), err)
 			}
 			sb.end = lb.NextOffset()
-			for k, v := range sb.writes {
-				t.pre[k] = preEntry{val: v, end: sb.end}
-			}
 			t.queue = append(t.queue, sb)
 			off = sb.end
 		}
@@ -200,7 +197,6 @@ func (t *Tablet) BecomeFollower() {
 	close(t.fence)
 	t.fence = make(chan struct{})
 	t.queue = nil
-	t.pre = make(map[string]preEntry)
 }
 
 // ApplyCommitted applies every staged batch the high watermark has passed. A leader's

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"errors"
+	"hash/maphash"
 	"unsafe"
 
 	"github.com/cockroachdb/pebble"
@@ -31,19 +32,18 @@ func (sb *stagedBatch) keep(b []byte) []byte {
 	return sb.arena[off:len(sb.arena):len(sb.arena)]
 }
 
-// preEntry is a key's value in the pre-write buffer: written by the staged batch ending at
-// end, not yet applied to Pebble.
-type preEntry struct {
-	val []byte // nil: deleted
-	end int64
-}
-
 // stateBatch is the view one Put reads and writes through while it computes a batch's
 // changelog. Reads see, in order: the batch's own earlier writes (records of one batch see
-// each other), the pre-write buffer (batches whose changelog is appended but not yet durable
-// and applied), then Pebble. Writes go to the staged batch only; nothing is visible to other
-// Puts until the batch's changelog append succeeds and the batch is published into the
-// pre-write buffer.
+// each other), the pre-write buffer (the tablet's queue of batches whose changelog is
+// appended but not yet durable and applied, newest first), then Pebble. Writes go to the
+// staged batch only; nothing is visible to other Puts until the batch's changelog append
+// succeeds and the batch joins the queue.
+//
+// The pre-write buffer is the queue itself, searched batch by batch, rather than a map of
+// its keys: a client that waits for each answer (pyfluss) stages every batch against an
+// empty queue, and copying each key into such a map and deleting it after the apply was ~10%
+// of the server's CPU (docs/benchmarks.md). A queue longer than maxQueueScan batches (many
+// writers of one bucket, or the tail a new leader stages) is merged into one map per stage.
 //
 // A pending-write map and a plain DB.Get are used instead of a Pebble indexed batch: an
 // indexed batch's Get builds a merged iterator over the batch, the memtables and every level
@@ -57,15 +57,22 @@ type preEntry struct {
 // level, where DB.Get stops at the first: updates of existing keys were 30–45% slower through
 // the iterator. So inserts read through the iterator and updates through DB.Get. The iterator
 // is a snapshot, which is exact here: it is created and used while the tablet's mu is held,
-// and a batch being applied to Pebble keeps its keys in the pre-write buffer (read first)
-// until the applier takes mu to remove them.
+// and a batch being applied to Pebble stays in the queue (read first) until the applier takes
+// mu to remove it.
 type stateBatch struct {
-	db     *pebble.DB
-	lo, hi []byte // the bucket's data key range
-	pre    map[string]preEntry
-	sb     *stagedBatch
-	it     *pebble.Iterator // created at the first Pebble read when useIter
-	rate   *missRate
+	db            *pebble.DB
+	lo, hi        []byte            // the bucket's data key range
+	queue         []*stagedBatch    // the tablet's staged, unapplied batches, oldest first
+	merged        map[string][]byte // the queue's latest value per key, when it is long; else nil
+	mergedScratch map[string][]byte
+	sb            *stagedBatch
+	it            *pebble.Iterator // created at the first Pebble read when useIter
+	// itSST reads the sstables only, for keys mem says no memtable holds (memkeys.go);
+	// created at the first such read, after skipMem was decided.
+	itSST   *pebble.Iterator
+	mem     *memKeys
+	skipMem bool
+	rate    *missRate
 	// useIter reads Pebble through an L6-filtered iterator (mostly misses) instead of DB.Get.
 	useIter      bool
 	hits, misses int
@@ -81,8 +88,23 @@ func (r *missRate) update(hits, misses int) {
 	}
 }
 
-func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, pre map[string]preEntry, sb *stagedBatch, rate *missRate) {
-	s.db, s.lo, s.hi, s.pre, s.sb, s.rate = db, lo, hi, pre, sb, rate
+// reset prepares the view for one batch. flushedSeq is the store's flushed sequence number,
+// read before any iterator of this batch is created.
+func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, queue []*stagedBatch, sb *stagedBatch, rate *missRate, mem *memKeys, flushedSeq uint64) {
+	s.db, s.lo, s.hi, s.queue, s.sb, s.rate, s.mem = db, lo, hi, queue, sb, rate, mem
+	s.merged = nil
+	if len(queue) > maxQueueScan {
+		if s.mergedScratch == nil {
+			s.mergedScratch = make(map[string][]byte)
+		}
+		for _, q := range queue { // oldest first: later batches overwrite
+			for k, v := range q.writes {
+				s.mergedScratch[k] = v
+			}
+		}
+		s.merged = s.mergedScratch
+	}
+	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
 }
@@ -94,7 +116,16 @@ func (s *stateBatch) release() {
 		s.it.Close()
 		s.it = nil
 	}
+	if s.itSST != nil {
+		s.itSST.Close()
+		s.itSST = nil
+	}
 	s.rate.update(s.hits, s.misses)
+	if s.merged != nil {
+		clear(s.merged) // keep no view of the queued batches' arenas
+		s.merged = nil
+	}
+	s.queue = nil
 }
 
 // Set writes key=value into the batch. key and value are copied.
@@ -121,8 +152,16 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 	if v, ok := s.sb.writes[string(key)]; ok {
 		return append(dst, v...), v != nil, nil
 	}
-	if e, ok := s.pre[string(key)]; ok {
-		return append(dst, e.val...), e.val != nil, nil
+	if s.merged != nil {
+		if v, ok := s.merged[string(key)]; ok {
+			return append(dst, v...), v != nil, nil
+		}
+	} else {
+		for i := len(s.queue) - 1; i >= 0; i-- {
+			if v, ok := s.queue[i].writes[string(key)]; ok {
+				return append(dst, v...), v != nil, nil
+			}
+		}
 	}
 	dst, found, err := s.read(dst, key)
 	if err == nil {
@@ -131,9 +170,19 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 		} else {
 			s.misses++
 		}
+		if n := s.hits + s.misses; n%switchEvery == 0 {
+			s.useIter = s.misses*2 > n
+		}
 	}
 	return dst, found, err
 }
+
+// switchEvery is how many Pebble reads of one batch pass between checks of the batch's own
+// miss rate. The tablet's recent miss rate picks the way a batch starts reading, but it lags
+// by batches, and a client that sends few large batches (pyfluss: ~10k rows per bucket and
+// request) would read its first batches of new keys through DB.Get; so a batch switches as
+// soon as its own reads show the other way is cheaper.
+const switchEvery = 256
 
 func (s *stateBatch) read(dst, key []byte) ([]byte, bool, error) {
 	if !s.useIter {
@@ -148,23 +197,32 @@ func (s *stateBatch) read(dst, key []byte) ([]byte, bool, error) {
 		closer.Close()
 		return dst, true, nil
 	}
-	if s.it == nil {
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.lo, UpperBound: s.hi, UseL6Filters: true})
+	itp := &s.it
+	if s.skipMem && !s.mem.mayBeInMemtable(maphash.Bytes(keyHashSeed, key)) {
+		itp = &s.itSST
+	}
+	if *itp == nil {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: s.lo, UpperBound: s.hi, UseL6Filters: true,
+			OnlyReadGuaranteedDurable: itp == &s.itSST})
 		if err != nil {
 			return dst, false, err
 		}
-		s.it = it
+		*itp = it
 	}
+	it := *itp
 	// The whole key is the prefix (store.go's comparer), so a hit is exactly key.
-	if s.it.SeekPrefixGE(key) {
-		v, err := s.it.ValueAndErr()
+	if it.SeekPrefixGE(key) {
+		v, err := it.ValueAndErr()
 		if err != nil {
 			return dst, false, err
 		}
 		return append(dst, v...), true, nil
 	}
-	return dst, false, s.it.Error()
+	return dst, false, it.Error()
 }
+
+// maxQueueScan is the longest pre-write queue a stage searches batch by batch.
+const maxQueueScan = 8
 
 // bytesOf views s as bytes without copying; the result must not be modified or kept. Pebble's
 // Batch.Set and Delete copy their arguments, so it is safe to hand them these views.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -19,6 +20,7 @@ import (
 //
 //	data:  'd' | table id uint64 BE | partition id + 1 uint64 BE | bucket uint32 BE | key
 //	meta:  'm' | table id uint64 BE | partition id + 1 uint64 BE | bucket uint32 BE
+//	fence: 'f' (one key, empty value: written only for its sequence number, memkeys.go)
 //
 // The partition id is stored plus one so that non-partitioned tables (-1) sort first. Data
 // and meta keys have distinct first bytes, so a scan of a bucket's data range never meets a
@@ -29,6 +31,7 @@ import (
 const (
 	tagData   = 'd'
 	tagMeta   = 'm'
+	tagFence  = 'f' // one key, rewritten to obtain a Pebble sequence number (Tablet.seqFence)
 	bucketLen = 1 + 8 + 8 + 4
 )
 
@@ -62,6 +65,12 @@ type Store struct {
 	repairMu sync.Mutex // one corruption repair at a time (pebblerepair.go)
 	bg       *backgroundErrors
 
+	// flushedSeq is the largest Pebble sequence number a finished flush wrote to an sstable:
+	// every write at or below it is in sstables (Pebble flushes memtables in commit order).
+	// flushes counts finished flushes. Both only grow (memkeys.go).
+	flushedSeq atomic.Uint64
+	flushes    atomic.Uint64
+
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
 	closed  bool
@@ -89,12 +98,35 @@ func Open(dir string, opts Options) (*Store, error) {
 	po := pebbleOptions(cache, opts)
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
+	onFlushEnd := po.EventListener.FlushEnd
+	po.EventListener.FlushEnd = func(info pebble.FlushInfo) {
+		s.noteFlush(info) // Pebble calls FlushEnd after new iterators see the flushed tables
+		if onFlushEnd != nil {
+			onFlushEnd(info)
+		}
+	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
 	}
 	s.db = db
 	return s, nil
+}
+
+// noteFlush records a finished flush's largest sequence number.
+func (s *Store) noteFlush(info pebble.FlushInfo) {
+	if info.Err != nil {
+		return
+	}
+	for _, o := range info.Output {
+		for {
+			cur := s.flushedSeq.Load()
+			if o.LargestSeqNum <= cur || s.flushedSeq.CompareAndSwap(cur, o.LargestSeqNum) {
+				break
+			}
+		}
+	}
+	s.flushes.Add(1)
 }
 
 // memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
@@ -221,19 +253,26 @@ func (s *Store) DropBucket(b cluster.Bucket) error {
 }
 
 func dropBucket(db *pebble.DB, b cluster.Bucket) error {
+	_, err := dropBucketSeq(db, b)
+	return err
+}
+
+// dropBucketSeq deletes the bucket's keys and returns the Pebble sequence number at or above
+// which the deletion was committed.
+func dropBucketSeq(db *pebble.DB, b cluster.Bucket) (uint64, error) {
 	lo, hi := bucketRange(b)
 	batch := db.NewBatch()
 	defer batch.Close()
 	if err := batch.DeleteRange(lo, hi, nil); err != nil {
-		return err
+		return 0, err
 	}
 	if err := batch.Delete(bucketKey(tagMeta, b), nil); err != nil {
-		return err
+		return 0, err
 	}
 	if err := batch.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("kvstore: drop %s: %w", b, err)
+		return 0, fmt.Errorf("kvstore: drop %s: %w", b, err)
 	}
-	return nil
+	return batch.SeqNum() + uint64(batch.Count()), nil
 }
 
 // bucketRange returns the data key range [lo, hi) of bucket b.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -49,11 +50,11 @@ type Tablet struct {
 	mu       sync.Mutex
 	failed   error // set when a staged changelog could not be made durable or applied
 	w        writeScratch
-	batch    stateBatch          // reused by stage; guarded by mu
-	pre      map[string]preEntry // pre-write buffer: staged, not yet applied; guarded by mu
-	queue    []*stagedBatch      // staged batches not yet applied, in offset order; guarded by mu
-	free     []*stagedBatch      // recycled staged batches; guarded by mu
-	missRate missRate            // recent misses of reads before writes (statebatch.go); guarded by mu
+	batch    stateBatch     // reused by stage; guarded by mu
+	queue    []*stagedBatch // staged batches not yet applied, in offset order; guarded by mu
+	free     []*stagedBatch // recycled staged batches; guarded by mu
+	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
+	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
 
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
@@ -83,11 +84,14 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		pre: make(map[string]preEntry), fence: make(chan struct{})}
+		fence: make(chan struct{})}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err
 	}
+	// Whatever an earlier holder of the bucket (or the replay above) left in the memtables is
+	// not in tb.mem: the filters wait for a flush past this point.
+	tb.mem.untracked(tb.seqFence())
 	// Pebble holds the changelog's effect up to applied: the log must never lose it.
 	log.SetTruncateFloor(tb.AppliedOffset)
 	s.mu.Lock()
@@ -97,6 +101,21 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	s.tablets[b] = tb
 	return tb, nil
+}
+
+// seqFence commits a write of the store's fence key (tagFence, read by nothing) and returns
+// its Pebble sequence number, which is above that of every write committed before it; when
+// the commit fails, a number no flush reaches.
+func (t *Tablet) seqFence() uint64 {
+	b := t.store.db.NewBatch()
+	defer b.Close()
+	if err := b.Set([]byte{tagFence}, nil, nil); err != nil {
+		return math.MaxUint64
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return math.MaxUint64
+	}
+	return b.SeqNum()
 }
 
 // Bucket returns the bucket the tablet stores.

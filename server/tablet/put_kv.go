@@ -2,7 +2,9 @@ package tablet
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -50,13 +52,13 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	if a := r.GetAcks(); a != 0 && a != 1 && a != -1 {
 		return nil, ferr.New(ferr.InvalidRequiredAcks, "Invalid required acks %d: must be 0, 1 or -1.", a)
 	}
-	resp := &flusspb.PutKvResponse{BucketsResp: make([]*flusspb.PbPutKvRespForBucket, 0, len(r.BucketsReq))}
+	resp := &flusspb.PutKvResponse{BucketsResp: make([]*flusspb.PbPutKvRespForBucket, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
 	opts := kvstore.WriteOptions{TargetColumns: r.TargetColumns, Mode: kvstore.MergeMode(r.GetAggMode())}
 	timeout := requestTimeout(r.GetTimeoutMs())
-	var waits []func() error
-	var waiting []*flusspb.PbPutKvRespForBucket
-	for _, br := range r.BucketsReq {
+	durables := make([]func() error, len(r.BucketsReq))
+	stage := func(i int) {
+		br := r.BucketsReq[i]
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 		b := bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 		var end int64
@@ -69,10 +71,24 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
 			out.LogEndOffset = proto.Int64(end)
-			waits = append(waits, durable)
-			waiting = append(waiting, out)
+			durables[i] = durable
 		}
-		resp.BucketsResp = append(resp.BucketsResp, out)
+		resp.BucketsResp[i] = out
+	}
+	if stageConcurrently(r.BucketsReq) {
+		forEachConcurrently(len(r.BucketsReq), stageWorkers(), stage)
+	} else {
+		for i := range r.BucketsReq {
+			stage(i)
+		}
+	}
+	var waits []func() error
+	var waiting []*flusspb.PbPutKvRespForBucket
+	for i, durable := range durables {
+		if durable != nil {
+			waits = append(waits, durable)
+			waiting = append(waiting, resp.BucketsResp[i])
+		}
 	}
 	if len(waits) == 0 {
 		return resp, nil
@@ -87,6 +103,77 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 		}
 		return resp, nil
 	})
+}
+
+// stageMinBytes is the size of a PUT_KV's records from which its buckets are staged
+// concurrently: below it, a goroutine per bucket costs more than the merge it would overlap.
+const stageMinBytes = 64 << 10
+
+// stageConcurrently reports whether the buckets of one PUT_KV may be staged at the same time:
+// more than one bucket, enough records to be worth it, and no bucket named twice (two
+// batches of one bucket must be staged in request order: the second merges against the
+// first, and an idempotent writer's sequences must arrive in order).
+func stageConcurrently(buckets []*flusspb.PbPutKvReqForBucket) bool {
+	if len(buckets) < 2 {
+		return false
+	}
+	total := 0
+	for _, br := range buckets {
+		total += len(br.Records)
+	}
+	if total < stageMinBytes {
+		return false
+	}
+	type key struct {
+		partition int64
+		bucket    int32
+		hasPart   bool
+	}
+	seen := make(map[key]struct{}, len(buckets))
+	for _, br := range buckets {
+		k := key{br.GetPartitionId(), br.GetBucketId(), br.PartitionId != nil}
+		if _, dup := seen[k]; dup {
+			return false
+		}
+		seen[k] = struct{}{}
+	}
+	return true
+}
+
+// stageWorkers is how many buckets of one PUT_KV are staged at once: staging is CPU work
+// (merge, changelog encoding), so more workers than processors would only interleave it.
+func stageWorkers() int { return runtime.GOMAXPROCS(0) }
+
+// forEachConcurrently calls f(0) … f(n-1) on up to workers goroutines (the caller's among
+// them) and returns when every call has returned.
+func forEachConcurrently(n, workers int, f func(int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
 }
 
 // awaitAll runs the wait functions concurrently (each bucket's log syncs its own file) and

@@ -37,6 +37,7 @@ func run() error {
 		java      = flag.String("java", "java", "java binary (17+)")
 		jvmFlags  = flag.String("jvm-flags", "", "extra JVM flags for every Fluss JVM, space-separated")
 		stromBin  = flag.String("strom", "bin/strom", "strom binary")
+		baseBin   = flag.String("strom-base", "", "a second strom binary (e.g. main's build) measured in the same interleaved rounds as system strom-base, to show a branch's effect")
 		interval  = flag.Bool("interval-column", true, "also measure Strom with --set log.flush.interval=1s")
 		rounds    = flag.Int("rounds", 3, "interleaved rounds (fresh servers each)")
 		modes     = flag.String("modes", "scan,update,partial-update,lookup,mixed", "strom bench modes (comma-separated; scan implies append, the others upsert)")
@@ -47,7 +48,7 @@ func run() error {
 		keep      = flag.Bool("keep", false, "keep data directories and logs of good rounds")
 		outJSON   = flag.String("json", "", "write samples and summary as JSON here (default WORK-DIR/results.json)")
 		outMD     = flag.String("md", "", "also write the Markdown table (with its header line) here")
-		only      = flag.String("systems", "", "measure only these systems (comma-separated: fluss, strom, strom-1s)")
+		only      = flag.String("systems", "", "measure only these systems (comma-separated: fluss, strom, strom-base, strom-1s)")
 		commit    = flag.String("commit", "", "commit the strom binary was built from, for the header (default: git rev-parse --short HEAD)")
 	)
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows of the Go-client workloads")
@@ -91,6 +92,13 @@ func run() error {
 	systems := []compare.System{
 		compare.FlussSystem("fluss", "Fluss 0.9.1", compare.FlussJVM{Java: *java, JarDir: jarDir, JVMFlags: strings.Fields(*jvmFlags)}),
 		compare.StromSystem("strom", "Strom (fsync each write)", binary),
+	}
+	if *baseBin != "" {
+		base, err := filepath.Abs(*baseBin)
+		if err != nil {
+			return err
+		}
+		systems = append(systems, compare.StromSystem("strom-base", "Strom base build (fsync each write)", base))
 	}
 	if *interval {
 		systems = append(systems, compare.StromSystem("strom-1s", "Strom (`log.flush.interval=1s`)", binary, "--set", "log.flush.interval=1s"))
