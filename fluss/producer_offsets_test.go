@@ -37,12 +37,14 @@ func TestProducerOffsets(t *testing.T) {
 	if _, ok, err := admin.GetProducerOffsets(ctx, "sink-1"); err != nil || ok {
 		t.Fatalf("after delete: ok %v, %v", ok, err)
 	}
-	// An expired record reads as absent and can be registered anew.
+	// An expired record can be registered anew. Strom reads it as absent at once; Apache
+	// Fluss 0.9.1 keeps returning it until its periodic cleanup deletes it
+	// (ProducerOffsetsManager), so that part is checked against Strom only.
 	if _, err := admin.RegisterProducerOffsets(ctx, "sink-2", offsets, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
-	if _, ok, err := admin.GetProducerOffsets(ctx, "sink-2"); err != nil || ok {
+	if _, ok, err := admin.GetProducerOffsets(ctx, "sink-2"); err != nil || (ok && externalCluster == "") {
 		t.Fatalf("expired: ok %v, %v", ok, err)
 	}
 	if created, err := admin.RegisterProducerOffsets(ctx, "sink-2", again, 0); err != nil || !created {
