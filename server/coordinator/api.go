@@ -168,6 +168,7 @@ func (c *Coordinator) handleTableExists(ctx context.Context, req *wire.Request) 
 
 func (c *Coordinator) table(p *flusspb.PbTablePath) (*cluster.TableInfo, error) {
 	path := tablePathOf(p)
+	c.catchUpTable(path)
 	t, ok := c.TableByPath(path)
 	if !ok {
 		return nil, ferr.New(ferr.TableNotExist, "Table %s does not exist.", path)

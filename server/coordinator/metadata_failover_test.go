@@ -21,13 +21,14 @@ import (
 // statesCluster is a Cluster whose bucket states the test sets directly: every bucket of
 // every table has the state held in st.
 type statesCluster struct {
-	mu sync.Mutex
-	st cluster.BucketState
+	mu      sync.Mutex
+	st      cluster.BucketState
+	standby bool
 }
 
 func (f *statesCluster) set(st cluster.BucketState) { f.mu.Lock(); f.st = st; f.mu.Unlock() }
 
-func (f *statesCluster) Active() bool { return true }
+func (f *statesCluster) Active() bool { return !f.standby }
 func (f *statesCluster) Assign(t *cluster.TableInfo, partitionID int64) ([]meta.Op, map[cluster.Bucket]cluster.BucketState, error) {
 	return nil, nil, nil
 }
@@ -157,5 +158,74 @@ func TestMetadataListsADepartedServerWhileItStillLeads(t *testing.T) {
 	topo.ReplaceTabletServers(map[int32][]cluster.Endpoint{2: ep(9002), 3: ep(9003)})
 	if ports := check("leader departed again", []int32{1, 2, 3}, 1); ports[1] != 9101 {
 		t.Fatalf("departed leader listed at port %d, want its last endpoint 9101", ports[1])
+	}
+}
+
+// A client that alters a table through the active coordinator and at once asks another node
+// for the table (the Rust client's ALTER then get_table, which sends GET_METADATA to any
+// tablet server) must see the new schema, whatever the lag of that node's catalog watch. The
+// standby here has no watch at all: only the table read's own check can bring the change.
+func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, err := meta.OpenEmbedded(ctx, t.TempDir(), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	states := cluster.BucketState{Replicas: []int32{1}, Leader: 1, ISR: []int32{1}}
+	active, err := Open(ctx, store, cluster.NewTopology(), Options{Cluster: &statesCluster{st: states}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(active.Close)
+	if err := active.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	path := cluster.TablePath{Database: DefaultDatabase, Table: "altered"}
+	d := metadata.TableDescriptor{
+		Schema:      metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: metadata.DataType{Root: metadata.Int}}}},
+		BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
+	}
+	d.Schema.AssignFieldIDs()
+	if err := active.createTable(ctx, path, d.JSON(), false); err != nil {
+		t.Fatal(err)
+	}
+	standby, err := Open(ctx, store, cluster.NewTopology(), Options{Cluster: &statesCluster{st: states, standby: true}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(standby.Close)
+	pb := &flusspb.PbTablePath{DatabaseName: proto.String(path.Database), TableName: proto.String(path.Table)}
+	before, err := standby.table(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	add := metadata.AddColumn{Name: "age", Type: metadata.DataType{Root: metadata.Int}}
+	if err := active.AlterTable(ctx, path, TableAlteration{AddColumns: []metadata.AddColumn{add}}, false); err != nil {
+		t.Fatal(err)
+	}
+	after, err := standby.table(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.SchemaID != before.SchemaID+1 || len(after.Descriptor.Schema.Columns) != 2 {
+		t.Fatalf("standby answers schema %d with %d columns after the ALTER, want %d with 2", after.SchemaID, len(after.Descriptor.Schema.Columns), before.SchemaID+1)
+	}
+
+	// A table dropped and created again under the same name is the new table.
+	if err := active.DropTable(ctx, path, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := active.createTable(ctx, path, d.JSON(), false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := standby.table(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID == after.ID {
+		t.Fatalf("standby answers the dropped table %d after it was created again", after.ID)
 	}
 }
