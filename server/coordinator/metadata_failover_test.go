@@ -206,6 +206,10 @@ func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
 	if err := active.AlterTable(ctx, path, TableAlteration{AddColumns: []metadata.AddColumn{add}}, false); err != nil {
 		t.Fatal(err)
 	}
+	// The leader of a bucket on the standby's node validates batches of the new schema id.
+	if sc, ok := standby.Schema(before.ID, before.SchemaID+1); !ok || len(sc.Columns) != 2 {
+		t.Fatalf("standby's catalog lacks schema %d of the altered table (found %v)", before.SchemaID+1, ok)
+	}
 	after, err := standby.table(pb)
 	if err != nil {
 		t.Fatal(err)
