@@ -22,11 +22,19 @@ type Topology struct {
 	mu            sync.RWMutex
 	coordinator   map[string]Endpoint
 	tabletServers map[int32]map[string]Endpoint
+	// departed holds the last endpoints of tablet servers that left the live set, until
+	// they register again: metadata names a departed server as long as a bucket still names
+	// it as its leader (see DepartedTabletServer).
+	departed map[int32]map[string]Endpoint
 }
 
 // NewTopology returns an empty topology.
 func NewTopology() *Topology {
-	return &Topology{coordinator: map[string]Endpoint{}, tabletServers: map[int32]map[string]Endpoint{}}
+	return &Topology{
+		coordinator:   map[string]Endpoint{},
+		tabletServers: map[int32]map[string]Endpoint{},
+		departed:      map[int32]map[string]Endpoint{},
+	}
 }
 
 // SetCoordinator records the coordinator's endpoint on a listener.
@@ -63,21 +71,23 @@ func (t *Topology) TabletServerIDs() []int32 {
 func (t *Topology) Resolve(listener, localHost string) (coord Endpoint, okCoord bool, tablets map[int32]Endpoint) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	fix := func(e Endpoint) Endpoint {
-		if ip := net.ParseIP(e.Host); e.Host == "" || (ip != nil && ip.IsUnspecified()) {
-			e.Host = localHost
-		}
-		return e
-	}
 	coord, okCoord = t.coordinator[listener]
-	coord = fix(coord)
+	coord = reachableAt(coord, localHost)
 	tablets = make(map[int32]Endpoint, len(t.tabletServers))
 	for id, eps := range t.tabletServers {
 		if e, ok := eps[listener]; ok {
-			tablets[id] = fix(e)
+			tablets[id] = reachableAt(e, localHost)
 		}
 	}
 	return coord, okCoord, tablets
+}
+
+// reachableAt replaces a wildcard (or empty) host of e by localHost.
+func reachableAt(e Endpoint, localHost string) Endpoint {
+	if ip := net.ParseIP(e.Host); e.Host == "" || (ip != nil && ip.IsUnspecified()) {
+		e.Host = localHost
+	}
+	return e
 }
 
 // EndpointFromAddr builds an endpoint from a bound listener address.
@@ -110,7 +120,35 @@ func (t *Topology) ReplaceTabletServers(servers map[int32][]Endpoint) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for id, eps := range t.tabletServers {
+		if _, live := m[id]; !live {
+			t.departed[id] = eps
+		}
+	}
+	for id := range m {
+		delete(t.departed, id)
+	}
 	t.tabletServers = m
+}
+
+// DepartedTabletServer returns the last endpoint on listener of a tablet server that has left
+// the live set (and not registered again since), with a wildcard host replaced as by Resolve.
+//
+// A server killed without a controlled shutdown leaves the live set when its lease expires,
+// a moment before the coordinator moves its leaderships; bucket states read in between still
+// name it as leader. Metadata answers list such a server with its last endpoint rather than
+// name a leader absent from their server list: a client that finds the leader unreachable
+// asks again and so learns the new leader, whereas the Rust client (pyfluss) keeps a cached
+// leader for a bucket whose answered leader is not among the listed servers and never asks
+// again (docs/cluster.md, "Clients and a killed server").
+func (t *Topology) DepartedTabletServer(listener, localHost string, id int32) (Endpoint, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	e, ok := t.departed[id][listener]
+	if !ok {
+		return Endpoint{}, false
+	}
+	return reachableAt(e, localHost), true
 }
 
 // CoordinatorEndpoint returns the coordinator's endpoint on listener.

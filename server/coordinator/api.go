@@ -168,6 +168,7 @@ func (c *Coordinator) handleTableExists(ctx context.Context, req *wire.Request) 
 
 func (c *Coordinator) table(p *flusspb.PbTablePath) (*cluster.TableInfo, error) {
 	path := tablePathOf(p)
+	c.catchUpTable(path)
 	t, ok := c.TableByPath(path)
 	if !ok {
 		return nil, ferr.New(ferr.TableNotExist, "Table %s does not exist.", path)
@@ -236,20 +237,62 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for _, id := range ids {
-		resp.TabletServers = append(resp.TabletServers, pbServerNode(id, tablets[id]))
-	}
 	leader := int32(-1)
 	if len(ids) > 0 {
 		leader = ids[0]
 	}
+	if err := c.fillTableMetadata(req, &r, resp, leader); err != nil {
+		return nil, err
+	}
+	// A leader that has just left the live set (killed, its lease expired, its buckets not
+	// yet moved) is listed with its last endpoint: see cluster.Topology.DepartedTabletServer.
+	for _, id := range leadersOf(resp) {
+		if _, live := tablets[id]; live {
+			continue
+		}
+		if e, ok := c.topo.DepartedTabletServer(req.Listener, localHost, id); ok {
+			tablets[id] = e
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		resp.TabletServers = append(resp.TabletServers, pbServerNode(id, tablets[id]))
+	}
+	return resp, nil
+}
+
+// leadersOf returns the distinct leader ids named by the buckets of resp.
+func leadersOf(resp *flusspb.MetadataResponse) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	add := func(bms []*flusspb.PbBucketMetadata) {
+		for _, bm := range bms {
+			if bm.LeaderId != nil && !seen[bm.GetLeaderId()] {
+				seen[bm.GetLeaderId()] = true
+				out = append(out, bm.GetLeaderId())
+			}
+		}
+	}
+	for _, tm := range resp.TableMetadata {
+		add(tm.BucketMetadata)
+	}
+	for _, pm := range resp.PartitionMetadata {
+		add(pm.BucketMetadata)
+	}
+	return out
+}
+
+// fillTableMetadata adds to resp the tables and partitions r asks for; leader is the tablet
+// server that leads every bucket on the single node.
+func (c *Coordinator) fillTableMetadata(req *wire.Request, r *flusspb.MetadataRequest, resp *flusspb.MetadataResponse, leader int32) error {
 	for _, p := range r.GetTablePath() {
 		if !c.allowed(req, auth.OpDescribe, tableResource(tablePathOf(p))) {
 			continue // as Fluss: tables the session may not describe are left out
 		}
 		t, err := c.table(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tm := &flusspb.PbTableMetadata{
 			TablePath: pbTablePath(t.Path), TableId: proto.Int64(t.ID), SchemaId: proto.Int32(t.SchemaID),
@@ -263,29 +306,29 @@ func (c *Coordinator) handleGetMetadata(ctx context.Context, req *wire.Request) 
 	for _, pp := range r.GetPartitionsPath() {
 		t, ok := c.TableByPath(cluster.TablePath{Database: pp.GetDatabaseName(), Table: pp.GetTableName()})
 		if !ok {
-			return nil, ferr.New(ferr.TableNotExist, "Table %s.%s does not exist.", pp.GetDatabaseName(), pp.GetTableName())
+			return ferr.New(ferr.TableNotExist, "Table %s.%s does not exist.", pp.GetDatabaseName(), pp.GetTableName())
 		}
 		if !c.allowed(req, auth.OpDescribe, tableResource(t.Path)) {
 			continue
 		}
 		p, ok := c.PartitionByName(t.ID, pp.GetPartitionName())
 		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "Table partition '%s' does not exist.", t.Path.String()+"(p="+pp.GetPartitionName()+")")
+			return ferr.New(ferr.PartitionNotExists, "Table partition '%s' does not exist.", t.Path.String()+"(p="+pp.GetPartitionName()+")")
 		}
 		resp.PartitionMetadata = append(resp.PartitionMetadata, c.partitionMetadata(t, p, leader))
 	}
 	for _, id := range r.GetPartitionsId() {
 		p, ok := c.PartitionByID(id)
 		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
+			return ferr.New(ferr.PartitionNotExists, "Partition with id %d does not exist.", id)
 		}
 		t, ok := c.TableByID(p.TableID)
 		if !ok || !c.allowed(req, auth.OpDescribe, tableResource(t.Path)) {
-			return nil, ferr.New(ferr.PartitionNotExists, "The partition id '%d' does not exist or you don't have permission to access it.", id)
+			return ferr.New(ferr.PartitionNotExists, "The partition id '%d' does not exist or you don't have permission to access it.", id)
 		}
 		resp.PartitionMetadata = append(resp.PartitionMetadata, c.partitionMetadata(t, p, leader))
 	}
-	return resp, nil
+	return nil
 }
 
 func (c *Coordinator) partitionMetadata(t *cluster.TableInfo, p *cluster.PartitionInfo, leader int32) *flusspb.PbPartitionMetadata {

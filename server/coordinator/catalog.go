@@ -329,18 +329,32 @@ func (c *Coordinator) tableByPathCached(p cluster.TablePath) (*cluster.TableInfo
 }
 
 // Schema implements cluster.Catalog.
+//
+// On a node that is not the active coordinator a miss re-reads the catalog once: a client
+// that added a column through the active coordinator writes batches of the new schema id
+// to leaders on other nodes at once, before their catalog watch may have brought it.
 func (c *Coordinator) Schema(tableID int64, schemaID int32) (metadata.Schema, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	s, ok := c.schemas[tableID][schemaID]
+	s, ok := c.schemaVersion(tableID, schemaID)
 	return s.schema, ok
 }
 
 func (c *Coordinator) schemaJSON(tableID int64, schemaID int32) ([]byte, bool) {
+	s, ok := c.schemaVersion(tableID, schemaID)
+	return s.json, ok
+}
+
+func (c *Coordinator) schemaVersion(tableID int64, schemaID int32) (schemaVersion, bool) {
+	if s, ok := c.schemaVersionCached(tableID, schemaID); ok || !c.reloadOnMiss() {
+		return s, ok
+	}
+	return c.schemaVersionCached(tableID, schemaID)
+}
+
+func (c *Coordinator) schemaVersionCached(tableID int64, schemaID int32) (schemaVersion, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s, ok := c.schemas[tableID][schemaID]
-	return s.json, ok
+	return s, ok
 }
 
 // partitionByIDCached looks a partition up in memory.

@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -76,6 +78,39 @@ func (c *Coordinator) reloadOnMiss() bool {
 	}
 	c.reloadGen++
 	return true
+}
+
+// catchUpTable makes a table read on a node that is not the active coordinator see every
+// change committed before it: it reads the table's record from etcd (a linearizable read)
+// and re-reads the catalog if the cached table differs (altered, dropped, recreated). The
+// watch that keeps the catalog in step lags by a few milliseconds, and a client that alters
+// a table through the active coordinator and at once asks another node for its metadata
+// (the Rust client's ALTER then get_table) must get the new schema. It costs one etcd read
+// per table read on those nodes; the active coordinator writes its own catalog and reads
+// nothing.
+func (c *Coordinator) catchUpTable(path cluster.TablePath) {
+	if !c.standby() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.bgCtx, 5*time.Second)
+	defer cancel()
+	raw, err := c.store.Get(ctx, tableKey(path))
+	cached, ok := c.tableByPathCached(path)
+	switch {
+	case errors.Is(err, meta.ErrNotFound):
+		if !ok {
+			return // absent in both
+		}
+	case err != nil:
+		c.log.Warn("cannot read a table's record; answering from the cached catalog", "table", path, "err", err)
+		return
+	default:
+		var rec tableRecord
+		if json.Unmarshal(raw, &rec) == nil && ok && cached.ID == rec.ID && cached.SchemaID == rec.SchemaID && cached.ModifiedMs == rec.ModifiedMs {
+			return
+		}
+	}
+	c.reloadOnMiss()
 }
 
 func (c *Coordinator) reloadLocked(ctx context.Context) error { return c.reload(ctx, false) }

@@ -38,7 +38,8 @@ func activeCoordinator(t *testing.T, ctx context.Context, c *clustertest.Cluster
 // TestKillCoordinatorDuringDDL kills -9 the active coordinator while tables are being
 // created, and checks that a standby takes over: every later CREATE_TABLE succeeds, every
 // table whose creation was acknowledged exists with a leader for each bucket, and none is
-// half-created.
+// half-created; no bucket of the tables made before the kill goes without a live leader
+// beyond leaderlessBound.
 func TestKillCoordinatorDuringDDL(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -53,11 +54,23 @@ func TestKillCoordinatorDuringDDL(t *testing.T) {
 	}
 	created := map[string]bool{}
 	var victim *clustertest.Node
+	var lw *leaderWatch
 	for i := range tables {
 		if i == tables/2 {
+			// The buckets of the tables created so far: the victim leads some of them.
+			var watched []*fluss.Table
+			for j := range i {
+				table, err := conn.Table(ctx, fluss.TablePath{Database: "fault", Table: fmt.Sprintf("ddl_%d", j)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				watched = append(watched, table)
+			}
+			lw = watchLeaders(ctx, connect(t, ctx, c), watched...)
 			victim = activeCoordinator(t, ctx, c, conn)
 			t.Logf("killing node %d, the active coordinator, after %d tables", victim.ID, i)
 			victim.Kill()
+			lw.markDown(victim.ID)
 		}
 		name := fmt.Sprintf("ddl_%d", i)
 		start := time.Now()
@@ -97,6 +110,7 @@ func TestKillCoordinatorDuringDDL(t *testing.T) {
 			leaderOf(t, ctx, conn, table, b)
 		}
 	}
+	lw.end(t, leaderlessBound)
 	// A successor is active and it is not the victim.
 	if n := activeCoordinator(t, ctx, c, conn); n == victim {
 		t.Fatalf("the killed node %d is still reported as coordinator", victim.ID)

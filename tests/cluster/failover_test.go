@@ -11,7 +11,7 @@ import (
 // TestKillLogLeaderDuringAppends kills -9 the leader of a bucket while acks=all appends
 // stream into an RF=3 log table, restarts it, and checks that every acknowledged append is in
 // the log exactly once, that the writer never saw an error, and that the three replicas end
-// byte-identical.
+// byte-identical, and that no bucket went without a live leader beyond leaderlessBound.
 func TestKillLogLeaderDuringAppends(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -22,12 +22,15 @@ func TestKillLogLeaderDuringAppends(t *testing.T) {
 		before, after = 20000, 20000
 	}
 	s := startAppends(t, ctx, table)
+	lw := watchLeaders(ctx, connect(t, ctx, c), table)
 	waitAcked(t, s.acked, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, s.count())
 	victim.Kill()
+	lw.markDown(victim.ID)
 	waitAcked(t, s.acked, s.count()+after, 60*time.Second)
 	s.end()
+	lw.end(t, leaderlessBound)
 	victim.Start()
 	victim.WaitReady(60 * time.Second)
 
@@ -38,7 +41,8 @@ func TestKillLogLeaderDuringAppends(t *testing.T) {
 
 // TestKillPKLeaderDuringUpserts kills -9 the leader of a primary-key bucket while acks=all
 // upserts stream in, and checks that lookups served by the new leader return every
-// acknowledged upsert at once, and that the changelog agrees with the lookups.
+// acknowledged upsert at once, that the changelog agrees with the lookups, and that no bucket
+// went without a live leader beyond leaderlessBound.
 func TestKillPKLeaderDuringUpserts(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -60,12 +64,15 @@ func TestKillPKLeaderDuringUpserts(t *testing.T) {
 		return w.Upsert(ctx, fluss.Row{id % keys, id})
 	}, func(id int64) int64 { return id })
 	a := s.acked
+	lw := watchLeaders(ctx, connect(t, ctx, c), table)
 	waitAcked(t, a, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged upserts", victim.ID, a.count())
 	victim.Kill()
+	lw.markDown(victim.ID)
 	waitAcked(t, a, a.count()+after, 60*time.Second)
 	s.end()
+	lw.end(t, leaderlessBound)
 	checkNoFailedWrites(t, a)
 
 	// The latest acknowledged version of each key; writes are sequential per key, so a key's

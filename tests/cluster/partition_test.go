@@ -13,7 +13,8 @@ import (
 // its etcd session do not) while acks=all appends stream in, then heals it. With
 // log.replica.min-in-sync-replicas-number 1 the leader shrinks its ISR to itself after the lag
 // time and goes on acknowledging; once healed, the followers catch up and rejoin. Every
-// acknowledged append is in the log exactly once and the replicas end byte-identical.
+// acknowledged append is in the log exactly once, the replicas end byte-identical, and the
+// bucket never goes without a live leader beyond leaderlessBound.
 func TestCutReplicationLinkAndHeal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (-short)")
@@ -27,6 +28,7 @@ func TestCutReplicationLinkAndHeal(t *testing.T) {
 	desc.BucketCount = 1
 	table := createTable(t, ctx, conn, "log_link_cut", desc)
 	s := startAppends(t, ctx, table)
+	lw := watchLeaders(ctx, connect(t, ctx, c), table)
 	waitAcked(t, s.acked, 2000, 60*time.Second)
 	leader := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("cutting the replication link into node %d, leader of bucket 0, after %d acknowledged appends", leader.ID, s.count())
@@ -38,6 +40,7 @@ func TestCutReplicationLinkAndHeal(t *testing.T) {
 	t.Logf("healed after %d acknowledged appends", s.count())
 	waitAcked(t, s.acked, s.count()+2000, 60*time.Second)
 	s.end()
+	lw.end(t, leaderlessBound)
 
 	checkNoFailedWrites(t, s.acked)
 	checkLogExactlyOnce(t, s.acked, readLog(t, ctx, conn, table))

@@ -11,7 +11,8 @@ import (
 // TestPauseLeaderBeyondLagTime stops the leader of a bucket (SIGSTOP) for longer than its
 // lease and the replica lag time while appends stream in, then resumes it (SIGCONT). The
 // cluster elects another leader meanwhile; the resumed server must not acknowledge anything
-// as the old leader, and it rejoins as a follower whose log ends identical to the others.
+// as the old leader, and it rejoins as a follower whose log ends identical to the others. No
+// bucket goes without a live leader beyond leaderlessBound.
 func TestPauseLeaderBeyondLagTime(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -19,15 +20,19 @@ func TestPauseLeaderBeyondLagTime(t *testing.T) {
 	table := createTable(t, ctx, conn, "log_leader_pause", logTable())
 	s := startAppends(t, ctx, table)
 	a := s.acked
+	lw := watchLeaders(ctx, connect(t, ctx, c), table)
 	waitAcked(t, a, 2000, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("pausing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, a.count())
 	victim.Pause()
+	lw.markDown(victim.ID)
 	// Its lease (2 s) and the lag time (3 s) both pass; another replica takes over.
 	time.Sleep(7 * time.Second)
 	victim.Resume()
+	lw.markUp(victim.ID)
 	waitAcked(t, a, a.count()+2000, 60*time.Second)
 	s.end()
+	lw.end(t, leaderlessBound)
 
 	checkNoFailedWrites(t, a)
 	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, table))
