@@ -30,6 +30,10 @@ type Connection struct {
 	closers map[closer]struct{}   // writers and scanners to close with the connection
 	closed  bool
 	done    chan struct{} // closed by Close
+	// life is cancelled by Close: it aborts dials in progress, so Close does not wait out
+	// a server that accepted the connection but never answers its handshake.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 // closer is implemented by writers and scanners registered with the connection.
@@ -59,6 +63,7 @@ func Connect(ctx context.Context, cfg Config) (*Connection, error) {
 		closers: make(map[closer]struct{}),
 		done:    make(chan struct{}),
 	}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	if cfg.sasl() {
 		c.wcfg.Username, c.wcfg.Password = cfg.SASLUsername, cfg.SASLPassword
 	}
@@ -84,6 +89,7 @@ func (c *Connection) Close() error {
 	}
 	c.closed = true
 	close(c.done)
+	c.endLife()
 	closers := make([]closer, 0, len(c.closers))
 	for cl := range c.closers {
 		closers = append(closers, cl)
@@ -145,7 +151,10 @@ func (c *Connection) Table(ctx context.Context, path TablePath) (*Table, error) 
 }
 
 // serverConn returns the pooled connection to node, dialing it (API_VERSIONS and SASL
-// handshake) if needed. Broken connections are replaced.
+// handshake) if needed. Broken connections are replaced. The dial runs on its own, bounded by
+// ConnectTimeout and shared by every caller that needs the node meanwhile; each caller waits
+// for it only as long as its own ctx allows, so a server that accepts connections but never
+// answers (a paused process) costs a caller no more than its deadline.
 func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverType int32) (*wire.ClientConn, error) {
 	for {
 		c.mu.Lock()
@@ -157,22 +166,7 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 		if !ok {
 			e = &poolEntry{ready: make(chan struct{})}
 			c.conns[uid] = e
-			c.mu.Unlock()
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ConnectTimeout)
-			wc := c.wcfg
-			wc.ExpectServerType = serverType
-			e.conn, e.err = wire.Dial(dctx, addr, wc)
-			cancel()
-			if e.err != nil {
-				c.mu.Lock()
-				if c.conns[uid] == e {
-					delete(c.conns, uid)
-				}
-				c.mu.Unlock()
-				e.err = networkError(e.err)
-			}
-			close(e.ready)
-			return e.conn, e.err
+			go c.dial(e, uid, addr, serverType)
 		}
 		c.mu.Unlock()
 		select {
@@ -194,6 +188,25 @@ func (c *Connection) serverConn(ctx context.Context, uid, addr string, serverTyp
 		c.mu.Unlock()
 		e.conn.Close()
 	}
+}
+
+// dial connects e to addr and closes e.ready; a failed dial leaves the pool, so the next
+// caller dials again.
+func (c *Connection) dial(e *poolEntry, uid, addr string, serverType int32) {
+	dctx, cancel := context.WithTimeout(c.life, c.cfg.ConnectTimeout)
+	defer cancel()
+	wc := c.wcfg
+	wc.ExpectServerType = serverType
+	e.conn, e.err = wire.Dial(dctx, addr, wc)
+	if e.err != nil {
+		c.mu.Lock()
+		if c.conns[uid] == e {
+			delete(c.conns, uid)
+		}
+		c.mu.Unlock()
+		e.err = networkError(e.err)
+	}
+	close(e.ready)
 }
 
 // call sends one request to node and waits for the answer, bounded by RequestTimeout.

@@ -3,7 +3,9 @@ package fluss_test
 import (
 	"context"
 	"errors"
+	"net"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +139,46 @@ func TestBackpressureAndCancellation(t *testing.T) {
 		t.Fatalf("Poll with cancelled context = %v", err)
 	}
 	pollAll(t, ctx, sc, 20)
+}
+
+// A server that accepts connections but never answers (a paused process) costs a caller no
+// more than its own deadline: the dial runs on its own, bounded by ConnectTimeout, and the
+// caller stops waiting for it when its context ends. Close aborts the dial instead of
+// waiting it out.
+func TestSilentServerCostsACallerOnlyItsDeadline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = fluss.Connect(ctx, fluss.Config{BootstrapServers: ln.Addr().String(), ConnectTimeout: time.Minute})
+	if err == nil {
+		t.Fatal("connected to a server that never answers")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Connect with a 200 ms deadline returned after %s (%v)", d, err)
+	}
 }

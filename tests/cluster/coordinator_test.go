@@ -66,7 +66,7 @@ func TestKillCoordinatorDuringDDL(t *testing.T) {
 				}
 				watched = append(watched, table)
 			}
-			lw = watchLeaders(ctx, connect(t, ctx, c), watched...)
+			lw = watchLeaders(ctx, c, watched...)
 			victim = activeCoordinator(t, ctx, c, conn)
 			t.Logf("killing node %d, the active coordinator, after %d tables", victim.ID, i)
 			victim.Kill()

@@ -22,7 +22,7 @@ func TestKillLogLeaderDuringAppends(t *testing.T) {
 		before, after = 20000, 20000
 	}
 	s := startAppends(t, ctx, table)
-	lw := watchLeaders(ctx, connect(t, ctx, c), table)
+	lw := watchLeaders(ctx, c, table)
 	waitAcked(t, s.acked, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, s.count())
@@ -64,7 +64,7 @@ func TestKillPKLeaderDuringUpserts(t *testing.T) {
 		return w.Upsert(ctx, fluss.Row{id % keys, id})
 	}, func(id int64) int64 { return id })
 	a := s.acked
-	lw := watchLeaders(ctx, connect(t, ctx, c), table)
+	lw := watchLeaders(ctx, c, table)
 	waitAcked(t, a, before, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("killing node %d, leader of bucket 0, after %d acknowledged upserts", victim.ID, a.count())

@@ -2,11 +2,13 @@ package cluster_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stromdb/strom/fluss"
+	"github.com/stromdb/strom/internal/clustertest"
 )
 
 // leaderlessBound is the documented bound (docs/cluster.md, "Timings") on how long a bucket
@@ -22,7 +24,8 @@ const leaderlessBound = 2*2*time.Second + 3*time.Second
 // records for each bucket the longest time it had no live leader: no leader named, or one
 // the test has taken down (killed, paused).
 type leaderWatch struct {
-	conn   *fluss.Connection
+	c      *clustertest.Cluster
+	conn   *fluss.Connection // replaced, bootstrapped from the nodes up, when a poll fails
 	tables []*fluss.Table
 
 	mu     sync.Mutex
@@ -42,15 +45,23 @@ type watchedBucket struct {
 	bucket int32
 }
 
-// watchLeaders starts polling every 50 ms until the returned watch is ended.
-func watchLeaders(ctx context.Context, conn *fluss.Connection, tables ...*fluss.Table) *leaderWatch {
+// watchLeaders starts polling every 50 ms until the returned watch is ended. It has a
+// connection of its own: a poll that fails (the node asked may be the one down, and a paused
+// one never answers) reconnects through the nodes that are up, so the watch measures the
+// cluster, not one client's wait for a silent server.
+func watchLeaders(ctx context.Context, c *clustertest.Cluster, tables ...*fluss.Table) *leaderWatch {
 	w := &leaderWatch{
-		conn: conn, tables: tables,
+		c: c, tables: tables,
 		down: map[int32]bool{}, last: map[watchedBucket]int32{}, since: map[watchedBucket]time.Time{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go func() {
 		defer close(w.done)
+		defer func() {
+			if w.conn != nil {
+				w.conn.Close()
+			}
+		}()
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -88,13 +99,41 @@ func (w *leaderWatch) markUp(id int32) {
 	delete(w.down, id)
 }
 
+// reconnect replaces the watch's connection with one bootstrapped from the nodes not down.
+func (w *leaderWatch) reconnect(ctx context.Context) {
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+	w.mu.Lock()
+	var addrs []string
+	for _, n := range w.c.Nodes {
+		if !w.down[n.ID] {
+			addrs = append(addrs, n.CoordinatorAddr)
+		}
+	}
+	w.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	conn, err := fluss.Connect(cctx, fluss.Config{BootstrapServers: strings.Join(addrs, ","), RequestTimeout: time.Second})
+	if err == nil {
+		w.conn = conn
+	}
+}
+
 func (w *leaderWatch) poll(ctx context.Context) {
 	for _, table := range w.tables {
+		if w.conn == nil {
+			if w.reconnect(ctx); w.conn == nil {
+				return // no node answered; the next poll tries again
+			}
+		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		leaders, err := w.conn.Admin().BucketLeaders(pctx, table.Path(), "")
 		cancel()
 		if err != nil {
-			continue // the node asked may be the one down; the next poll asks again
+			w.reconnect(ctx) // the node asked may be the one down
+			continue
 		}
 		now := time.Now()
 		w.mu.Lock()

@@ -28,7 +28,7 @@ func TestCutReplicationLinkAndHeal(t *testing.T) {
 	desc.BucketCount = 1
 	table := createTable(t, ctx, conn, "log_link_cut", desc)
 	s := startAppends(t, ctx, table)
-	lw := watchLeaders(ctx, connect(t, ctx, c), table)
+	lw := watchLeaders(ctx, c, table)
 	waitAcked(t, s.acked, 2000, 60*time.Second)
 	leader := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("cutting the replication link into node %d, leader of bucket 0, after %d acknowledged appends", leader.ID, s.count())

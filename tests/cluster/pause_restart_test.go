@@ -20,7 +20,7 @@ func TestPauseLeaderBeyondLagTime(t *testing.T) {
 	table := createTable(t, ctx, conn, "log_leader_pause", logTable())
 	s := startAppends(t, ctx, table)
 	a := s.acked
-	lw := watchLeaders(ctx, connect(t, ctx, c), table)
+	lw := watchLeaders(ctx, c, table)
 	waitAcked(t, a, 2000, 60*time.Second)
 	victim := c.Node(leaderOf(t, ctx, conn, table, 0))
 	t.Logf("pausing node %d, leader of bucket 0, after %d acknowledged appends", victim.ID, a.count())
