@@ -3,7 +3,9 @@ package kvstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -199,7 +201,11 @@ func BenchmarkUpdateLarge(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lg.Close()
-	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: 16 << 20})
+	cacheMiB := int64(16)
+	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_CACHE_MIB"), 10, 64); err == nil && v > 0 {
+		cacheMiB = v // to compare cache sizes: STROM_BENCH_CACHE_MIB=64
+	}
+	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: cacheMiB << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

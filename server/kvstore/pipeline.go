@@ -92,6 +92,7 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		n++
 	}
 	ready := append(t.readyScratch[:0], t.queue[:n]...)
+	gen := t.rowGen // the generation the commit below belongs to (rowcache.go)
 	t.mu.Unlock()
 	if n == 0 {
 		// Our batch is durable (our wait returned) but the HW does not cover it: only a
@@ -118,10 +119,21 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	if len(t.queue) == 0 {
 		t.queue = t.queue[:0:0] // let the backing array go once drained
 	}
+	// Into the row cache before the keys leave the pre-write buffer, unless a write that
+	// bypassed the cache (a rebuild) came between the commit and now (rowcache.go).
+	rows := t.store.rows
+	if gen != t.rowGen {
+		rows = nil
+	}
+	var ck []byte
 	for _, sb := range ready {
-		for k := range sb.writes {
+		for k, v := range sb.writes {
 			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
 			t.mem.add(keyHash(k), seq, flushes)
+			if rows != nil {
+				ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
+				rows.set(ck, v)
+			}
 		}
 		t.recycle(sb)
 	}

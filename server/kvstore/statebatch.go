@@ -73,6 +73,11 @@ type stateBatch struct {
 	mem     *memKeys
 	skipMem bool
 	rate    *missRate
+	// rows is the store's row cache (nil: off), read before Pebble and filled from it with
+	// entries of generation rowGen (rowcache.go); ck is scratch for an entry's key.
+	rows   *rowCache
+	rowGen uint64
+	ck     []byte
 	// useIter reads Pebble through an L6-filtered iterator (mostly misses) instead of DB.Get.
 	useIter      bool
 	hits, misses int
@@ -104,6 +109,7 @@ func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, queue []*stagedBatch, s
 		}
 		s.merged = s.mergedScratch
 	}
+	s.rows, s.rowGen = nil, 0
 	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
@@ -163,7 +169,17 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 			}
 		}
 	}
+	if s.rows != nil {
+		s.ck = entryKey(s.ck[:0], s.rowGen, key, len(s.lo))
+		if v, ok := s.rows.get(dst, s.ck); ok {
+			return v, true, nil
+		}
+	}
+	n0 := len(dst)
 	dst, found, err := s.read(dst, key)
+	if err == nil && found && s.rows != nil {
+		s.rows.set(s.ck, dst[n0:]) // s.ck is still key's entry: read does not touch it
+	}
 	if err == nil {
 		if found {
 			s.hits++
