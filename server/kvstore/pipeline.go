@@ -113,27 +113,29 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		return t.failAfterAppend(err)
 	}
 	t.applied.Store(last)
+	// Into the row cache before the keys leave the pre-write buffer, under the generation read
+	// before the commit: if a write that bypassed the cache (a rebuild) came since, these
+	// entries are unreachable (rowcache.go). No stage reads these keys from the cache or
+	// Pebble meanwhile (they are queued), so this needs no mu.
+	if rows := t.store.rows; rows != nil {
+		var ck []byte
+		for _, sb := range ready {
+			for k, v := range sb.writes {
+				ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
+				rows.set(ck, v)
+			}
+		}
+	}
 	flushes := t.store.flushes.Load()
 	t.mu.Lock()
 	t.queue = t.queue[n:]
 	if len(t.queue) == 0 {
 		t.queue = t.queue[:0:0] // let the backing array go once drained
 	}
-	// Into the row cache before the keys leave the pre-write buffer, unless a write that
-	// bypassed the cache (a rebuild) came between the commit and now (rowcache.go).
-	rows := t.store.rows
-	if gen != t.rowGen {
-		rows = nil
-	}
-	var ck []byte
 	for _, sb := range ready {
-		for k, v := range sb.writes {
+		for k := range sb.writes {
 			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
 			t.mem.add(keyHash(k), seq, flushes)
-			if rows != nil {
-				ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
-				rows.set(ck, v)
-			}
 		}
 		t.recycle(sb)
 	}

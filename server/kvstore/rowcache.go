@@ -17,15 +17,15 @@ import (
 // An entry is the tablet's generation (8 bytes) followed by the key without the bucket
 // prefix. Invariants:
 //   - An entry under a tablet's current generation holds the key's value in Pebble. Entries
-//     are written only under the tablet's mu: by the applier right after its commit to Pebble
-//     (and before the batch leaves the pre-write buffer), and by a stage that read the value
-//     from Pebble. A stage reads Pebble only for keys in no queued batch, and only queued keys
-//     are being committed, so the two never race for a key.
+//     are written by the applier right after its commit to Pebble, before the batch leaves
+//     the pre-write buffer, and by a stage (under mu) that read the value from Pebble. A
+//     stage reads a key from the cache or Pebble only when no queued batch holds it, and
+//     only queued keys are being committed, so the two never race for a key.
 //   - Every other write to the bucket's keys (recovery and a follower's replay, a rebuild after
 //     corruption, whatever happened before the tablet was opened) comes with a new generation
-//     (Tablet.forgetRows), which makes every older entry unreachable; an applier whose commit
-//     raced with such a write does not fill the cache (it checks the generation it read
-//     before its commit).
+//     (Tablet.forgetRows, under mu), which makes every older entry unreachable. The applier
+//     writes under the generation it read with its batches, before its commit, so what a
+//     commit that raced with such a write leaves in the cache is unreachable too.
 //   - A deleted key, or a value too large for an entry, is removed instead of written.
 //   - Lookups do not read the cache; they read Pebble, as before.
 type rowCache struct {
