@@ -108,24 +108,33 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		}
 	}
 	last := ready[n-1].end
+	// Into the row cache while Pebble commits, under the generation read with the batches
+	// (rowcache.go): no stage reads these keys from the cache or Pebble until they leave the
+	// queue below, after both are done, so neither needs mu nor waits for the other. If a
+	// write that bypassed the cache (a rebuild) came since, the entries are unreachable; if
+	// the commit fails, the tablet takes no more writes and a reopen starts a new generation.
+	var filled chan struct{}
+	if rows := t.store.rows; rows != nil {
+		filled = make(chan struct{})
+		go func() {
+			defer close(filled)
+			var ck []byte
+			for _, sb := range ready {
+				for k, v := range sb.writes {
+					ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
+					rows.set(ck, v)
+				}
+			}
+		}()
+	}
 	seq, err := t.commitToPebble(ready, last)
+	if filled != nil {
+		<-filled
+	}
 	if err != nil {
 		return t.failAfterAppend(err)
 	}
 	t.applied.Store(last)
-	// Into the row cache before the keys leave the pre-write buffer, under the generation read
-	// before the commit: if a write that bypassed the cache (a rebuild) came since, these
-	// entries are unreachable (rowcache.go). No stage reads these keys from the cache or
-	// Pebble meanwhile (they are queued), so this needs no mu.
-	if rows := t.store.rows; rows != nil {
-		var ck []byte
-		for _, sb := range ready {
-			for k, v := range sb.writes {
-				ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
-				rows.set(ck, v)
-			}
-		}
-	}
 	flushes := t.store.flushes.Load()
 	t.mu.Lock()
 	t.queue = t.queue[n:]
