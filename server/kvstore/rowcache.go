@@ -10,7 +10,7 @@ import (
 // a write of an existing key skips Pebble. In an update of existing keys that read was half of
 // the server's CPU: the keys had just been flushed and compacted into new sstables whose blocks
 // were not in the block cache, so each read searched the levels and loaded a block with a
-// pread (docs/benchmarks.md, "Updates of existing keys: a row cache"). The cache lives outside
+// pread (docs/benchmarks.md, the section "…updates of existing keys, a row cache"). The cache lives outside
 // the Go heap (fastcache: fixed-size rings of 64 KiB chunks, evicting the oldest entries per
 // bucket), so its size does not weigh on the garbage collector.
 //
