@@ -3,6 +3,7 @@ module github.com/stromdb/strom
 go 1.26.8
 
 require (
+	github.com/VictoriaMetrics/fastcache v1.13.2
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/apache/iceberg-go v0.7.0
 	github.com/cockroachdb/datadriven v1.0.3-0.20230413201302-be42291fc80f

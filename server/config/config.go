@@ -67,6 +67,7 @@ type Config struct {
 	LogSegmentBytes       int64         // log.segment.file-size
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
 	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
+	KvRowCacheSize        int64         // kv.row-cache-size (Strom option): rows read before writes, shared by all buckets; 0 turns it off
 	LogRetentionCheck     time.Duration // log.retention.check-interval
 	WriterIDExpiration    time.Duration // server.writer-id.expiration-time
 	AutoPartitionInterval time.Duration // auto-partition.check.interval
@@ -117,6 +118,7 @@ func Default() Config {
 		AuthMaxFailures:          3,
 		LogSegmentBytes:          1 << 30,
 		KvBlockCacheSize:         64 << 20,
+		KvRowCacheSize:           128 << 20,
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
@@ -226,6 +228,11 @@ func (c *Config) Set(key, value string) error {
 		c.LogFlushInterval, err = ParseDuration(value)
 	case "kv.rocksdb.block.cache-size":
 		c.KvBlockCacheSize, err = parsePositiveBytes(value)
+	case "kv.row-cache-size":
+		c.KvRowCacheSize, err = ParseBytes(value)
+		if err == nil && c.KvRowCacheSize < 0 {
+			err = fmt.Errorf("must not be negative")
+		}
 	case "log.retention.check-interval":
 		c.LogRetentionCheck, err = ParseDuration(value)
 	case "server.writer-id.expiration-time":

@@ -165,6 +165,23 @@ func TestKvBlockCacheSize(t *testing.T) {
 	}
 }
 
+func TestKvRowCacheSize(t *testing.T) {
+	c := Default()
+	if c.KvRowCacheSize != 128<<20 {
+		t.Fatalf("default row cache %d, want 128 MiB", c.KvRowCacheSize)
+	}
+	for in, want := range map[string]int64{"256mb": 256 << 20, "0": 0} {
+		if err := c.Set("kv.row-cache-size", in); err != nil || c.KvRowCacheSize != want {
+			t.Fatalf("%s: %d %v", in, c.KvRowCacheSize, err)
+		}
+	}
+	for _, bad := range []string{"-1mb", "lots"} {
+		if err := c.Set("kv.row-cache-size", bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
 func TestAdvertisedListeners(t *testing.T) {
 	for _, tc := range []struct {
 		key, value, err string

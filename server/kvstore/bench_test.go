@@ -3,7 +3,9 @@ package kvstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -74,7 +76,7 @@ func BenchmarkLookup(b *testing.B) {
 // Pebble apply). ns/op is per batch; see the rows/s metric.
 func BenchmarkPutNewKeys(b *testing.B) {
 	const rows = 1000
-	h := newHarness(b, usersTable(nil))
+	h := newHarnessRowCache(b, usersTable(nil), logstore.FlushInterval(0), benchRowCacheBytes())
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -185,7 +187,8 @@ func cpuTime() time.Duration {
 // table of 300k rows, ~40 MB in Pebble, against a 16 MiB block cache, as `strom bench update`
 // does on a 1M-row table with the default 64 MiB cache: 250-row batches (1,000-row requests
 // over 4 buckets) rewriting keys 0..N-1 in order, so most reads miss the block cache. Run it
-// with -benchtime 1200x (one pass over the table). ns/op is per batch;
+// with -benchtime 1200x (one pass over the table). STROM_BENCH_CACHE_MIB and
+// STROM_BENCH_ROW_CACHE_MIB (benchRowCacheBytes) change the block and row cache sizes. ns/op is per batch;
 // cpu-µs/row counts every goroutine of the process (compactions included) and is less
 // sensitive than wall time to other load on the machine.
 func BenchmarkUpdateLarge(b *testing.B) {
@@ -199,7 +202,11 @@ func BenchmarkUpdateLarge(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lg.Close()
-	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: 16 << 20})
+	cacheMiB := int64(16)
+	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_CACHE_MIB"), 10, 64); err == nil && v > 0 {
+		cacheMiB = v // to compare cache sizes: STROM_BENCH_CACHE_MIB=64
+	}
+	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: cacheMiB << 20, RowCacheBytes: benchRowCacheBytes()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -241,4 +248,18 @@ func BenchmarkUpdateLarge(b *testing.B) {
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*batch), "cpu-µs/row")
 
+}
+
+// benchRowCacheBytes is Options.RowCacheBytes as STROM_BENCH_ROW_CACHE_MIB sets it: unset, the
+// default (which holds BenchmarkUpdateLarge's table); a size in MiB, e.g. one smaller than the
+// table; -1 turns the row cache off.
+func benchRowCacheBytes() int64 {
+	v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_ROW_CACHE_MIB"), 10, 64)
+	switch {
+	case err != nil || v == 0:
+		return 0
+	case v < 0:
+		return -1
+	}
+	return v << 20
 }

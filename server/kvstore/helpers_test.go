@@ -52,6 +52,8 @@ type harness struct {
 	seq   int32
 	// policy is the log's flush policy; the default (no fsync) keeps tests fast.
 	policy logstore.FlushPolicy
+	// rowCacheBytes is the store's Options.RowCacheBytes (0: the default, -1: off).
+	rowCacheBytes int64
 }
 
 func newHarness(t testing.TB, table Table) *harness {
@@ -59,7 +61,11 @@ func newHarness(t testing.TB, table Table) *harness {
 }
 
 func newHarnessWith(t testing.TB, table Table, policy logstore.FlushPolicy) *harness {
-	h := &harness{t: t, dir: t.TempDir(), table: table, policy: policy}
+	return newHarnessRowCache(t, table, policy, 0)
+}
+
+func newHarnessRowCache(t testing.TB, table Table, policy logstore.FlushPolicy, rowCacheBytes int64) *harness {
+	h := &harness{t: t, dir: t.TempDir(), table: table, policy: policy, rowCacheBytes: rowCacheBytes}
 	h.open()
 	t.Cleanup(h.close)
 	return h
@@ -73,7 +79,7 @@ func (h *harness) open() {
 	if err != nil {
 		h.t.Fatalf("open log: %v", err)
 	}
-	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard()})
+	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), RowCacheBytes: h.rowCacheBytes})
 	if err != nil {
 		h.t.Fatalf("open store: %v", err)
 	}

@@ -151,6 +151,7 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 			return err
 		}
 		t.mem.untracked(b.SeqNum() + uint64(b.Count()))
+		t.forgetRows()
 		committed = off
 		b.Close()
 		b = t.store.db.NewBatch()

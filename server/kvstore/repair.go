@@ -98,6 +98,7 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 		return err
 	}
 	t.mem.untracked(seq) // the range deletion is in a memtable
+	t.forgetRows()
 	if err := t.replay(ctx, 0); err != nil {
 		return err
 	}

@@ -48,6 +48,9 @@ func bucketKey(tag byte, b cluster.Bucket) []byte {
 type Options struct {
 	// CacheBytes is the block cache shared by all buckets (default 64 MiB).
 	CacheBytes int64
+	// RowCacheBytes is the row cache of the reads before writes, shared by all buckets
+	// (rowcache.go): 0 means the default (defaultRowCacheBytes), negative turns it off.
+	RowCacheBytes int64
 	// MemTableBytes is the size of one Pebble memtable (default memTableBytes); benchmarks
 	// and tests set it, the server keeps the default.
 	MemTableBytes int64
@@ -70,6 +73,9 @@ type Store struct {
 	// flushes counts finished flushes. Both only grow (memkeys.go).
 	flushedSeq atomic.Uint64
 	flushes    atomic.Uint64
+
+	rows    *rowCache     // nil when turned off
+	rowGens atomic.Uint64 // the last generation handed to a tablet (rowcache.go)
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -94,7 +100,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	// separate memory too.
 	cache := pebble.NewCache(opts.CacheBytes + 2*opts.MemTableBytes)
 	defer cache.Unref()
-	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{}}
+	if opts.RowCacheBytes == 0 {
+		opts.RowCacheBytes = defaultRowCacheBytes
+	}
+	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
+		rows: newRowCache(opts.RowCacheBytes)}
 	po := pebbleOptions(cache, opts)
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
@@ -239,6 +249,9 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.tablets = map[cluster.Bucket]*Tablet{}
 	s.mu.Unlock()
+	if s.rows != nil {
+		s.rows.c.Reset() // its off-heap chunks go back to fastcache's free list for reuse
+	}
 	// A flush that cannot finish (full disk) is given up: the changelogs restore its data.
 	return errors.Join(s.flushWithin(closeFlushWait), s.db.Close())
 }

@@ -55,6 +55,7 @@ type Tablet struct {
 	free     []*stagedBatch // recycled staged batches; guarded by mu
 	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
 	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
+	rowGen   uint64         // generation of the tablet's row cache entries (rowcache.go); guarded by mu
 
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
@@ -92,6 +93,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	// Whatever an earlier holder of the bucket (or the replay above) left in the memtables is
 	// not in tb.mem: the filters wait for a flush past this point.
 	tb.mem.untracked(tb.seqFence())
+	tb.forgetRows() // whatever is cached under an earlier generation may be stale
 	// Pebble holds the changelog's effect up to applied: the log must never lose it.
 	log.SetTruncateFloor(tb.AppliedOffset)
 	s.mu.Lock()

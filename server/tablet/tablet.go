@@ -113,7 +113,8 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
-	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize})
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
+		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)})
 	if err != nil {
 		return nil, err
 	}
@@ -372,4 +373,13 @@ func setBucketError(code **int32, msg **string, err error) {
 	if m := ferr.MessageOf(err); m != "" {
 		*msg = proto.String(wire.Sanitize(m))
 	}
+}
+
+// rowCacheBytes maps kv.row-cache-size to kvstore.Options.RowCacheBytes, where 0 means the
+// default: the option's 0 turns the row cache off.
+func rowCacheBytes(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -1,0 +1,75 @@
+package kvstore
+
+import (
+	"encoding/binary"
+
+	"github.com/VictoriaMetrics/fastcache"
+)
+
+// rowCache holds the stored value of recently written and read keys, so that the read before
+// a write of an existing key skips Pebble. In an update of existing keys that read was half of
+// the server's CPU: the keys had just been flushed and compacted into new sstables whose blocks
+// were not in the block cache, so each read searched the levels and loaded a block with a
+// pread (docs/benchmarks.md, the section "…updates of existing keys, a row cache"). The cache lives outside
+// the Go heap (fastcache: fixed-size rings of 64 KiB chunks, evicting the oldest entries per
+// bucket), so its size does not weigh on the garbage collector.
+//
+// An entry is the tablet's generation (8 bytes) followed by the key without the bucket
+// prefix. Invariants:
+//   - An entry under a tablet's current generation holds the key's value in Pebble. Entries
+//     are written by the applier right after its commit to Pebble, before the batch leaves
+//     the pre-write buffer, and by a stage (under mu) that read the value from Pebble. A
+//     stage reads a key from the cache or Pebble only when no queued batch holds it, and
+//     only queued keys are being committed, so the two never race for a key.
+//   - Every other write to the bucket's keys (recovery and a follower's replay, a rebuild after
+//     corruption, whatever happened before the tablet was opened) comes with a new generation
+//     (Tablet.forgetRows, under mu), which makes every older entry unreachable. The applier
+//     writes under the generation it read with its batches, before its commit, so what a
+//     commit that raced with such a write leaves in the cache is unreachable too.
+//   - A deleted key, or a value too large for an entry, is removed instead of written.
+//   - Lookups do not read the cache; they read Pebble, as before.
+type rowCache struct {
+	c *fastcache.Cache
+}
+
+// rowCacheMaxEntry is the largest entry fastcache stores (key, value and its 4-byte header
+// must fit in one 64 KiB chunk); fastcache silently drops larger ones, which would leave an
+// older value of the key behind, so rowCache deletes instead.
+const rowCacheMaxEntry = 64<<10 - 1
+
+// defaultRowCacheBytes is the row cache's size unless configured (kv.row-cache-size).
+const defaultRowCacheBytes = 128 << 20
+
+func newRowCache(bytes int64) *rowCache {
+	if bytes <= 0 {
+		return nil
+	}
+	return &rowCache{c: fastcache.New(int(bytes))}
+}
+
+// entryKey appends the cache key of data key k (with the bucket prefix of length plen) of
+// generation gen to dst.
+func entryKey(dst []byte, gen uint64, k []byte, plen int) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, gen)
+	return append(dst, k[plen:]...)
+}
+
+// get appends the cached value of ck to dst; ok is false when the cache has none.
+func (r *rowCache) get(dst, ck []byte) ([]byte, bool) {
+	return r.c.HasGet(dst, ck)
+}
+
+// set records v as the stored value of ck; v nil means deleted.
+func (r *rowCache) set(ck, v []byte) {
+	if v == nil || 4+len(ck)+len(v) > rowCacheMaxEntry {
+		r.c.Del(ck)
+		return
+	}
+	r.c.Set(ck, v)
+}
+
+// forgetRows gives the tablet a new generation of row cache entries, after a write to its keys
+// that bypassed the cache. Caller holds mu (or owns t).
+func (t *Tablet) forgetRows() {
+	t.rowGen = t.store.rowGens.Add(1)
+}

@@ -1,0 +1,75 @@
+package kvstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The read before a write of an existing key is answered from the row cache, and what it
+// answers is the stored row: a deleted key is new again, and a value too large for a cache
+// entry replaces the older cached one.
+func TestRowCacheFollowsDeletesAndLargeValues(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	h.put(nil, up(1, "a", 1))
+	h.put(nil, del(1))
+	h.put(nil, up(1, "b", 2)) // a new key again: +I, not -U of "a"
+	big := strings.Repeat("x", rowCacheMaxEntry)
+	h.put(nil, up(1, big, 3)) // too large for an entry: "b" must not stay cached
+	h.put(nil, up(1, "c", 4))
+	eqStrings(t, "changelog", h.changelog(), []string{
+		"+I(1,a,1)", "-D(1,a,1)", "+I(1,b,2)",
+		"-U(1,b,2)", "+U(1," + big + ",3)",
+		"-U(1," + big + ",3)", "+U(1,c,4)",
+	})
+}
+
+// A replay writes keys behind the row cache (a follower's CatchUp): a tablet that cached a
+// row as leader, was demoted, replayed a newer value of the row and is leader again merges
+// against the replayed row, not the cached one.
+func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
+	l, f := leaderAndFollower(t, usersTable(nil))
+	ctx := context.Background()
+	_, d := l.stage(1, 0, up(1, "alice", 30)) // l caches (1,alice,30) when it applies
+	copyLog(t, l.log, f.log)
+	commit(t, l.log, f.log)
+	if err := d(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.tab.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.tab.BecomeFollower()
+	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.tab.BecomeLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, d = f.stage(2, 0, up(1, "bob", 31))
+	copyLog(t, f.log, l.log)
+	commit(t, f.log, l.log)
+	if err := d(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.tab.CatchUp(ctx); err != nil { // l's Pebble now holds (1,bob,31)
+		t.Fatal(err)
+	}
+	f.tab.BecomeFollower()
+	if err := l.log.AssignEpoch(3, l.log.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.tab.BecomeLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, d = l.stage(3, 0, up(1, "carol", 32))
+	if _, err := l.log.SetHighWatermark(l.log.DurableLogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d(); err != nil {
+		t.Fatal(err)
+	}
+	eqStrings(t, "changelog", l.changelog(), []string{
+		"+I(1,alice,30)", "-U(1,alice,30)", "+U(1,bob,31)", "-U(1,bob,31)", "+U(1,carol,32)",
+	})
+}
