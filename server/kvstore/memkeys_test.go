@@ -96,7 +96,10 @@ func TestMemKeysFilters(t *testing.T) {
 			fp++
 		}
 	}
-	if fp > n/20 {
+	// Each full generation answers ~1.2% of absent keys wrongly (4 probes, 10 bits a key),
+	// and an absent key is checked against every generation: 20k keys fill five of them, so
+	// about 5% is expected (it varies with the process's hash seed); 10% means a broken filter.
+	if fp > n/10 {
 		t.Fatalf("%d false positives in %d", fp, n)
 	}
 	m.add(keyHash("late"), 1_000_000, 1) // a new flush count starts a new filter
