@@ -60,15 +60,28 @@ func serverTagOf(v int32) (control.ServerTag, error) {
 	return control.ServerTag(v), nil
 }
 
-func (c *Coordinator) handleAddServerTag(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.AddServerTagRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
+// serverTagRequest is ADD_SERVER_TAG's or REMOVE_SERVER_TAG's request: both name servers and
+// one tag.
+type serverTagRequest interface {
+	proto.Message
+	GetServerIds() []int32
+	GetServerTag() int32
+}
+
+// decodeServerTag decodes r and checks ALTER on the cluster, as Fluss does for both tag APIs.
+func (c *Coordinator) decodeServerTag(req *wire.Request, r serverTagRequest) (control.ServerTag, error) {
+	if err := req.Decode(r); err != nil {
+		return 0, err
 	}
 	if err := c.authorize(req, auth.OpAlter, auth.ClusterResource()); err != nil {
-		return nil, err
+		return 0, err
 	}
-	tag, err := serverTagOf(r.GetServerTag())
+	return serverTagOf(r.GetServerTag())
+}
+
+func (c *Coordinator) handleAddServerTag(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.AddServerTagRequest
+	tag, err := c.decodeServerTag(req, &r)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +90,7 @@ func (c *Coordinator) handleAddServerTag(ctx context.Context, req *wire.Request)
 
 func (c *Coordinator) handleRemoveServerTag(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.RemoveServerTagRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpAlter, auth.ClusterResource()); err != nil {
-		return nil, err
-	}
-	tag, err := serverTagOf(r.GetServerTag())
+	tag, err := c.decodeServerTag(req, &r)
 	if err != nil {
 		return nil, err
 	}

@@ -153,24 +153,33 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// replace makes the view exactly the given records.
-func (m *Manager) replace(kvs []meta.KV) error {
+// decodeRecords reads the snapshot and lease records among kvs.
+func decodeRecords(kvs []meta.KV) (map[cluster.Bucket][]*Snapshot, map[string]*lease, error) {
 	snaps, leases := map[cluster.Bucket][]*Snapshot{}, map[string]*lease{}
 	for _, kv := range kvs {
 		switch {
 		case strings.HasPrefix(kv.Key, snapshotsPrefix):
 			b, s, err := decodeSnapshot(kv.Key, kv.Value)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			snaps[b] = append(snaps[b], s)
 		case strings.HasPrefix(kv.Key, leasesPrefix):
 			var l lease
 			if json.Unmarshal(kv.Value, &l) != nil {
-				return fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
+				return nil, nil, fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
 			}
 			leases[strings.TrimPrefix(kv.Key, leasesPrefix)] = &l
 		}
+	}
+	return snaps, leases, nil
+}
+
+// replace makes the view exactly the given records.
+func (m *Manager) replace(kvs []meta.KV) error {
+	snaps, leases, err := decodeRecords(kvs)
+	if err != nil {
+		return err
 	}
 	m.mu.Lock()
 	m.snaps, m.leases = snaps, leases
@@ -688,22 +697,9 @@ func (m *Manager) Cleanup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kvsnap: cleanup: %w", err)
 	}
-	snaps, leases := map[cluster.Bucket][]*Snapshot{}, map[string]*lease{}
-	for _, kv := range kvs {
-		switch {
-		case strings.HasPrefix(kv.Key, snapshotsPrefix):
-			b, s, err := decodeSnapshot(kv.Key, kv.Value)
-			if err != nil {
-				return err
-			}
-			snaps[b] = append(snaps[b], s)
-		case strings.HasPrefix(kv.Key, leasesPrefix):
-			var l lease
-			if json.Unmarshal(kv.Value, &l) != nil {
-				return fmt.Errorf("kvsnap: bad lease record %s", kv.Key)
-			}
-			leases[strings.TrimPrefix(kv.Key, leasesPrefix)] = &l
-		}
+	snaps, leases, err := decodeRecords(kvs)
+	if err != nil {
+		return err
 	}
 	now := m.opts.Now().UnixMilli()
 	var errs []error
