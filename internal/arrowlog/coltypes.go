@@ -95,22 +95,25 @@ var binaryColumn = columnCodec{
 		return &arrow.FixedSizeBinaryType{ByteWidth: t.Length}, nil
 	},
 	appender: func(bld array.Builder, t metadata.DataType) (appender, error) {
-		b, n := bld.(*array.FixedSizeBinaryBuilder), t.Length
+		b := bld.(*array.FixedSizeBinaryBuilder)
 		return nullable(bld, func(d *row.Datum) error {
-			if len(d.B) != n {
-				return fmt.Errorf("BINARY(%d) value has %d bytes", n, len(d.B))
+			if err := checkBinaryLength(&t, d); err != nil {
+				return err
 			}
 			b.Append(d.B)
 			return nil
 		}), nil
 	},
-	reader: scalarReader(func(x *array.FixedSizeBinary, i int, d *row.Datum) { d.B = x.Value(i) }),
-	validate: func(t *metadata.DataType, d *row.Datum) error {
-		if len(d.B) != t.Length {
-			return fmt.Errorf("BINARY(%d) value has %d bytes", t.Length, len(d.B))
-		}
-		return nil
-	},
+	reader:   scalarReader(func(x *array.FixedSizeBinary, i int, d *row.Datum) { d.B = x.Value(i) }),
+	validate: checkBinaryLength,
+}
+
+// checkBinaryLength refuses a BINARY(n) value of another length.
+func checkBinaryLength(t *metadata.DataType, d *row.Datum) error {
+	if len(d.B) != t.Length {
+		return fmt.Errorf("BINARY(%d) value has %d bytes", t.Length, len(d.B))
+	}
+	return nil
 }
 
 var bytesColumn = columnCodec{

@@ -374,25 +374,34 @@ func (s *Server) stopFollowing(rep *Replica) {
 	s.unfollow(rep.Bucket)
 }
 
-// restartFollowerAt replaces the log of a follower that lags behind the start of its leader's
-// log (the leader's retention removed what it lacks) with an empty one starting at the
-// leader's log start, then follows again (Kafka's truncateFullyAndStartAt). Writer state of
-// the removed range is lost with it. A primary-key follower cannot restart so: its state
-// would need a snapshot of the leader's (not built); it stays out of the ISR with a warning.
-func (s *Server) restartFollowerAt(rep *Replica, start int64) {
-	defer rep.repl.restarting.Store(false)
-	s.leadMu.Lock()
-	defer s.leadMu.Unlock()
+// stillLagging reports, under leadMu, whether rep is still a follower of this server whose
+// log ends below start (its leader's log start), and returns the current Replica of the
+// bucket and its state: UpdateTable replaces a Replica by a copy sharing repl, so repl is what is compared.
+func (s *Server) stillLagging(rep *Replica, start int64) (*Replica, cluster.BucketState, bool) {
 	rs := rep.repl
 	rs.mu.Lock()
 	st, leading := rs.state, rs.leading.Load()
 	rs.mu.Unlock()
-	// UpdateTable replaces a Replica by a copy sharing repl: compare that, and use the copy.
 	cur := s.hosted(rep.Bucket)
 	if s.closed || cur == nil || cur.repl != rs || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= start {
+		return nil, st, false
+	}
+	return cur, st, true
+}
+
+// restartFollowerAt replaces the log of a follower that lags behind the start of its leader's
+// log (the leader's retention removed what it lacks) with an empty one starting at the
+// leader's log start, then follows again (Kafka's truncateFullyAndStartAt). Writer state of
+// the removed range is lost with it. A primary-key follower restarts from a KV snapshot
+// instead (bootstrapFromSnapshot), since its state cannot be rebuilt from a trimmed changelog.
+func (s *Server) restartFollowerAt(rep *Replica, start int64) {
+	defer rep.repl.restarting.Store(false)
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	rep, st, ok := s.stillLagging(rep, start)
+	if !ok {
 		return
 	}
-	rep = cur
 	s.log.Warn("follower is behind the start of the leader's log; restarting its log there",
 		"bucket", rep.Bucket, "log_end", rep.Log.LogEndOffset(), "leader_log_start", start)
 	if err := s.dropReplica(rep); err != nil {

@@ -82,15 +82,10 @@ func (s *Server) bootstrapFromSnapshot(rep *Replica, leaderStart int64) {
 	}
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
-	rs := rep.repl
-	rs.mu.Lock()
-	st, leading := rs.state, rs.leading.Load()
-	rs.mu.Unlock()
-	cur := s.hosted(rep.Bucket)
-	if s.closed || cur == nil || cur.repl != rs || leading || st.Leader == cluster.NoLeader || rep.Log.LogEndOffset() >= leaderStart {
+	rep, st, ok := s.stillLagging(rep, leaderStart)
+	if !ok {
 		return
 	}
-	rep = cur
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotLoadTimeout)
 	defer cancel()
 	rows, offset, ok, err := s.opts.Snapshots.OpenLatestState(ctx, rep.Bucket)
