@@ -61,7 +61,14 @@ func (s *Server) checkKeyEncodingVersion(b cluster.Bucket, version int16) error 
 	if err != nil {
 		return nil // the request's own path answers a bucket that is not here
 	}
-	t := rep.Table
+	return keyEncodingVersionError(rep.Table, version)
+}
+
+// keyEncodingVersionError is checkKeyEncodingVersion for a table already resolved.
+func keyEncodingVersionError(t *cluster.TableInfo, version int16) error {
+	if version > 0 {
+		return nil
+	}
 	d := &t.Descriptor
 	if d.DataLakeFormat() == "" || d.KvFormatVersion() != 2 || d.IsDefaultBucketKey() {
 		return nil

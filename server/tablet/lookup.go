@@ -50,7 +50,7 @@ func (s *Server) lookup(r *flusspb.LookupRequest, version int16, reps []*Replica
 			err = s.readable(rep)
 		}
 		if err == nil {
-			err = s.checkKeyEncodingVersion(rep.Bucket, version)
+			err = keyEncodingVersionError(rep.Table, version)
 		}
 		if err == nil {
 			vals, err = rep.KV.Lookup(br.Keys, vals)

@@ -45,7 +45,7 @@ func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, version int16, rep
 			err = s.readable(rep)
 		}
 		if err == nil {
-			err = s.checkKeyEncodingVersion(rep.Bucket, version)
+			err = keyEncodingVersionError(rep.Table, version)
 		}
 		if err == nil {
 			err = checkPrefixes(br.Keys)
