@@ -49,6 +49,7 @@ func run() error {
 		outJSON   = flag.String("json", "", "write samples and summary as JSON here (default WORK-DIR/results.json)")
 		outMD     = flag.String("md", "", "also write the Markdown table (with its header line) here")
 		only      = flag.String("systems", "", "measure only these systems (comma-separated: fluss, strom, strom-base, strom-1s)")
+		limitMiB  = flag.Int64("limit-mib", 1024, "MiB the disk and loopback bandwidth probes write before each server starts (the append and scan shares of the table); 0 skips them")
 		commit    = flag.String("commit", "", "commit the strom binary was built from, for the header (default: git rev-parse --short HEAD)")
 	)
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows of the Go-client workloads")
@@ -119,7 +120,10 @@ func run() error {
 	opts := compare.Options{
 		Systems: systems, Rounds: *rounds, WorkDir: *workDir, Keep: *keep,
 		Bench: cfg, GoModes: goModes,
-		PyRows: *pyRows, Log: os.Stderr,
+		PyRows: *pyRows, Log: os.Stderr, LimitBytes: *limitMiB << 20,
+	}
+	if *limitMiB <= 0 {
+		opts.LimitBytes = -1
 	}
 	if *python != "" {
 		if opts.Python, err = exec.LookPath(*python); err != nil {

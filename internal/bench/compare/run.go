@@ -31,6 +31,10 @@ type Options struct {
 	PyRows   int
 	PyArgs   []string // extra arguments for the script
 
+	// LimitBytes is how much the disk and loopback bandwidth probes move before each system
+	// starts (0: 1 GiB to disk, up to 4 GiB or 2 s over loopback; negative: not measured).
+	LimitBytes int64
+
 	ReadyTimeout time.Duration // cold start bound
 	StopGrace    time.Duration // SIGTERM → SIGKILL
 	Log          io.Writer     // progress lines
@@ -96,6 +100,7 @@ func runOne(ctx context.Context, o Options, sys System, round int) Sample {
 }
 
 func measure(ctx context.Context, o Options, sys System, dir string, g *group, m map[string]float64) error {
+	measureLimits(ctx, o, dir, m)
 	start := time.Now()
 	bootstrap, err := sys.Start(ctx, dir, g)
 	if err != nil {
@@ -118,6 +123,7 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 		if err != nil {
 			return fmt.Errorf("go workload: %w (server: %v)", err, g.failed())
 		}
+		addShares(m)
 	}
 	if o.Python != "" {
 		py, err := runPython(ctx, o, bootstrap, filepath.Join(dir, "pyfluss.log"))
@@ -148,6 +154,7 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 func addGoResult(m map[string]float64, r bench.Result) {
 	p := "go." + string(r.Mode) + "."
 	m[p+"rows_per_sec"] = r.RowsPerSec
+	m[p+"mb_per_sec"] = r.MBPerSec
 	m[p+"qps"] = r.QPS
 	m[p+"p50_ms"] = r.P50Ms
 	m[p+"p99_ms"] = r.P99Ms

@@ -32,6 +32,7 @@ type MetricDef struct {
 	HigherBetter bool    // throughput; false for latency, memory, start time
 	GoalRatio    float64 // Strom ÷ Fluss the issue asks for: ≥ for HigherBetter, ≤ otherwise; 0 = none
 	GoalAbs      float64 // absolute bound on Strom's value (≤, lower-is-better metrics); 0 = none
+	GoalMin      float64 // absolute floor on Strom's value (≥, higher-is-better metrics); 0 = none
 }
 
 // Rows is the ratio table of issue 15, in its order. Rows without a sample on both sides
@@ -39,7 +40,11 @@ type MetricDef struct {
 var Rows = []MetricDef{
 	{Key: "go.append.rows_per_sec", Label: "append rows/s, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.scan.rows_per_sec", Label: "scan rows/s, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
-	{Key: "go.upsert.rows_per_sec", Label: "upsert rows/s (new keys), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
+	{Key: "go.append.mb_per_sec", Label: "append MB/s on the wire, Go client", Unit: "MB/s", HigherBetter: true},
+	{Key: KeyAppendDiskShare, Label: "append MB/s ÷ the disk's sequential write with fdatasync", Unit: "share", HigherBetter: true, GoalMin: 0.6},
+	{Key: "go.scan.mb_per_sec", Label: "scan MB/s on the wire, Go client", Unit: "MB/s", HigherBetter: true},
+	{Key: KeyScanLoopbackShare, Label: "scan MB/s ÷ one loopback TCP stream", Unit: "share", HigherBetter: true, GoalMin: 0.6},
+	{Key: "go.upsert.rows_per_sec", Label: "upsert rows/s (new keys), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3, GoalMin: 1e6},
 	{Key: "go.update.rows_per_sec", Label: "update rows/s (existing keys), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.partial-update.rows_per_sec", Label: "partial update rows/s (2 of N columns), Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.lookup.qps", Label: "lookup QPS (1 key), Go client", Unit: "qps", HigherBetter: true, GoalRatio: 3},
@@ -123,29 +128,41 @@ func Summarize(baseline string, samples []Sample) Summary {
 	return sum
 }
 
-// Met reports whether a system's median meets the row's goal, and whether the row has one.
+// Met reports whether a system's median meets every goal of the row, and whether the row has
+// one. A ratio goal without a ratio (no baseline sample) is not judged.
 func (d MetricDef) Met(st Stat, ratio float64, hasRatio bool) (met, hasGoal bool) {
-	switch {
-	case d.GoalAbs > 0:
-		return st.Median <= d.GoalAbs, true
-	case d.GoalRatio > 0 && hasRatio && d.HigherBetter:
-		return ratio >= d.GoalRatio, true
-	case d.GoalRatio > 0 && hasRatio:
-		return ratio <= d.GoalRatio, true
+	met = true
+	if d.GoalAbs > 0 {
+		met, hasGoal = met && st.Median <= d.GoalAbs, true
 	}
-	return false, false
+	if d.GoalMin > 0 {
+		met, hasGoal = met && st.Median >= d.GoalMin, true
+	}
+	if d.GoalRatio > 0 && hasRatio {
+		if d.HigherBetter {
+			met = met && ratio >= d.GoalRatio
+		} else {
+			met = met && ratio <= d.GoalRatio
+		}
+		hasGoal = true
+	}
+	return met && hasGoal, hasGoal
 }
 
 func (d MetricDef) goal() string {
-	switch {
-	case d.GoalAbs > 0:
-		return fmt.Sprintf("< %s %s", trimFloat(d.GoalAbs), d.Unit)
-	case d.GoalRatio > 0 && d.HigherBetter:
-		return fmt.Sprintf("≥ %s×", trimFloat(d.GoalRatio))
-	case d.GoalRatio > 0:
-		return fmt.Sprintf("≤ %s", trimFloat(d.GoalRatio))
+	var parts []string
+	if d.GoalRatio > 0 && d.HigherBetter {
+		parts = append(parts, fmt.Sprintf("≥ %s×", trimFloat(d.GoalRatio)))
+	} else if d.GoalRatio > 0 {
+		parts = append(parts, fmt.Sprintf("≤ %s", trimFloat(d.GoalRatio)))
 	}
-	return ""
+	if d.GoalAbs > 0 {
+		parts = append(parts, fmt.Sprintf("< %s %s", trimFloat(d.GoalAbs), d.Unit))
+	}
+	if d.GoalMin > 0 {
+		parts = append(parts, "≥ "+formatValue(d.GoalMin, d.Unit)+map[bool]string{true: " rows/s", false: ""}[d.Unit == "rows"])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Markdown renders the ratio table: one row per metric both the baseline and at least one
@@ -202,7 +219,29 @@ func (s Summary) Markdown(labels map[string]string) string {
 		}
 		fmt.Fprintf(&b, " | %s |\n", verdict)
 	}
+	b.WriteString(s.limitsLine(label))
 	return b.String()
+}
+
+// limitsLine says what the machine gave in the rounds (KeyDiskMBps, KeyLoopbackMBps), per
+// system since each was measured right before that system started; empty when not measured.
+func (s Summary) limitsLine(label func(string) string) string {
+	var parts []string
+	for _, lim := range []struct{ key, what string }{{KeyDiskMBps, "disk sequential write with fdatasync"}, {KeyLoopbackMBps, "one loopback TCP stream"}} {
+		var per []string
+		for _, sys := range s.Systems {
+			if st, ok := s.Stats[sys][lim.key]; ok {
+				per = append(per, label(sys)+" "+formatStat(st, "MB/s"))
+			}
+		}
+		if len(per) > 0 {
+			parts = append(parts, lim.what+" (MB/s, measured before each server started): "+strings.Join(per, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\nMachine limits, " + strings.Join(parts, "; and ") + ".\n"
 }
 
 func formatRatio(r float64, ok, higherBetter bool) string {
@@ -240,6 +279,10 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.0f", v)
 	case "s":
 		return fmt.Sprintf("%.2f", v)
+	case "MB/s":
+		return fmt.Sprintf("%.0f", v)
+	case "share":
+		return fmt.Sprintf("%.0f %%", 100*v)
 	}
 	return trimFloat(v)
 }
