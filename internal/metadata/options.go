@@ -91,7 +91,7 @@ var tableOptions = map[string]tableOption{
 	PropDatalakeFormat:             {kind: kindEnum, enumClass: "org.apache.fluss.metadata.DataLakeFormat", enum: []string{"paimon", "lance", "iceberg", "hudi"}},
 	PropDatalakeFreshness:          {kind: kindDuration, def: "3min", alterable: true},
 	PropDatalakeAutoCompaction:     {kind: kindBool, def: "false", alterable: true},
-	PropDatalakeAutoExpireSnapshot: {kind: kindBool, def: "false"},
+	PropDatalakeAutoExpireSnapshot: {kind: kindBool, def: "true"}, // Strom's default; Fluss's is false (docs/lake.md)
 	PropMergeEngine:                {kind: kindEnum, enumClass: "org.apache.fluss.metadata.MergeEngineType", enum: []string{"FIRST_ROW", "VERSIONED", "AGGREGATION"}},
 	PropMergeEngineVersionColumn:   {kind: kindString},
 	PropDeleteBehavior:             {kind: kindEnum, enumClass: "org.apache.fluss.metadata.DeleteBehavior", enum: []string{"ALLOW", "IGNORE", "DISABLE"}, def: "ALLOW"},
