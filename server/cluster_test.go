@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -557,4 +558,99 @@ func TestClusterReplicationControl(t *testing.T) {
 	if _, ok := ctl.ReplicationAddr(42); ok {
 		t.Fatal("an address for an unregistered server")
 	}
+}
+
+// TestClusterReturningServerDropsStrayCopies stops a server, drops a table one of whose
+// buckets it held, and restarts it with a copy left on its disk of a bucket that lives on
+// another server (as after a move while it was away): on its return it deletes both, and
+// keeps its own replicas and anything on disk that is not a bucket directory.
+func TestClusterReturningServerDropsStrayCopies(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	act := tc.active()
+	cc := tc.dial(act, "coordinator")
+	for _, tbl := range []struct {
+		name string
+		rf   int
+	}{{"gone", 1}, {"elsewhere", 1}, {"everywhere", 3}} {
+		if err := createClusterTable(cc, tbl.name, 3, tbl.rf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := (act + 1) % 3
+	victimID := int32(victim + 1)
+	root := filepath.Join(tc.cfgs[victim].DataDir, "tablet")
+	meta := func(name string) *flusspb.PbTableMetadata {
+		return metadataOf(t, tc.dial(act, "tablet-server"), name).TableMetadata[0]
+	}
+	gone, elsewhere, everywhere := meta("gone"), meta("elsewhere"), meta("everywhere")
+	var goneDirs []string
+	for _, b := range gone.BucketMetadata {
+		if b.GetReplicaId()[0] == victimID {
+			goneDirs = append(goneDirs, bucketDirOf(root, gone.GetTableId(), b.GetBucketId()))
+		}
+	}
+	var foreign string
+	for _, b := range elsewhere.BucketMetadata {
+		if b.GetReplicaId()[0] != victimID {
+			foreign = bucketDirOf(root, elsewhere.GetTableId(), b.GetBucketId())
+		}
+	}
+	if len(goneDirs) == 0 || foreign == "" {
+		t.Fatalf("assignment gave the victim %d buckets of gone and none or all of elsewhere", len(goneDirs))
+	}
+	tc.waitFor("the victim's replicas on disk", func() bool {
+		for _, d := range goneDirs {
+			if _, err := os.Stat(d); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	tc.stop(victim)
+	if err := cc.Call(context.Background(), wire.DropTable, &flusspb.DropTableRequest{
+		TablePath: &flusspb.PbTablePath{DatabaseName: proto.String("fluss"), TableName: proto.String("gone")}, IgnoreIfNotExists: proto.Bool(false)}, &flusspb.DropTableResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	// A stale copy of a bucket another server holds, and things that are not bucket
+	// directories, which must survive.
+	notes := filepath.Join(root, fmt.Sprintf("table-%d", everywhere.GetTableId()), "notes")
+	other := filepath.Join(root, "table-x", "bucket-0")
+	for _, d := range []string{foreign, notes, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "00000000000000000000.log"), []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := Start(context.Background(), tc.cfgs[victim], testLogger())
+	if err != nil {
+		t.Fatalf("restart node %d: %v", victim+1, err)
+	}
+	tc.nodes[victim] = n
+	for _, d := range append(goneDirs, foreign, filepath.Dir(goneDirs[0])) {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived the return (%v)", d, err)
+		}
+	}
+	for _, d := range []string{notes, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s, not a bucket directory, was touched: %v", d, err)
+		}
+	}
+	for _, b := range everywhere.BucketMetadata {
+		if d := bucketDirOf(root, everywhere.GetTableId(), b.GetBucketId()); !dirExists(d) {
+			t.Errorf("the victim's own replica %s was removed", d)
+		}
+	}
+}
+
+func bucketDirOf(root string, tableID int64, bucket int32) string {
+	return filepath.Join(root, fmt.Sprintf("table-%d", tableID), fmt.Sprintf("bucket-%d", bucket))
+}
+
+func dirExists(d string) bool {
+	fi, err := os.Stat(d)
+	return err == nil && fi.IsDir()
 }

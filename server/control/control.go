@@ -204,7 +204,7 @@ func New(opts Options) *Control {
 // server registered and the states concerning it applied.
 func (c *Control) Start(ctx context.Context) error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	rev, err := c.load(ctx)
+	rev, catalogIDs, err := c.loadWithCatalogIDs(ctx)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,9 @@ func (c *Control) Start(ctx context.Context) error {
 		if err := c.register(ctx); err != nil {
 			return err
 		}
-		c.applyMine(ctx, c.snapshotStates(), nil, nil)
+		states := c.snapshotStates()
+		c.applyMine(ctx, states, nil, nil)
+		c.removeStrays(ctx, states, catalogIDs)
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.watchLoop(rev) }()
@@ -243,10 +245,18 @@ func (c *Control) Close() {
 
 // load reads the servers, the election and the bucket states at one revision.
 func (c *Control) load(ctx context.Context) (int64, error) {
+	rev, _, err := c.loadWithCatalogIDs(ctx)
+	return rev, err
+}
+
+// loadWithCatalogIDs is load, and also returns the ids of the tables and partitions the
+// catalog holds at the same revision.
+func (c *Control) loadWithCatalogIDs(ctx context.Context) (int64, catalogIDs, error) {
 	resp, err := c.cli.Get(ctx, meta.KeyPrefix, clientv3.WithPrefix())
 	if err != nil {
-		return 0, fmt.Errorf("load cluster state: %w", err)
+		return 0, catalogIDs{}, fmt.Errorf("load cluster state: %w", err)
 	}
+	ids := catalogIDsOf(resp.Kvs)
 	c.mu.Lock()
 	c.live = map[int32]Registration{}
 	c.states = map[cluster.Bucket]stateEntry{}
@@ -259,10 +269,10 @@ func (c *Control) load(ctx context.Context) (int64, error) {
 	}
 	c.mu.Unlock()
 	if err := c.refreshCoordinator(ctx); err != nil {
-		return 0, err
+		return 0, catalogIDs{}, err
 	}
 	c.publishTopology()
-	return resp.Header.Revision, nil
+	return resp.Header.Revision, ids, nil
 }
 
 // applyKVLocked folds one key's new value (or deletion) into the view. It reports which
