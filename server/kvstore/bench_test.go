@@ -263,3 +263,41 @@ func benchRowCacheBytes() int64 {
 	}
 	return v << 20
 }
+
+// BenchmarkLookupAfterLoad measures single-key lookups of random existing keys right after
+// 1M new keys were upserted in 1,000-row batches (BenchmarkPutNewKeys's load): the table is
+// spread over the memtables, L0 and the levels below as the load left them, compactions may
+// still run, and most reads miss the block cache's hot blocks. ns/op is per key.
+func BenchmarkLookupAfterLoad(b *testing.B) {
+	const loadRows, batch = 1_000_000, 1000
+	h := newHarnessRowCache(b, usersTable(nil), logstore.FlushInterval(0), benchRowCacheBytes())
+	for id := int64(0); id < loadRows; id += batch {
+		recs := make([]rec, batch)
+		for j := range recs {
+			recs[j] = up(id+int64(j), "name-of-sixteen!", id*7)
+		}
+		if _, err := h.tab.Put(h.kvBatch(-1, -1, recs...), nil, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := h.tab.tbl
+	keys := make([][]byte, 4096)
+	s := uint64(7)
+	for i := range keys {
+		keys[i], _ = row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: int64(splitmix(&s) % loadRows)}})
+	}
+	var out [][]byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if out, err = h.tab.Lookup(keys[i%len(keys):i%len(keys)+1], out); err != nil {
+			b.Fatal(err)
+		}
+		if out[0] == nil {
+			b.Fatal("an upserted key is missing")
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/key")
+}
