@@ -11,6 +11,7 @@ import (
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -28,7 +29,7 @@ func TestAutoCompactionKeepsRowsAndOffsets(t *testing.T) {
 	}
 	defer l.Close()
 	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: l}}
-	cfg, err := ConfigFrom(map[string]string{OptFormat: "iceberg"}, dir)
+	cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestAutoCompactionKeepsRowsAndOffsets(t *testing.T) {
 		t.Fatalf("%d data files after 8 rounds: nothing was compacted", len(tasks))
 	}
 	snap, err := tr.Snapshot(ctx, info, nil)
-	if err != nil || snap.Offsets[BucketKey{cluster.NoPartition, 0}] != offset {
+	if err != nil || snap.Offsets[BucketKey{PartitionID: cluster.NoPartition, Bucket: 0}] != offset {
 		t.Fatalf("snapshot %+v %v, want offset %d", snap, err, offset)
 	}
 }

@@ -96,7 +96,7 @@ func TestSnapshotExpiryRemovesOldFilesKeepsRows(t *testing.T) {
 		t.Errorf("%d metadata files kept, want the current one and 2 previous", len(meta))
 	}
 	snap, err := tr.Snapshot(ctx, h.info, nil)
-	if err != nil || snap.Offsets[BucketKey{cluster.NoPartition, 0}] != 18 {
+	if err != nil || snap.Offsets[BucketKey{PartitionID: cluster.NoPartition, Bucket: 0}] != 18 {
 		t.Fatalf("lake snapshot %+v %v, want offset 18", snap, err)
 	}
 	// A restart reads the offsets from the kept snapshot: nothing is tiered twice.
@@ -175,7 +175,7 @@ func TestSnapshotExpiryKeepsNewestTieringSnapshot(t *testing.T) {
 			out.Metadata().SnapshotByID(tiered.SnapshotID) != nil)
 	}
 	again, err := tr.Snapshot(ctx, h.info, nil)
-	if err != nil || again.SnapshotID != tiered.SnapshotID || again.Offsets[BucketKey{cluster.NoPartition, 0}] != 5 {
+	if err != nil || again.SnapshotID != tiered.SnapshotID || again.Offsets[BucketKey{PartitionID: cluster.NoPartition, Bucket: 0}] != 5 {
 		t.Fatalf("lake snapshot after expiry %+v %v, want %d at offset 5", again, err, tiered.SnapshotID)
 	}
 }

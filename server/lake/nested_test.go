@@ -14,6 +14,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -80,7 +81,7 @@ func TestTierNestedAndCastTypes(t *testing.T) {
 	if _, err := l.Append([]record.Batch{batch}, time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFrom(map[string]string{OptFormat: "iceberg"}, dir)
+	cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

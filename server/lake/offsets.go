@@ -7,18 +7,14 @@ import (
 	"slices"
 
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
-// BucketKey names one bucket of a table: PartitionID is cluster.NoPartition for
-// non-partitioned tables.
-type BucketKey struct {
-	PartitionID int64
-	Bucket      int32
-}
-
-// Offsets maps each tiered bucket of one table to its tiered log end offset: the offset of the
-// first record not yet in Iceberg.
-type Offsets map[BucketKey]int64
+// BucketKey and Offsets are lakeconf's, shared with the tablet server's lake host.
+type (
+	BucketKey = lakeconf.BucketKey
+	Offsets   = lakeconf.Offsets
+)
 
 // offsetsFile is Fluss's TableBucketOffsets JSON (TableBucketOffsetsJsonSerde, version 1):
 // per bucket id an offset, -1 for a bucket with none, grouped by partition for partitioned

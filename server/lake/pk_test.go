@@ -16,6 +16,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -103,7 +104,7 @@ func TestTierPrimaryKeyTableMergeOnRead(t *testing.T) {
 	defer l.Close()
 	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: l}}
 	open := func() *Tierer {
-		cfg, err := ConfigFrom(map[string]string{OptFormat: "iceberg"}, dir)
+		cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func TestTierPrimaryKeyTableMergeOnRead(t *testing.T) {
 		t.Fatalf("after round 2: %v, want %v", got, want)
 	}
 	snap, err := tr.Snapshot(ctx, info, nil)
-	if err != nil || snap.Offsets[BucketKey{cluster.NoPartition, 0}] != 8 {
+	if err != nil || snap.Offsets[BucketKey{PartitionID: cluster.NoPartition, Bucket: 0}] != 8 {
 		t.Fatalf("snapshot %+v %v", snap, err)
 	}
 

@@ -27,6 +27,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -310,16 +311,11 @@ func (t *Tierer) addNewColumns(ctx context.Context, info *cluster.TableInfo, lay
 	return out, nil
 }
 
-// LakeSnapshot is one tiering commit: its Iceberg snapshot id and the tiered log end offset
-// of every bucket tiered so far.
-type LakeSnapshot struct {
-	SnapshotID int64
-	TableID    int64
-	Offsets    Offsets
-}
+// LakeSnapshot is one tiering commit (lakeconf's, shared with the tablet server).
+type LakeSnapshot = lakeconf.LakeSnapshot
 
 // ErrNoSnapshot is returned when the table has no snapshot committed by the tiering.
-var ErrNoSnapshot = errors.New("no lake snapshot")
+var ErrNoSnapshot = lakeconf.ErrNoSnapshot
 
 // lastTiered returns the newest snapshot of tbl committed by the tiering (with id, when id is
 // non-nil) and the offsets it recorded.

@@ -20,6 +20,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -89,7 +90,7 @@ func newHarness(t testing.TB, buckets int32) *harness {
 }
 
 func (h *harness) tierer() *Tierer {
-	cfg, err := ConfigFrom(map[string]string{OptFormat: "iceberg"}, h.dir)
+	cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, h.dir)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestTierLogTableAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Offsets{{cluster.NoPartition, 0}: 7, {cluster.NoPartition, 1}: 2}
+	want := Offsets{{PartitionID: cluster.NoPartition, Bucket: 0}: 7, {PartitionID: cluster.NoPartition, Bucket: 1}: 2}
 	if !mapsEqual(snap.Offsets, want) {
 		t.Fatalf("snapshot offsets %v, want %v", snap.Offsets, want)
 	}
@@ -240,7 +241,7 @@ func TestTierLogTableAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap2.SnapshotID == snap.SnapshotID || snap2.Offsets[BucketKey{cluster.NoPartition, 1}] != 7 {
+	if snap2.SnapshotID == snap.SnapshotID || snap2.Offsets[BucketKey{PartitionID: cluster.NoPartition, Bucket: 1}] != 7 {
 		t.Fatalf("second snapshot %+v", snap2)
 	}
 	// The first snapshot stays addressable by id.
@@ -264,7 +265,7 @@ func TestTierCrashBeforeCommitDoesNotDuplicate(t *testing.T) {
 	h.write(0, 5)
 	// Simulate the uncommitted round: an offsets file claiming everything, and parquet files
 	// the catalog never heard of.
-	if _, err := tr.writeOffsets(h.info, Offsets{{cluster.NoPartition, 0}: 10}); err != nil {
+	if _, err := tr.writeOffsets(h.info, Offsets{{PartitionID: cluster.NoPartition, Bucket: 0}: 10}); err != nil {
 		t.Fatal(err)
 	}
 	tbl, err := tr.cat.LoadTable(ctx, Identifier(h.info.Path))
@@ -300,8 +301,8 @@ func TestOffsetsFileRoundTrip(t *testing.T) {
 		o    Offsets
 		json string
 	}{
-		{Offsets{{-1, 0}: 100, {-1, 2}: 300}, `{"version":1,"table_id":5,"bucket_offsets":[100,-1,300]}`},
-		{Offsets{{2, 1}: 400, {1, 0}: 100}, `{"version":1,"table_id":5,"partition_offsets":[{"partition_id":1,"bucket_offsets":[100]},{"partition_id":2,"bucket_offsets":[-1,400]}]}`},
+		{Offsets{{PartitionID: -1, Bucket: 0}: 100, {PartitionID: -1, Bucket: 2}: 300}, `{"version":1,"table_id":5,"bucket_offsets":[100,-1,300]}`},
+		{Offsets{{PartitionID: 2, Bucket: 1}: 400, {PartitionID: 1, Bucket: 0}: 100}, `{"version":1,"table_id":5,"partition_offsets":[{"partition_id":1,"bucket_offsets":[100]},{"partition_id":2,"bucket_offsets":[-1,400]}]}`},
 	} {
 		data, err := EncodeOffsets(5, tc.o)
 		if err != nil || string(data) != tc.json {

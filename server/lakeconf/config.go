@@ -1,26 +1,20 @@
-package lake
+// Package lakeconf is the data lake's configuration and the vocabulary the tablet server and
+// the tiering process (cmd/strom-lake, package lake) share: tiered offsets and lake snapshots.
+// It does not import Iceberg, so the strom binary links none of it (docs/lake.md).
+package lakeconf
 
 import (
-	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	sqlcat "github.com/apache/iceberg-go/catalog/sql"
-	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite" for the embedded catalog
 )
 
 // Cluster options, with Fluss's names.
 const (
 	OptFormat        = "datalake.format"
-	optIcebergPrefix = "datalake.iceberg."
+	OptIcebergPrefix = "datalake.iceberg."
 )
 
 // DefaultCatalogName is the Iceberg catalog name Fluss uses when datalake.iceberg.name is
@@ -40,7 +34,7 @@ type Config struct {
 	// Format is datalake.format in lower case; "" when no lake is configured.
 	Format string
 	// Catalog holds the datalake.iceberg.* options without the prefix, defaults filled in.
-	Catalog iceberg.Properties
+	Catalog map[string]string
 	// DataDir is the server's data directory; the embedded catalog, warehouse and the
 	// tiered-offsets files live under DataDir/lake.
 	DataDir string
@@ -67,9 +61,9 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("lake directory: %w", err)
 	}
-	c.Catalog = iceberg.Properties{}
+	c.Catalog = map[string]string{}
 	for k, v := range raw {
-		if rest, ok := strings.CutPrefix(k, optIcebergPrefix); ok {
+		if rest, ok := strings.CutPrefix(k, OptIcebergPrefix); ok {
 			c.Catalog[rest] = v
 		}
 	}
@@ -88,56 +82,13 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 			c.Catalog["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.Join(abs, "warehouse")}).String()
 		}
 	case CatalogREST:
-		if !restCatalogBuilt {
-			return c, fmt.Errorf("%stype: rest needs a strom binary built with -tags lake_rest", optIcebergPrefix)
-		}
 		if c.Catalog["uri"] == "" {
-			return c, fmt.Errorf("%suri must be set for the rest catalog", optIcebergPrefix)
+			return c, fmt.Errorf("%suri must be set for the rest catalog", OptIcebergPrefix)
 		}
 	default:
-		return c, fmt.Errorf("%stype: %q is not supported (sql or rest)", optIcebergPrefix, c.Catalog["type"])
+		return c, fmt.Errorf("%stype: %q is not supported (sql or rest)", OptIcebergPrefix, c.Catalog["type"])
 	}
 	return c, nil
-}
-
-// OpenCatalog opens the configured Iceberg catalog. The embedded SQL catalog is an SQLite
-// database in the layout of Iceberg's JDBC catalog (tables iceberg_tables and
-// iceberg_namespace_properties), which pyiceberg's SqlCatalog, Spark and Flink also open.
-func OpenCatalog(ctx context.Context, c Config) (catalog.Catalog, error) {
-	name := c.Catalog["name"]
-	if c.Catalog["type"] != CatalogSQL {
-		return catalog.Load(ctx, name, c.Catalog)
-	}
-	path := sqlitePath(c.Catalog["uri"])
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create catalog directory: %w", err)
-	}
-	if wh, err := url.Parse(c.Catalog["warehouse"]); err == nil && wh.Scheme == "file" {
-		if err := os.MkdirAll(wh.Path, 0o755); err != nil {
-			return nil, fmt.Errorf("create warehouse: %w", err)
-		}
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		return nil, fmt.Errorf("open catalog database %s: %w", path, err)
-	}
-	cat, err := sqlcat.NewCatalog(name, db, sqlcat.SQLite, c.Catalog)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open sql catalog %s: %w", path, err)
-	}
-	return &ownedDBCatalog{Catalog: cat, db: db}, nil
-}
-
-// ownedDBCatalog closes the database handle the embedded catalog was opened on (the SQL
-// catalog leaves caller-supplied handles open).
-type ownedDBCatalog struct {
-	*sqlcat.Catalog
-	db *sql.DB
-}
-
-func (c *ownedDBCatalog) Close() error {
-	return errors.Join(c.Catalog.Close(), c.db.Close())
 }
 
 // JDBCCatalogImpl is the Java class of Iceberg's JDBC catalog, whose tables the embedded SQL
@@ -163,7 +114,7 @@ func (c Config) ReaderTableOptions() map[string]string {
 	if !c.Enabled() {
 		return nil
 	}
-	const prefix = "table." + optIcebergPrefix
+	const prefix = "table." + OptIcebergPrefix
 	out := make(map[string]string, len(c.Catalog)+1)
 	for k, v := range c.Catalog {
 		lk := strings.ToLower(k)
@@ -175,7 +126,7 @@ func (c Config) ReaderTableOptions() map[string]string {
 	if c.Catalog["type"] == CatalogSQL {
 		delete(out, prefix+"type")
 		out[prefix+"catalog-impl"] = JDBCCatalogImpl
-		path := sqlitePath(c.Catalog["uri"])
+		path := SQLitePath(c.Catalog["uri"])
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs // a reader runs in another working directory
 		}
@@ -184,7 +135,7 @@ func (c Config) ReaderTableOptions() map[string]string {
 	return out
 }
 
-// sqlitePath is the file of an embedded catalog uri (a path, or sqlite:// / sql:// and a path).
-func sqlitePath(uri string) string {
+// SQLitePath is the file of an embedded catalog uri (a path, or sqlite:// / sql:// and a path).
+func SQLitePath(uri string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite://"), "sql://")
 }
