@@ -28,7 +28,7 @@ func TestAutoCompactionKeepsRowsAndOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: l}}
+	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: LocalLog(l)}}
 	cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, dir)
 	if err != nil {
 		t.Fatal(err)

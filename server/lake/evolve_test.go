@@ -49,7 +49,7 @@ func TestTierAfterAddColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.buckets[0].Log.Append([]record.Batch{batch}, time.Now().UnixMilli()); err != nil {
+	if _, err := h.logs[0].Append([]record.Batch{batch}, time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tr.TierOnce(ctx, h.buckets); err != nil {

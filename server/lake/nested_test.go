@@ -90,7 +90,7 @@ func TestTierNestedAndCastTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if _, err := tr.TierOnce(ctx, []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: l}}); err != nil {
+	if _, err := tr.TierOnce(ctx, []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: LocalLog(l)}}); err != nil {
 		t.Fatal(err)
 	}
 	tbl, err := tr.cat.LoadTable(ctx, Identifier(info.Path))

@@ -102,7 +102,7 @@ func TestTierPrimaryKeyTableMergeOnRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: l}}
+	buckets := []Bucket{{Table: info, ID: cluster.Bucket{TableID: info.ID, PartitionID: cluster.NoPartition}, Log: LocalLog(l)}}
 	open := func() *Tierer {
 		cfg, err := ConfigFrom(map[string]string{lakeconf.OptFormat: "iceberg"}, dir)
 		if err != nil {

@@ -31,12 +31,36 @@ import (
 	"github.com/stromdb/strom/server/logstore"
 )
 
-// Bucket is one bucket this server leads, as the tiering sees it.
+// Bucket is one bucket the tablet server leads, as the tiering sees it.
 type Bucket struct {
 	Table     *cluster.TableInfo
 	Partition *cluster.PartitionInfo // nil for non-partitioned tables
 	ID        cluster.Bucket
-	Log       *logstore.Log
+	Log       BucketLog
+}
+
+// BucketLog is a bucket's log as the tiering reads it: in the tiering process, the tablet
+// server's log read through the lake host (cmd/strom-lake); in tests, a local log (LocalLog).
+type BucketLog interface {
+	LogStartOffset() int64
+	HighWatermark() int64
+	// ReadBatches returns the whole record batches from offset on, at least one when there is
+	// one below the high watermark, within about maxBytes.
+	ReadBatches(offset int64, maxBytes int) ([]byte, error)
+}
+
+// LocalLog reads a log of this process.
+func LocalLog(l *logstore.Log) BucketLog { return localLog{l} }
+
+type localLog struct{ *logstore.Log }
+
+func (l localLog) ReadBatches(offset int64, maxBytes int) ([]byte, error) {
+	res, err := l.Read(offset, maxBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	return res.AppendTo(nil)
 }
 
 // Source lists the buckets the tablet server leads.
@@ -44,12 +68,22 @@ type Source interface {
 	LakeBuckets() []Bucket
 }
 
+// Catalog is what the tiering reads of the Fluss catalog (cluster.Catalog has it).
+type Catalog interface {
+	TableByID(id int64) (*cluster.TableInfo, bool)
+	Schema(tableID int64, schemaID int32) (metadata.Schema, bool)
+}
+
 // Options configures a Tierer.
 type Options struct {
 	Config  Config
-	Catalog cluster.Catalog
+	Catalog Catalog
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// OnOffsets, when set, is called with a table's committed offsets whenever the Tierer
+	// learns them (nil: forgotten after a failed commit, unknown again), in order, from the
+	// tiering loop: the tiering process tells the tablet server its retention floor with it.
+	OnOffsets func(tableID int64, o Offsets)
 	// MaxRoundBytes bounds the log bytes one round reads per table (default 64 MiB); a table
 	// with more backlog is tiered again right away.
 	MaxRoundBytes int
@@ -437,6 +471,7 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 	t.mu.Lock()
 	t.state(info.ID).offsets = next
 	t.mu.Unlock()
+	t.notifyOffsets(info.ID, next)
 	if autoCompaction(&info.Descriptor) {
 		// A failed compaction leaves the committed round as it is; the next round retries.
 		compacted, removed, err := compact(ctx, newTbl, props)
@@ -498,6 +533,7 @@ func (t *Tierer) committedOffsets(info *cluster.TableInfo, tbl *table.Table) (Of
 	t.mu.Lock()
 	st.offsets = committed
 	t.mu.Unlock()
+	t.notifyOffsets(info.ID, committed)
 	return committed, nil
 }
 
@@ -536,14 +572,9 @@ func (t *Tierer) read(info *cluster.TableInfo, buckets []Bucket, committed Offse
 		hw := b.Log.HighWatermark()
 		off := from
 		for off < hw && budget > 0 {
-			res, err := b.Log.Read(off, budget, true)
+			buf, err := b.Log.ReadBatches(off, budget)
 			if err != nil {
 				return out, nil, false, fmt.Errorf("read %s at %d: %w", b.ID, off, err)
-			}
-			buf, err := res.AppendTo(nil)
-			res.Release()
-			if err != nil {
-				return out, nil, false, err
 			}
 			if len(buf) == 0 {
 				break
@@ -692,9 +723,18 @@ func summaryInt(p iceberg.Properties, key string) int64 {
 
 func (t *Tierer) forget(tableID int64) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if st := t.tables[tableID]; st != nil {
 		st.offsets = nil
+	}
+	t.mu.Unlock()
+	t.notifyOffsets(tableID, nil)
+}
+
+// notifyOffsets hands a table's committed offsets (nil: unknown) to Options.OnOffsets. The
+// map is never changed after it is stored, so it is passed as is.
+func (t *Tierer) notifyOffsets(tableID int64, o Offsets) {
+	if t.opts.OnOffsets != nil {
+		t.opts.OnOffsets(tableID, o)
 	}
 }
 

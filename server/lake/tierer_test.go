@@ -72,7 +72,8 @@ type harness struct {
 	dir     string
 	info    *cluster.TableInfo
 	buckets []Bucket
-	next    int32 // next id to write
+	logs    []*logstore.Log // of buckets, by index
+	next    int32           // next id to write
 }
 
 func newHarness(t testing.TB, buckets int32) *harness {
@@ -84,7 +85,8 @@ func newHarness(t testing.TB, buckets int32) *harness {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { l.Close() })
-		h.buckets = append(h.buckets, Bucket{Table: h.info, ID: id, Log: l})
+		h.buckets = append(h.buckets, Bucket{Table: h.info, ID: id, Log: LocalLog(l)})
+		h.logs = append(h.logs, l)
 	}
 	return h
 }
@@ -125,7 +127,7 @@ func (h *harness) write(b, n int) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.buckets[b].Log.Append([]record.Batch{batch}, time.Now().UnixMilli()); err != nil {
+	if _, err := h.logs[b].Append([]record.Batch{batch}, time.Now().UnixMilli()); err != nil {
 		h.t.Fatal(err)
 	}
 }

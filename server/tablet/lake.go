@@ -23,7 +23,7 @@ func (s *Server) LakeBuckets() []lake.Bucket {
 		if !ok {
 			continue // dropped meanwhile
 		}
-		b := lake.Bucket{Table: t, ID: r.Bucket, Log: r.Log}
+		b := lake.Bucket{Table: t, ID: r.Bucket, Log: lake.LocalLog(r.Log)}
 		if r.Bucket.PartitionID != cluster.NoPartition {
 			if b.Partition, ok = s.opts.Catalog.PartitionByID(r.Bucket.PartitionID); !ok {
 				continue
