@@ -25,7 +25,8 @@ import (
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/coordinator"
 	"github.com/stromdb/strom/server/kvsnap"
-	"github.com/stromdb/strom/server/lake"
+	"github.com/stromdb/strom/server/lakeconf"
+	"github.com/stromdb/strom/server/lakehost"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/tablet"
@@ -41,7 +42,7 @@ type Node struct {
 	control     *control.Control // nil on the single node
 	coordinator *coordinator.Coordinator
 	tablet      *tablet.Server
-	tierer      *lake.Tierer // nil without datalake.format
+	tierer      *lakehost.Host // the tiering process; nil without datalake.format
 	kvSnapshots *kvsnap.Manager
 
 	listeners []boundListener
@@ -89,7 +90,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 	}()
 
-	lakeCfg, err := lake.ConfigFrom(cfg.Raw, cfg.DataDir)
+	lakeCfg, err := lakeconf.ConfigFrom(cfg.Raw, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		tabletOpts.Replication = n.control
 	}
 	if lakeCfg.Enabled() {
-		n.tierer, err = lake.New(ctx, lake.Options{Config: lakeCfg, Catalog: n.coordinator, Logger: log.With("role", "lake")})
+		n.tierer, err = lakehost.New(ctx, lakehost.Options{Config: lakeCfg, Catalog: n.coordinator,
+			Binary: cfg.Raw[lakehost.OptBinary], Logger: log.With("role", "lake")})
 		if err != nil {
 			return nil, fmt.Errorf("open data lake: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
@@ -21,6 +22,9 @@ func TestTieringMode(t *testing.T) {
 	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 	if err := cfg.Set("datalake.format", "iceberg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Set("datalake.tiering.binary", laketest.Binary(t)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

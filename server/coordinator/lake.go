@@ -12,14 +12,14 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
-	"github.com/stromdb/strom/server/lake"
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
-// LakeSnapshots reads a table's tiering snapshots from the data lake (lake.Tierer).
+// LakeSnapshots reads a table's tiering snapshots from the data lake (lakehost.Host).
 type LakeSnapshots interface {
 	// Snapshot returns the latest tiering snapshot of the table, or the one with id
-	// snapshotID; lake.ErrNoSnapshot when there is none.
-	Snapshot(ctx context.Context, t *cluster.TableInfo, snapshotID *int64) (*lake.LakeSnapshot, error)
+	// snapshotID; lakeconf.ErrNoSnapshot when there is none.
+	Snapshot(ctx context.Context, t *cluster.TableInfo, snapshotID *int64) (*lakeconf.LakeSnapshot, error)
 }
 
 // SetLakeSnapshots connects GET_LAKE_SNAPSHOT to the data lake. Without it the coordinator
@@ -71,7 +71,7 @@ func (c *Coordinator) handleGetLakeSnapshot(ctx context.Context, req *wire.Reque
 		return nil, notExist()
 	}
 	s, err := (*lp).Snapshot(ctx, t, r.SnapshotId)
-	if errors.Is(err, lake.ErrNoSnapshot) {
+	if errors.Is(err, lakeconf.ErrNoSnapshot) {
 		return nil, notExist()
 	}
 	if err != nil {

@@ -7,10 +7,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
-	"github.com/stromdb/strom/server/lake"
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
 // A lake-enabled table's info carries the lake catalog options readers (the Flink connector's
@@ -18,7 +19,9 @@ import (
 // they are never stored: disabling the lake hides them.
 func TestTableInfoCarriesLakeCatalogOptions(t *testing.T) {
 	dir := t.TempDir()
-	tn := startNode(t, dir, map[string]string{"datalake.format": "iceberg", "datalake.iceberg.jdbc.password": "pw"})
+	opts := laketest.Options(t)
+	opts["datalake.iceberg.jdbc.password"] = "pw"
+	tn := startNode(t, dir, opts)
 	logTable := func(lakeEnabled string) metadata.TableDescriptor {
 		return metadata.TableDescriptor{
 			Schema:           metadata.Schema{Columns: []metadata.Column{{Name: "id", Type: intType}}},
@@ -32,8 +35,8 @@ func TestTableInfoCarriesLakeCatalogOptions(t *testing.T) {
 
 	want := map[string]string{
 		"table.datalake.format":               "iceberg",
-		"table.datalake.iceberg.catalog-impl": lake.JDBCCatalogImpl,
-		"table.datalake.iceberg.name":         lake.DefaultCatalogName,
+		"table.datalake.iceberg.catalog-impl": lakeconf.JDBCCatalogImpl,
+		"table.datalake.iceberg.name":         lakeconf.DefaultCatalogName,
 		"table.datalake.iceberg.uri":          "jdbc:sqlite:" + filepath.Join(dir, "lake", "catalog.db"),
 		"table.datalake.iceberg.warehouse":    "file://" + filepath.Join(dir, "lake", "warehouse"),
 	}

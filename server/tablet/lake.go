@@ -2,13 +2,13 @@ package tablet
 
 import (
 	"github.com/stromdb/strom/server/cluster"
-	"github.com/stromdb/strom/server/lake"
+	"github.com/stromdb/strom/server/lakehost"
 )
 
-// LakeBuckets implements lake.Source: every bucket this server leads, with its table as the
+// LakeBuckets implements lakehost.Source: every bucket this server leads, with its table as the
 // catalog has it now (so that ALTER TABLE of table.datalake.* takes effect on the next round)
 // and its partition.
-func (s *Server) LakeBuckets() []lake.Bucket {
+func (s *Server) LakeBuckets() []lakehost.Bucket {
 	s.mu.RLock()
 	rs := make([]*Replica, 0, len(s.replicas))
 	for _, r := range s.replicas {
@@ -17,13 +17,13 @@ func (s *Server) LakeBuckets() []lake.Bucket {
 		}
 	}
 	s.mu.RUnlock()
-	out := make([]lake.Bucket, 0, len(rs))
+	out := make([]lakehost.Bucket, 0, len(rs))
 	for _, r := range rs {
 		t, ok := s.opts.Catalog.TableByID(r.Bucket.TableID)
 		if !ok {
 			continue // dropped meanwhile
 		}
-		b := lake.Bucket{Table: t, ID: r.Bucket, Log: lake.LocalLog(r.Log)}
+		b := lakehost.Bucket{Table: t, ID: r.Bucket, Log: r.Log}
 		if r.Bucket.PartitionID != cluster.NoPartition {
 			if b.Partition, ok = s.opts.Catalog.PartitionByID(r.Bucket.PartitionID); !ok {
 				continue

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -26,6 +27,9 @@ func TestRetentionHoldsUntieredRecordsOfLakeTables(t *testing.T) {
 	cfg.LogSegmentBytes = 64 // every batch rolls a segment
 	cfg.LogRetentionCheck = 20 * time.Millisecond
 	if err := cfg.Set("datalake.format", "iceberg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Set("datalake.tiering.binary", laketest.Binary(t)); err != nil {
 		t.Fatal(err)
 	}
 	n, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

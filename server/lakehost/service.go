@@ -1,0 +1,115 @@
+package lakehost
+
+import (
+	"fmt"
+
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/lakeconf"
+	"github.com/stromdb/strom/server/logstore"
+)
+
+// hostService is HostService as served to one child.
+type hostService struct {
+	h *Host
+	c *child
+}
+
+func (s *hostService) Config(_ Nothing, reply *lakeconf.Config) error {
+	*reply = s.h.opts.Config
+	return nil
+}
+
+func (s *hostService) Ready(args ReadyArgs, _ *Nothing) error {
+	select {
+	case s.c.ready <- args.Err:
+	default:
+	}
+	return nil
+}
+
+// Buckets lists the buckets this server leads (none before Start) and remembers their logs
+// for Read.
+func (s *hostService) Buckets(_ Nothing, reply *[]BucketRef) error {
+	s.h.mu.Lock()
+	src := s.h.src
+	s.h.mu.Unlock()
+	if src == nil {
+		*reply = nil
+		return nil
+	}
+	bs := src.LakeBuckets()
+	logs := make(map[cluster.Bucket]*logstore.Log, len(bs))
+	out := make([]BucketRef, 0, len(bs))
+	for _, b := range bs {
+		logs[b.ID] = b.Log
+		out = append(out, BucketRef{Table: b.Table, Partition: b.Partition, ID: b.ID,
+			LogStart: b.Log.LogStartOffset(), HighWatermark: b.Log.HighWatermark()})
+	}
+	s.h.mu.Lock()
+	s.h.logs = logs
+	s.h.mu.Unlock()
+	*reply = out
+	return nil
+}
+
+func (s *hostService) log(b cluster.Bucket) (*logstore.Log, error) {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	l, ok := s.h.logs[b]
+	if !ok {
+		return nil, fmt.Errorf("bucket %s is not led by this server", b)
+	}
+	return l, nil
+}
+
+func (s *hostService) LogOffsets(b cluster.Bucket, reply *LogOffsets) error {
+	l, err := s.log(b)
+	if err != nil {
+		return err
+	}
+	*reply = LogOffsets{LogStart: l.LogStartOffset(), HighWatermark: l.HighWatermark()}
+	return nil
+}
+
+func (s *hostService) Read(args ReadArgs, reply *[]byte) error {
+	l, err := s.log(args.Bucket)
+	if err != nil {
+		return err
+	}
+	res, err := l.Read(args.Offset, args.MaxBytes, true)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	*reply, err = res.AppendTo(nil)
+	return err
+}
+
+func (s *hostService) TableByID(id int64, reply *TableReply) error {
+	reply.Table, reply.Found = s.h.opts.Catalog.TableByID(id)
+	return nil
+}
+
+func (s *hostService) Schema(args SchemaArgs, reply *SchemaReply) error {
+	reply.Schema, reply.Found = s.h.opts.Catalog.Schema(args.TableID, args.SchemaID)
+	return nil
+}
+
+// Offsets records a table's committed offsets reported by the current child (a report of a
+// child that is no longer current is ignored).
+func (s *hostService) Offsets(args OffsetsArgs, _ *Nothing) error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	if s.h.cur != s.c {
+		return nil
+	}
+	if args.Known {
+		if args.Offsets == nil {
+			args.Offsets = lakeconf.Offsets{}
+		}
+		s.h.offsets[args.TableID] = args.Offsets
+	} else {
+		delete(s.h.offsets, args.TableID)
+	}
+	return nil
+}
