@@ -65,9 +65,9 @@ type Options struct {
 	// ReadyTimeout bounds how long the first child may take to open the lake catalog
 	// (default 1 min).
 	ReadyTimeout time.Duration
-	// MaxBackoff bounds the wait before restarting a child that exited (default 30 s; the
-	// first restart waits 100 ms, each further one twice as long).
-	MaxBackoff time.Duration
+	// FirstBackoff is the wait before restarting a child that exited (default 100 ms); each
+	// further restart in a row waits twice as long, up to MaxBackoff (default 30 s).
+	FirstBackoff, MaxBackoff time.Duration
 }
 
 // callTimeout bounds a call to the child made without a deadline of its own.
@@ -129,8 +129,11 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = time.Minute
 	}
+	if opts.FirstBackoff <= 0 {
+		opts.FirstBackoff = 100 * time.Millisecond
+	}
 	if opts.MaxBackoff <= 0 {
-		opts.MaxBackoff = 30 * time.Second
+		opts.MaxBackoff = max(30*time.Second, opts.FirstBackoff)
 	}
 	bin, err := FindBinary(opts.Binary)
 	if err != nil {
@@ -308,7 +311,7 @@ func (h *Host) awaitReady(ctx context.Context, c *child) error {
 // supervise restarts the child whenever it exits, with a growing backoff, until Close.
 func (h *Host) supervise(c *child) {
 	defer close(h.done)
-	backoff := 100 * time.Millisecond
+	backoff := h.opts.FirstBackoff
 	for {
 		if c != nil {
 			select {
@@ -320,7 +323,7 @@ func (h *Host) supervise(c *child) {
 			}
 			h.setCurrent(nil)
 			if time.Since(c.start) > time.Minute {
-				backoff = 100 * time.Millisecond
+				backoff = h.opts.FirstBackoff
 			}
 			h.log.Error("the data lake tiering process exited; restarting it", "pid", c.cmd.Process.Pid, "err", c.err, "after", backoff)
 		}
