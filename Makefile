@@ -12,8 +12,10 @@ BIN     := bin/strom
 serve: build
 	./$(BIN) serve
 
+## build: bin/strom and bin/strom-lake, the data lake tiering process strom serve starts next to
+## it when datalake.format is set (docs/lake.md)
 build:
-	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN) ./cmd/strom
+	$(GO) build -trimpath -ldflags "-s -w" -o bin/ ./cmd/strom ./cmd/strom-lake
 
 ## test: every test — go vet, Go unit and integration tests, then the pyfluss compatibility suite
 test: vet test-go test-compat

@@ -176,14 +176,15 @@ func FreePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// BuildStrom builds ./cmd/strom of the module at moduleDir into dir and returns the binary's
-// path; STROM_BIN, when set, is used instead.
+// BuildStrom builds ./cmd/strom of the module at moduleDir into dir, with ./cmd/strom-lake next
+// to it (where a lake-enabled server looks for its tiering process), and returns strom's path;
+// STROM_BIN, when set, is used instead.
 func BuildStrom(moduleDir, dir string) (string, error) {
 	if bin := os.Getenv("STROM_BIN"); bin != "" {
 		return bin, nil
 	}
 	bin := filepath.Join(dir, "strom")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/strom")
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/strom", "./cmd/strom-lake")
 	cmd.Dir = moduleDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build strom: %v\n%s", err, out)

@@ -14,13 +14,15 @@ READY = re.compile(r"strom is ready.*coordinator=(\S+) tablet_server=(\S+)")
 
 
 def build_binary() -> str:
-    """Build ./cmd/strom once per session (or use $STROM_BIN) and return its path."""
+    """Build ./cmd/strom once per session (or use $STROM_BIN) and return its path. The data lake
+    tiering program, ./cmd/strom-lake, is built next to it, where `strom serve` looks for it."""
     env_bin = os.environ.get("STROM_BIN")
     if env_bin:
         return env_bin
     out = Path(tempfile.gettempdir()) / f"strom-compat-{os.getpid()}"
-    subprocess.run(["go", "build", "-o", str(out), "./cmd/strom"], cwd=REPO, check=True)
-    return str(out)
+    out.mkdir(exist_ok=True)
+    subprocess.run(["go", "build", "-o", str(out) + "/", "./cmd/strom", "./cmd/strom-lake"], cwd=REPO, check=True)
+    return str(out / "strom")
 
 
 class StromServer:
