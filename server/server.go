@@ -94,6 +94,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	if lakeCfg.Enabled() {
+		// Started first: the tiering process opens the lake catalog while this node opens
+		// its stores; WaitReady below joins it.
+		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[lakehost.OptBinary],
+			Logger: log.With("role", "lake")}); err != nil {
+			return nil, fmt.Errorf("open data lake: %w", err)
+		}
+	}
 	n.store, err = openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -135,10 +143,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if n.control != nil {
 		tabletOpts.Replication = n.control
 	}
-	if lakeCfg.Enabled() {
-		n.tierer, err = lakehost.New(ctx, lakehost.Options{Config: lakeCfg, Catalog: n.coordinator,
-			Binary: cfg.Raw[lakehost.OptBinary], Logger: log.With("role", "lake")})
-		if err != nil {
+	if n.tierer != nil {
+		if err := n.tierer.WaitReady(ctx); err != nil {
 			return nil, fmt.Errorf("open data lake: %w", err)
 		}
 		tabletOpts.RetentionFloor = n.tierer.Floor
@@ -158,7 +164,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	n.coordinator.SetKvSnapshots(n.kvSnapshots)
 	if n.tierer != nil {
 		n.coordinator.SetLakeSnapshots(n.tierer)
-		n.tierer.Start(n.tablet)
+		n.tierer.Start(n.tablet, n.coordinator)
 	}
 
 	if cfg.HTTPEnabled() {

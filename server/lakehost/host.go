@@ -56,9 +56,8 @@ type Catalog interface {
 
 // Options configures a Host.
 type Options struct {
-	Config  lakeconf.Config
-	Catalog Catalog
-	Logger  *slog.Logger
+	Config lakeconf.Config
+	Logger *slog.Logger
 	// Binary is the tiering program: a path, or a name looked up on $PATH. "" looks for
 	// DefaultBinary next to the running executable, then on $PATH.
 	Binary string
@@ -79,8 +78,12 @@ type Host struct {
 	bin  string
 	log  *slog.Logger
 
+	firstReady chan struct{} // closed when the first child is ready or failed
+	firstErr   error         // why the first child failed, once firstReady is closed
+
 	mu      sync.Mutex
-	src     Source
+	src     Source                     // nil before Start
+	cat     Catalog                    // nil before Start
 	cur     *child                     // the running, ready child; nil while there is none
 	offsets map[int64]lakeconf.Offsets // committed tiered offsets the child reported
 	logs    map[cluster.Bucket]*logstore.Log
@@ -120,9 +123,9 @@ func FindBinary(name string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// New starts the tiering process and waits until it has opened the lake catalog; tiering
-// begins with Start. A missing program, or a child that cannot open the catalog, is an error.
-func New(ctx context.Context, opts Options) (*Host, error) {
+// New finds the tiering program and starts it; it opens the lake catalog meanwhile, which
+// WaitReady waits for. Tiering begins with Start. A missing program is an error.
+func New(opts Options) (*Host, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -140,26 +143,43 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{opts: opts, bin: bin, log: opts.Logger, offsets: map[int64]lakeconf.Offsets{},
-		logs: map[cluster.Bucket]*logstore.Log{}, stop: make(chan struct{}), done: make(chan struct{})}
+		logs: map[cluster.Bucket]*logstore.Log{}, stop: make(chan struct{}), done: make(chan struct{}),
+		firstReady: make(chan struct{})}
 	c, err := h.spawn()
 	if err != nil {
 		return nil, err
 	}
-	if err := h.awaitReady(ctx, c); err != nil {
-		c.kill()
-		return nil, err
-	}
-	h.cur = c
-	h.log.Info("lake tiering process started", "binary", bin, "pid", c.cmd.Process.Pid)
-	go h.supervise(c)
+	go func() {
+		h.firstErr = h.awaitReady(c)
+		close(h.firstReady)
+		if h.firstErr != nil {
+			c.kill()
+			close(h.done)
+			return
+		}
+		h.log.Info("lake tiering process started", "binary", bin, "pid", c.cmd.Process.Pid)
+		h.setCurrent(c)
+		h.supervise(c)
+	}()
 	return h, nil
 }
 
-// Start makes src's buckets the ones the tiering tiers.
-func (h *Host) Start(src Source) {
+// WaitReady waits until the first tiering process has opened the lake catalog, and returns
+// why it could not.
+func (h *Host) WaitReady(ctx context.Context) error {
+	select {
+	case <-h.firstReady:
+		return h.firstErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Start makes src's buckets, of tables in cat, the ones the tiering tiers.
+func (h *Host) Start(src Source, cat Catalog) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.src = src
+	h.src, h.cat = src, cat
 }
 
 // Close stops the tiering process (an unfinished round's files stay orphaned, uncommitted, as
@@ -182,7 +202,13 @@ func (h *Host) Close() error {
 // first report, after a failed commit, and while the tiering process restarts), or MaxInt64
 // when the table is not lake-enabled.
 func (h *Host) Floor(b cluster.Bucket) int64 {
-	info, ok := h.opts.Catalog.TableByID(b.TableID)
+	h.mu.Lock()
+	cat := h.cat
+	h.mu.Unlock()
+	if cat == nil {
+		return 0 // before Start: nothing known, keep everything
+	}
+	info, ok := cat.TableByID(b.TableID)
 	if !ok || !info.Descriptor.DataLakeEnabled() {
 		return math.MaxInt64
 	}
@@ -288,7 +314,7 @@ func (h *Host) spawn() (*child, error) {
 }
 
 // awaitReady waits for the child's Ready call.
-func (h *Host) awaitReady(ctx context.Context, c *child) error {
+func (h *Host) awaitReady(c *child) error {
 	t := time.NewTimer(h.opts.ReadyTimeout)
 	defer t.Stop()
 	select {
@@ -303,8 +329,6 @@ func (h *Host) awaitReady(ctx context.Context, c *child) error {
 		return fmt.Errorf("the data lake tiering process %s was not ready within %v", h.bin, h.opts.ReadyTimeout)
 	case <-h.stop:
 		return ErrNotRunning
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -338,7 +362,7 @@ func (h *Host) supervise(c *child) {
 			h.log.Error("restart the data lake tiering process", "err", err)
 			continue
 		}
-		if err := h.awaitReady(context.Background(), c); err != nil {
+		if err := h.awaitReady(c); err != nil {
 			h.log.Error("restart the data lake tiering process", "err", err)
 			c.kill()
 			continue

@@ -214,12 +214,18 @@ func TestHostWhileProcessIsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := lakehost.New(context.Background(), lakehost.Options{Config: cfg, Catalog: emptyCatalog{},
-		Binary: laketest.Binary(t), Logger: quiet(), FirstBackoff: time.Hour})
+	h, err := lakehost.New(lakehost.Options{Config: cfg, Binary: laketest.Binary(t), Logger: quiet(), FirstBackoff: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f := h.Floor(cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition}); f != 0 {
+		t.Errorf("floor before Start %d, want 0", f)
+	}
+	h.Start(nil, emptyCatalog{})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(h)
 	mfs, err := reg.Gather()
@@ -264,5 +270,20 @@ func TestHostWhileProcessIsDown(t *testing.T) {
 	}
 	if f := h.Floor(cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition}); f != 1<<63-1 {
 		t.Errorf("floor of an unknown table %d, want MaxInt64", f)
+	}
+}
+
+// A tiering process that cannot open the lake catalog fails the server's start with its
+// reason: here the REST catalog, which the default strom-lake build leaves out.
+func TestTieringProcessErrorFailsStart(t *testing.T) {
+	set := laketest.Options(t)
+	set["datalake.iceberg.type"] = "rest"
+	set["datalake.iceberg.uri"] = "http://127.0.0.1:1"
+	_, err := startLakeServer(t, set)
+	if err == nil || !strings.Contains(err.Error(), "lake_rest") {
+		t.Fatalf("start: %v, want the tiering process's error about -tags lake_rest", err)
+	}
+	if pids := tieringChildren(t); len(pids) != 0 {
+		t.Fatalf("tiering processes %v left running", pids)
 	}
 }

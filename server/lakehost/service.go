@@ -85,13 +85,25 @@ func (s *hostService) Read(args ReadArgs, reply *[]byte) error {
 	return err
 }
 
+func (s *hostService) catalog() Catalog {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	return s.h.cat
+}
+
+// TableByID finds nothing before Start.
 func (s *hostService) TableByID(id int64, reply *TableReply) error {
-	reply.Table, reply.Found = s.h.opts.Catalog.TableByID(id)
+	if cat := s.catalog(); cat != nil {
+		reply.Table, reply.Found = cat.TableByID(id)
+	}
 	return nil
 }
 
+// Schema finds nothing before Start.
 func (s *hostService) Schema(args SchemaArgs, reply *SchemaReply) error {
-	reply.Schema, reply.Found = s.h.opts.Catalog.Schema(args.TableID, args.SchemaID)
+	if cat := s.catalog(); cat != nil {
+		reply.Schema, reply.Found = cat.Schema(args.TableID, args.SchemaID)
+	}
 	return nil
 }
 
