@@ -1,5 +1,7 @@
-// Package lake tiers Strom tables into Apache Iceberg from inside the tablet server, the job
-// Apache Fluss leaves to a separate Flink tiering service.
+// Package lake tiers Strom tables into Apache Iceberg, the job Apache Fluss leaves to a
+// separate Flink tiering service. It runs in its own process, cmd/strom-lake, which the tablet
+// server starts and serves its buckets' logs and catalog to (RunChild, package lakehost), so
+// that the server never links Iceberg's libraries.
 //
 // For every bucket of a table with table.datalake.enabled, a Tierer reads the bucket's log
 // from the last tiered offset, converts the Arrow batches to the Iceberg table's schema (the
