@@ -27,8 +27,8 @@ func (s *hostService) Ready(args ReadyArgs, _ *Nothing) error {
 	return nil
 }
 
-// Buckets lists the buckets this server leads (none before Start) and remembers their logs
-// for Read.
+// Buckets lists the buckets of lake-enabled tables this server leads (none before Start) and
+// remembers their logs for Read.
 func (s *hostService) Buckets(_ Nothing, reply *[]BucketRef) error {
 	s.h.mu.Lock()
 	src := s.h.src
@@ -41,6 +41,9 @@ func (s *hostService) Buckets(_ Nothing, reply *[]BucketRef) error {
 	logs := make(map[cluster.Bucket]*logstore.Log, len(bs))
 	out := make([]BucketRef, 0, len(bs))
 	for _, b := range bs {
+		if !b.Table.Descriptor.DataLakeEnabled() {
+			continue // the tiering skips them; do not ship them
+		}
 		logs[b.ID] = b.Log
 		out = append(out, BucketRef{Table: b.Table, Partition: b.Partition, ID: b.ID,
 			LogStart: b.Log.LogStartOffset(), HighWatermark: b.Log.HighWatermark()})
