@@ -81,13 +81,12 @@ type Host struct {
 	firstReady chan struct{} // closed when the first child is ready or failed
 	firstErr   error         // why the first child failed, once firstReady is closed
 
-	mu      sync.Mutex
-	src     Source                     // nil before Start
-	cat     Catalog                    // nil before Start
-	cur     *child                     // the running, ready child; nil while there is none
-	offsets map[int64]lakeconf.Offsets // committed tiered offsets the child reported
-	logs    map[cluster.Bucket]*logstore.Log
-	closed  bool
+	mu     sync.Mutex
+	src    Source  // nil before Start
+	cat    Catalog // nil before Start
+	cur    *child  // the running, ready child; nil while there is none
+	logs   map[cluster.Bucket]*logstore.Log
+	closed bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -102,6 +101,10 @@ type child struct {
 	exited chan struct{}
 	err    error // of cmd.Wait, once exited is closed
 	start  time.Time
+	// offsets are the committed tiered offsets this child reported, by table (guarded by
+	// Host.mu). Per child, so that a report made before the child became current counts, and
+	// a new child starts from nothing known.
+	offsets map[int64]lakeconf.Offsets
 }
 
 // FindBinary resolves the tiering program: name (a path, or a name on $PATH), or when name is
@@ -142,7 +145,7 @@ func New(opts Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{opts: opts, bin: bin, log: opts.Logger, offsets: map[int64]lakeconf.Offsets{},
+	h := &Host{opts: opts, bin: bin, log: opts.Logger,
 		logs: map[cluster.Bucket]*logstore.Log{}, stop: make(chan struct{}), done: make(chan struct{}),
 		firstReady: make(chan struct{})}
 	c, err := h.spawn()
@@ -150,15 +153,15 @@ func New(opts Options) (*Host, error) {
 		return nil, err
 	}
 	go func() {
-		h.firstErr = h.awaitReady(c)
-		close(h.firstReady)
-		if h.firstErr != nil {
+		if h.firstErr = h.awaitReady(c); h.firstErr != nil {
+			close(h.firstReady)
 			c.kill()
 			close(h.done)
 			return
 		}
+		h.setCurrent(c) // before WaitReady returns: calls made after it reach the child
+		close(h.firstReady)
 		h.log.Info("lake tiering process started", "binary", bin, "pid", c.cmd.Process.Pid)
-		h.setCurrent(c)
 		h.supervise(c)
 	}()
 	return h, nil
@@ -214,7 +217,10 @@ func (h *Host) Floor(b cluster.Bucket) int64 {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.offsets[b.TableID][lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket}]
+	if h.cur == nil {
+		return 0
+	}
+	return h.cur.offsets[b.TableID][lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket}]
 }
 
 // ErrNotRunning is returned for calls to the tiering while its process is down (restarting).
@@ -282,7 +288,8 @@ func (h *Host) spawn() (*child, error) {
 	}
 	cmd.ExtraFiles = []*os.File{hostFile, tierFile} // fds 3 and 4
 	cmd.SysProcAttr = childSysProcAttr()
-	c := &child{cmd: cmd, conns: []net.Conn{hostConn, tierConn}, ready: make(chan string, 1), exited: make(chan struct{})}
+	c := &child{cmd: cmd, conns: []net.Conn{hostConn, tierConn}, ready: make(chan string, 1), exited: make(chan struct{}),
+		offsets: map[int64]lakeconf.Offsets{}}
 	err = cmd.Start()
 	hostFile.Close()
 	tierFile.Close()
@@ -372,15 +379,12 @@ func (h *Host) supervise(c *child) {
 	}
 }
 
-// setCurrent makes c the child calls go to. The offsets a previous child reported are
-// forgotten (a new child reports them again as it reads them back from Iceberg), so that the
-// retention floor is 0 — keep everything — while they are not known.
+// setCurrent makes c the child calls go to, and whose reported offsets the retention floor
+// follows. A previous child's are forgotten: a new child reports them again as it reads them
+// back from Iceberg, and until then the floor is 0, keep everything.
 func (h *Host) setCurrent(c *child) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.cur != c {
-		clear(h.offsets)
-	}
 	h.cur = c
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,94 +74,124 @@ func startLakeServer(t *testing.T, set map[string]string) (*server.Node, error) 
 	return n, err
 }
 
+// lakeTable is a two-bucket lake-enabled log table on a lake-enabled server.
+type lakeTable struct {
+	t      *testing.T
+	ctx    context.Context
+	n      *server.Node
+	conn   *fluss.Connection
+	tablet *wire.ClientConn
+	path   fluss.TablePath
+	id     int64
+}
+
+func newLakeTable(t *testing.T, set, props map[string]string) *lakeTable {
+	t.Helper()
+	opts := laketest.Options(t)
+	maps.Copy(opts, set)
+	n, err := startLakeServer(t, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: n.Addr("coordinator")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	lt := &lakeTable{t: t, ctx: ctx, n: n, conn: conn, path: fluss.NewTablePath("fluss", "tiered")}
+	p := map[string]string{metadata.PropDatalakeEnabled: "true", metadata.PropDatalakeFreshness: "100ms"}
+	maps.Copy(p, props)
+	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{fluss.NewColumn("id", fluss.Int())}), BucketCount: 2, Properties: p}
+	if err := conn.Admin().CreateTable(ctx, lt.path, desc, false); err != nil {
+		t.Fatal(err)
+	}
+	info, err := conn.Admin().GetTableInfo(ctx, lt.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt.id = info.TableID
+	if lt.tablet, err = wire.Dial(ctx, n.Addr("tablet-server"), wire.ClientConfig{ExpectServerType: 2}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lt.tablet.Close() })
+	return lt
+}
+
+// appendRows appends rows from..to-1, one batch per bucket, with PRODUCE_LOG (the Go
+// client's writers do not write to tables of an iceberg lake format).
+func (lt *lakeTable) appendRows(from, to int) {
+	t := lt.t
+	t.Helper()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	for bucket := int32(0); bucket < 2; bucket++ {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for i := from; i < to; i++ {
+			if int32(i%2) == bucket {
+				rb.Field(0).(*array.Int32Builder).Append(int32(i))
+			}
+		}
+		rec := rb.NewRecordBatch()
+		batch, err := arrowlog.AppendBatch(nil, record.V0Header{SchemaID: 1, WriterID: -1, BatchSequence: -1}, rec, nil, arrowlog.CompressionNone, 0)
+		rec.Release()
+		rb.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp flusspb.ProduceLogResponse
+		req := &flusspb.ProduceLogRequest{Acks: proto.Int32(-1), TableId: proto.Int64(lt.id), TimeoutMs: proto.Int32(30000),
+			BucketsReq: []*flusspb.PbProduceLogReqForBucket{{BucketId: proto.Int32(bucket), Records: batch}}}
+		if err := lt.tablet.Call(lt.ctx, wire.ProduceLog, req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.BucketsResp[0].ErrorCode != nil {
+			t.Fatalf("produce: %s", resp.BucketsResp[0].GetErrorMessage())
+		}
+	}
+}
+
+// waitTiered waits until the lake snapshot's offsets sum to want.
+func (lt *lakeTable) waitTiered(want int64) {
+	t := lt.t
+	t.Helper()
+	var sum int64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		s, err := lt.conn.Admin().GetLatestLakeSnapshot(lt.ctx, lt.path)
+		if err != nil {
+			continue // not tiered yet, or the process is restarting
+		}
+		sum = 0
+		for _, off := range s.BucketOffsets {
+			sum += off
+		}
+		if sum >= want {
+			break
+		}
+	}
+	if sum != want {
+		t.Fatalf("tiered offsets sum to %d, want %d", sum, want)
+	}
+}
+
+// earliest is the sum of the buckets' log start offsets.
+func (lt *lakeTable) earliest() int64 {
+	offs, err := lt.conn.Admin().ListOffsets(lt.ctx, lt.path, []int32{0, 1}, fluss.OffsetEarliest())
+	if err != nil {
+		lt.t.Fatal(err)
+	}
+	return offs[0] + offs[1]
+}
+
 // A killed tiering process is restarted, and tiering continues from the offsets Iceberg holds:
 // every row ends up tiered exactly once. Closing the server stops the process.
 func TestKilledTieringProcessRestarts(t *testing.T) {
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("needs /proc")
 	}
-	n, err := startLakeServer(t, laketest.Options(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: n.Addr("coordinator")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	path := fluss.NewTablePath("fluss", "restarts")
-	desc := fluss.TableDescriptor{
-		Schema:      fluss.NewSchema([]fluss.Column{fluss.NewColumn("id", fluss.Int())}),
-		BucketCount: 2,
-		Properties:  map[string]string{metadata.PropDatalakeEnabled: "true", metadata.PropDatalakeFreshness: "100ms"},
-	}
-	if err := conn.Admin().CreateTable(ctx, path, desc, false); err != nil {
-		t.Fatal(err)
-	}
-	info, err := conn.Admin().GetTableInfo(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tablet, err := wire.Dial(ctx, n.Addr("tablet-server"), wire.ClientConfig{ExpectServerType: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tablet.Close()
-	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
-	// appendRows appends rows from..to-1, one batch per bucket (this client's writers do not
-	// write to tables of an iceberg lake format).
-	appendRows := func(from, to int) {
-		for bucket := int32(0); bucket < 2; bucket++ {
-			rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-			for i := from; i < to; i++ {
-				if int32(i%2) == bucket {
-					rb.Field(0).(*array.Int32Builder).Append(int32(i))
-				}
-			}
-			rec := rb.NewRecordBatch()
-			batch, err := arrowlog.AppendBatch(nil, record.V0Header{SchemaID: 1, WriterID: -1, BatchSequence: -1}, rec, nil, arrowlog.CompressionNone, 0)
-			rec.Release()
-			rb.Release()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var resp flusspb.ProduceLogResponse
-			req := &flusspb.ProduceLogRequest{Acks: proto.Int32(-1), TableId: proto.Int64(info.TableID), TimeoutMs: proto.Int32(30000),
-				BucketsReq: []*flusspb.PbProduceLogReqForBucket{{BucketId: proto.Int32(bucket), Records: batch}}}
-			if err := tablet.Call(ctx, wire.ProduceLog, req, &resp); err != nil {
-				t.Fatal(err)
-			}
-			if resp.BucketsResp[0].ErrorCode != nil {
-				t.Fatalf("produce: %s", resp.BucketsResp[0].GetErrorMessage())
-			}
-		}
-	}
-	waitTiered := func(want int64) {
-		t.Helper()
-		var sum int64
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			s, err := conn.Admin().GetLatestLakeSnapshot(ctx, path)
-			if err != nil {
-				continue // not tiered yet, or the process is restarting
-			}
-			sum = 0
-			for _, off := range s.BucketOffsets {
-				sum += off
-			}
-			if sum == want {
-				return
-			}
-			if sum > want {
-				break
-			}
-		}
-		t.Fatalf("tiered offsets sum to %d, want %d", sum, want)
-	}
-
-	appendRows(0, 20)
-	waitTiered(20)
+	lt := newLakeTable(t, nil, nil)
+	lt.appendRows(0, 20)
+	lt.waitTiered(20)
 	before := tieringChildren(t)
 	if len(before) != 1 {
 		t.Fatalf("tiering processes %v, want one", before)
@@ -168,17 +199,36 @@ func TestKilledTieringProcessRestarts(t *testing.T) {
 	if err := syscall.Kill(before[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	appendRows(20, 50)
-	waitTiered(50)
+	lt.appendRows(20, 50)
+	lt.waitTiered(50)
 	after := tieringChildren(t)
 	if len(after) != 1 || after[0] == before[0] {
 		t.Fatalf("tiering processes %v after killing %d, want one new one", after, before[0])
 	}
-	n.Close()
+	lt.n.Close()
 	for deadline := time.Now().Add(15 * time.Second); len(tieringChildren(t)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("tiering process %v still running after the server closed", tieringChildren(t))
 		}
+	}
+}
+
+// The offsets the tiering process reports reach retention: expired segments of a lake table
+// are deleted once tiered, up to the tiered offset and no further.
+func TestRetentionFollowsReportedOffsets(t *testing.T) {
+	lt := newLakeTable(t, map[string]string{"log.segment.file-size": "64b", "log.retention.check-interval": "20ms"},
+		map[string]string{"table.log.ttl": "1ms"})
+	for i := 0; i < 4; i++ { // one segment per batch
+		lt.appendRows(i*10, (i+1)*10)
+	}
+	lt.waitTiered(40)
+	for deadline := time.Now().Add(30 * time.Second); lt.earliest() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no segment of the tiered lake table was deleted")
+		}
+	}
+	if e := lt.earliest(); e > 40 {
+		t.Fatalf("log start offsets sum to %d, past the tiered 40", e)
 	}
 }
 

@@ -110,21 +110,17 @@ func (s *hostService) Schema(args SchemaArgs, reply *SchemaReply) error {
 	return nil
 }
 
-// Offsets records a table's committed offsets reported by the current child (a report of a
-// child that is no longer current is ignored).
+// Offsets records a table's committed offsets reported by the child.
 func (s *hostService) Offsets(args OffsetsArgs, _ *Nothing) error {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
-	if s.h.cur != s.c {
-		return nil
-	}
 	if args.Known {
 		if args.Offsets == nil {
 			args.Offsets = lakeconf.Offsets{}
 		}
-		s.h.offsets[args.TableID] = args.Offsets
+		s.c.offsets[args.TableID] = args.Offsets
 	} else {
-		delete(s.h.offsets, args.TableID)
+		delete(s.c.offsets, args.TableID)
 	}
 	return nil
 }
