@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -335,5 +336,37 @@ func TestTieringProcessErrorFailsStart(t *testing.T) {
 	}
 	if pids := tieringChildren(t); len(pids) != 0 {
 		t.Fatalf("tiering processes %v left running", pids)
+	}
+}
+
+// The tiering metrics the process reports are on the server's /metrics, with Fluss's names
+// and the server's host and server_id labels.
+func TestTieringMetricsOnServer(t *testing.T) {
+	lt := newLakeTable(t, map[string]string{"http.listen": "127.0.0.1:0"}, nil)
+	lt.appendRows(0, 10)
+	lt.waitTiered(10)
+	resp, err := http.Get("http://" + lt.n.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`fluss_coordinator_lakeTiering_table_recordCount{database="fluss",host="127.0.0.1",server_id="0",table="tiered"} 10`,
+		`fluss_coordinator_lakeTiering_runningTablesCount{host="127.0.0.1",server_id="0"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.Contains(l, "lakeTiering") {
+				t.Log(l)
+			}
+		}
 	}
 }
