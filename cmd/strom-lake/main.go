@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/stromdb/strom/server/lake"
@@ -32,6 +33,9 @@ func run() error {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	// iceberg-go's package initialisation (substrait's extension catalogue) leaves ~32 MB of
+	// garbage behind; hand it back to the OS rather than keep it resident for the process's life.
+	debug.FreeOSMemory()
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
