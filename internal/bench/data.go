@@ -64,3 +64,31 @@ func splitmix(s *uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// RowSource generates the rows of the benchmark's tables for clients outside this package
+// (the Go-client and Java-client runs of `make bench-clients`, whose Java half,
+// tools/javabench, computes the same sequence), so that every client writes the same bytes.
+type RowSource struct{ g *gen }
+
+// NewRowSource returns the row generator of cfg (Columns, StringBytes and Seed matter).
+func NewRowSource(cfg Config) *RowSource {
+	return &RowSource{g: newGen(&cfg)}
+}
+
+// Row returns the values of row id: Datum.I for BIGINT columns, Datum.B for STRING columns
+// (see Config.IsString). The slice is reused by the next call; the string bytes alias an
+// immutable pool and stay valid.
+func (s *RowSource) Row(id int64) []row.Datum { return s.g.row(id) }
+
+// IsString reports whether column col of the benchmark schema is a STRING (else BIGINT).
+func (c *Config) IsString(col int) bool { return c.isString(col) }
+
+// LookupKeys returns the n keys the lookup workload asks for, drawn from [0, loaded).
+func LookupKeys(seed uint64, n, loaded int) []int64 {
+	s := seed ^ 0xdeadbeef
+	keys := make([]int64, n)
+	for i := range keys {
+		keys[i] = int64(splitmix(&s) % uint64(loaded))
+	}
+	return keys
+}

@@ -1,5 +1,6 @@
 package dev.strom.javabench;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -125,18 +126,22 @@ public final class Main {
             if (todo.contains("append") || todo.contains("scan")) {
                 admin.createTable(logPath, descriptor(false), true).get();
                 try (Table t = conn.getTable(logPath)) {
-                    emit(append(t));
+                    long cpu = cpuNanos();
+                    emit(append(t), cpu);
                     if (todo.contains("scan")) {
-                        emit(scan(t));
+                        cpu = cpuNanos();
+                        emit(scan(t), cpu);
                     }
                 }
             }
             if (todo.contains("upsert") || todo.contains("lookup")) {
                 admin.createTable(kvPath, descriptor(true), true).get();
                 try (Table t = conn.getTable(kvPath)) {
-                    emit(upsert(t));
+                    long cpu = cpuNanos();
+                    emit(upsert(t), cpu);
                     if (todo.contains("lookup")) {
-                        emit(lookup(t));
+                        cpu = cpuNanos();
+                        emit(lookup(t), cpu);
                     }
                 }
             }
@@ -343,7 +348,15 @@ public final class Main {
         }
     }
 
-    private static void emit(Result r) {
+    /** The CPU time (user + system, all threads: JIT and GC included) of this process. */
+    private static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /** Prints r with the process CPU time spent since cpuBefore. */
+    private static void emit(Result r, long cpuBefore) {
+        r.cpuSeconds = (cpuNanos() - cpuBefore) / 1e9;
         System.out.println(r.json());
         System.out.flush();
     }
@@ -360,6 +373,7 @@ public final class Main {
         double maxMs;
         long misses;
         boolean truncated;
+        double cpuSeconds;
 
         static Result throughput(String mode, long rows, long nanos) {
             Result r = new Result();
@@ -377,6 +391,7 @@ public final class Main {
             f.add("\"rows\":" + rows);
             f.add(String.format(Locale.ROOT, "\"seconds\":%.6f", seconds));
             f.add(String.format(Locale.ROOT, "\"rows_per_sec\":%.1f", rowsPerSec));
+            f.add(String.format(Locale.ROOT, "\"cpu_s\":%.4f", cpuSeconds));
             if (qps > 0) {
                 f.add(String.format(Locale.ROOT, "\"qps\":%.1f", qps));
                 f.add(String.format(Locale.ROOT, "\"p50_ms\":%.4f", p50Ms));
