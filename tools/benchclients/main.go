@@ -44,9 +44,9 @@ func main() {
 // workload holds the flags both clients share, with the same names as tools/javabench's.
 type workload struct {
 	rows, columns, stringBytes, buckets, concurrency, lookups int
-	batchSize                                                int
-	maxDuration                                              time.Duration
-	modes                                                    string
+	batchSize                                                 int
+	maxDuration                                               time.Duration
+	modes                                                     string
 }
 
 func (w *workload) register(fs *flag.FlagSet) {
