@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -107,6 +107,28 @@ fetch-fluss: $(FLUSS_CACHE)/.fetched
 bench-fluss: build $(VENV)/.installed fetch-fluss
 	$(GO) build -o bin/benchcompare ./tools/benchcompare
 	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json -md .cache/bench-fluss.md $(BENCH_FLUSS_ARGS)
+
+## bench-clients: the Go client (package fluss) against the Java client (fluss-client 0.9.1 from
+## Maven Central, tools/javabench) on the same Strom server and workload: append, scan, upsert,
+## lookups; interleaved rounds, a fresh server per client run, rows/s, lookup latency and each
+## client process's CPU time (needs Java 17+ and Maven; see docs/benchmarks.md). Flags of
+## tools/benchclients go in BENCH_CLIENTS_ARGS, e.g. "-rounds 1 -rows 200000" or
+## "-fluss-jars .cache/fluss-0.9.1" (after `make fetch-fluss`) to add Apache Fluss as a server.
+JAVABENCH        := tools/javabench
+BENCH_CLIENTS_ARGS ?=
+
+$(JAVABENCH)/target/classpath.txt: $(JAVABENCH)/pom.xml
+	@mkdir -p $(JAVABENCH)/target
+	$(MVN) -B -q -f $(JAVABENCH)/pom.xml dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$@
+
+$(JAVABENCH)/target/classes/.built: $(JAVABENCH)/target/classpath.txt $(shell find $(JAVABENCH)/src -name '*.java' 2>/dev/null)
+	rm -rf $(JAVABENCH)/target/classes && mkdir -p $(JAVABENCH)/target/classes
+	javac -d $(JAVABENCH)/target/classes -cp "$$(cat $(JAVABENCH)/target/classpath.txt)" $$(find $(JAVABENCH)/src -name '*.java')
+	touch $@
+
+bench-clients: build $(JAVABENCH)/target/classes/.built
+	$(GO) build -o bin/benchclients ./tools/benchclients
+	bin/benchclients -strom $(BIN) -javabench $(JAVABENCH)/target -json .cache/bench-clients.json -md .cache/bench-clients.md $(BENCH_CLIENTS_ARGS)
 
 clean:
 	rm -rf bin $(VENV)

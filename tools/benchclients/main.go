@@ -141,7 +141,7 @@ func run() error {
 			argv := []string{*java, "--add-opens=java.base/java.nio=ALL-UNNAMED"}
 			argv = append(argv, strings.Fields(*javaFlags)...)
 			argv = append(argv, "-cp", classpath, "dev.strom.javabench.Main", "--bootstrap", bootstrap,
-				"--batch-size", strconv.Itoa(w.batchSize), "--max-seconds", maxSeconds)
+				"--batch-size", strconv.Itoa(w.batchSize)+"b", "--max-seconds", maxSeconds)
 			argv = append(argv, w.args("--")...)
 			return append(argv, extra...)
 		}
@@ -155,10 +155,10 @@ func run() error {
 	}
 	if *javaLinger != "" {
 		clients = append(clients, compare.Client{Name: "java-linger", Label: "Java, lookup.batch-timeout=" + *javaLinger,
-			Argv: javaArgv("--lookup-batch-timeout", *javaLinger)})
+			Argv: javaArgv("--lookup-batch-timeout", *javaLinger, "--modes", "upsert,lookup")})
 	}
 	if *wire {
-		clients = append(clients, compare.Client{Name: "wire", Label: "strom bench (wire level)", Argv: func(bootstrap string) []string {
+		clients = append(clients, compare.Client{Name: "wire", Label: "strom bench (wire level)", NoRatio: true, Argv: func(bootstrap string) []string {
 			return []string{binary, "bench", "-json", "-progress", "never", "-bootstrap", bootstrap,
 				"-rows", strconv.Itoa(w.rows), "-columns", strconv.Itoa(w.columns), "-string-bytes", strconv.Itoa(w.stringBytes),
 				"-batch", "1000", "-buckets", strconv.Itoa(w.buckets), "-concurrency", strconv.Itoa(w.concurrency),

@@ -25,6 +25,9 @@ type Client struct {
 	Label string // column header
 	// Argv returns the command line that runs the client's workloads against bootstrap.
 	Argv func(bootstrap string) []string
+	// NoRatio leaves out the subject ÷ this client column (for a reference such as the
+	// wire-level `strom bench`, which sends pre-encoded requests and is no client to match).
+	NoRatio bool
 }
 
 // ClientOptions configure RunClients.
@@ -271,16 +274,22 @@ func ClientMarkdown(sum Summary, clients []Client) string {
 		return ""
 	}
 	subject := present[0]
+	var ratioTo []Client
+	for _, c := range present[1:] {
+		if !c.NoRatio {
+			ratioTo = append(ratioTo, c)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("| workload")
 	for _, c := range present {
 		b.WriteString(" | " + c.Label)
 	}
-	for _, c := range present[1:] {
+	for _, c := range ratioTo {
 		fmt.Fprintf(&b, " | %s ÷ %s", subject.Label, c.Label)
 	}
 	b.WriteString(" |\n|---")
-	for range len(present)*2 - 1 {
+	for range len(present) + len(ratioTo) {
 		b.WriteString("|---")
 	}
 	b.WriteString("|\n")
@@ -309,7 +318,7 @@ func ClientMarkdown(sum Summary, clients []Client) string {
 			b.WriteString(" | " + cell)
 		}
 		base, hasBase := sum.Stats[subject.Name][d.Key]
-		for _, c := range present[1:] {
+		for _, c := range ratioTo {
 			st, ok := sum.Stats[c.Name][d.Key]
 			if !hasBase || !ok || st.Median == 0 || math.IsNaN(base.Median) {
 				b.WriteString(" | –")
