@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
@@ -97,15 +98,52 @@ func toDatums(cols []metadata.Column, r Row, dst []row.Datum) ([]row.Datum, erro
 	if len(r) != len(cols) {
 		return nil, fmt.Errorf("fluss: row has %d values, the table has %d columns", len(r), len(cols))
 	}
-	dst = dst[:0]
+	dst = slices.Grow(dst[:0], len(cols))[:len(cols)]
 	for i, c := range cols {
+		if fastDatum(c.Type.Root, r[i], &dst[i]) {
+			continue
+		}
 		d, err := toDatum(c.Type, r[i])
 		if err != nil {
 			return nil, fmt.Errorf("fluss: column %s: %w", c.Name, err)
 		}
-		dst = append(dst, d)
+		dst[i] = d
 	}
 	return dst, nil
+}
+
+// fastDatum converts the commonest pairings of Go value and column type in place, the same
+// way toDatum does, without its reflection and per-type dispatch (which made up a third of
+// the writer's CPU per row); it reports false for everything else.
+func fastDatum(root metadata.TypeRoot, v any, d *row.Datum) bool {
+	switch x := v.(type) {
+	case int64:
+		if root == metadata.BigInt {
+			*d = row.Datum{I: x}
+			return true
+		}
+	case int32:
+		if root == metadata.Int || root == metadata.BigInt {
+			*d = row.Datum{I: int64(x)}
+			return true
+		}
+	case float64:
+		if root == metadata.Double {
+			*d = row.Datum{F: x}
+			return true
+		}
+	case string:
+		if root == metadata.String || root == metadata.Bytes {
+			*d = row.Datum{B: []byte(x)}
+			return true
+		}
+	case []byte:
+		if root == metadata.String || root == metadata.Bytes {
+			*d = row.Datum{B: x}
+			return true
+		}
+	}
+	return false
 }
 
 func boolInt(b bool) int {

@@ -3,6 +3,7 @@ package fluss
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
@@ -38,10 +39,13 @@ type AppendWriter struct{ w *writer }
 // Append adds one row (one value per column, see Row). It blocks only while the writer's
 // buffer is full (backpressure), until ctx ends.
 func (a *AppendWriter) Append(ctx context.Context, r Row) (*WriteResult, error) {
-	vals, err := toDatums(a.w.t.cols, r, nil)
+	scratch := getDatums()
+	defer putDatums(scratch)
+	vals, err := toDatums(a.w.t.cols, r, *scratch)
 	if err != nil {
 		return nil, err
 	}
+	*scratch = vals
 	return a.w.addLog(ctx, vals)
 }
 
@@ -178,10 +182,13 @@ type UpsertWriter struct {
 // Upsert inserts or updates a row (one value per column). For a partial-update writer only
 // the primary key and target columns are used; the others may be nil.
 func (u *UpsertWriter) Upsert(ctx context.Context, r Row) (*WriteResult, error) {
-	vals, err := toDatums(u.w.t.cols, u.masked(r), nil)
+	scratch := getDatums()
+	defer putDatums(scratch)
+	vals, err := toDatums(u.w.t.cols, u.masked(r), *scratch)
 	if err != nil {
 		return nil, err
 	}
+	*scratch = vals
 	return u.w.addKv(ctx, vals, false)
 }
 
@@ -289,4 +296,21 @@ func joinResults(rs []*WriteResult) *WriteResult {
 		close(b.done)
 	}()
 	return &WriteResult{b: b}
+}
+
+// datumPool holds the per-call row conversions of Append and Upsert. A row's datums live
+// only for the call: addLog and addKv copy or encode every value (into Arrow builders, row
+// bytes, keys, partition names) before they return, and never keep the slice. Without the
+// pool each row cost a growing slice of 96-byte datums (five allocations and copies for ten
+// columns), the largest CPU item of the Go client's append path (docs/benchmarks.md).
+var datumPool = sync.Pool{New: func() any { s := make([]row.Datum, 0, 16); return &s }}
+
+func getDatums() *[]row.Datum { return datumPool.Get().(*[]row.Datum) }
+
+// putDatums clears the values (so that the pool pins no caller's byte slices) and returns
+// the slice to the pool.
+func putDatums(s *[]row.Datum) {
+	clear((*s)[:cap(*s)])
+	*s = (*s)[:0]
+	datumPool.Put(s)
 }
