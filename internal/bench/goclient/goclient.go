@@ -131,7 +131,10 @@ func (o *Options) table(ctx context.Context, conn *fluss.Connection, name string
 			cols = append(cols, fluss.NewColumn(fmt.Sprintf("v%d", i), fluss.BigInt()))
 		}
 	}
-	desc := fluss.TableDescriptor{Schema: fluss.NewSchema(cols), BucketCount: int32(o.Buckets)}
+	// Uncompressed Arrow batches, as `strom bench` and the side-by-side benchmark write (the
+	// Fluss default, ZSTD, would make both clients spend most of their time compressing).
+	desc := fluss.TableDescriptor{Schema: fluss.NewSchema(cols), BucketCount: int32(o.Buckets),
+		Properties: map[string]string{"table.log.arrow.compression.type": "NONE"}}
 	if pk {
 		desc.Schema = fluss.NewSchema(cols, "id")
 		desc.BucketKeys = []string{"id"}

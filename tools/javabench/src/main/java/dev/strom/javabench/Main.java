@@ -157,11 +157,15 @@ public final class Main {
                 sb.column("v" + i, DataTypes.BIGINT());
             }
         }
+        // Uncompressed Arrow batches, as `strom bench` writes (the default, ZSTD, would make
+        // both clients spend most of their time compressing).
+        TableDescriptor.Builder tb = TableDescriptor.builder()
+                .property("table.log.arrow.compression.type", "NONE");
         if (pk) {
             sb.primaryKey("id");
-            return TableDescriptor.builder().schema(sb.build()).distributedBy(buckets, "id").build();
+            return tb.schema(sb.build()).distributedBy(buckets, "id").build();
         }
-        return TableDescriptor.builder().schema(sb.build()).distributedBy(buckets).build();
+        return tb.schema(sb.build()).distributedBy(buckets).build();
     }
 
     private boolean isString(int col) {
