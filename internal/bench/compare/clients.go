@@ -85,7 +85,7 @@ func RunClients(ctx context.Context, o ClientOptions) ([]ClientSample, error) {
 				if err := ctx.Err(); err != nil {
 					return samples, err
 				}
-				fmt.Fprintf(o.Log, "== round %d/%d: %s client on %s\n", round, o.Rounds, cl.Label, srv.Label)
+				fmt.Fprintf(o.Log, "== round %d/%d: %s on %s\n", round, o.Rounds, cl.Label, srv.Label)
 				s := runClientOnce(ctx, o, srv, cl, round)
 				if s.Error != "" {
 					fmt.Fprintf(o.Log, "   FAILED: %s\n", s.Error)
@@ -147,12 +147,13 @@ func measureClient(ctx context.Context, o ClientOptions, srv System, cl Client, 
 	t0 := time.Now()
 	runErr := cmd.Run()
 	wall := time.Since(t0)
+	printed := out.String()
 	// What the client printed before failing still counts, as in Run.
-	res, parseErr := ParseClientOutput(&out)
+	res, parseErr := ParseClientOutput(strings.NewReader(printed))
 	for k, v := range res {
 		m[k] = v
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(printed), "\n") {
 		if strings.HasPrefix(line, "{") {
 			fmt.Fprintf(o.Log, "   %s\n", line)
 		}
