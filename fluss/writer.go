@@ -342,13 +342,21 @@ func (w *writer) addKv(ctx context.Context, vals []row.Datum, del bool) (*WriteR
 	}
 	var value []byte
 	if !del {
+		// The row is encoded into pooled scratch: AppendKvRecord below copies it into the
+		// batch, and nothing else keeps it. Encoding into nil grew the buffer five times per
+		// ~100-byte row (docs/benchmarks.md, "The Go client against the Java client").
+		scratch := rowBufPool.Get().(*[]byte)
+		defer func() { rowBufPool.Put(scratch) }()
 		if w.kvFormat == metadata.KvFormatIndexed {
-			value, err = row.AppendIndexedRow(nil, w.t.types, vals)
+			value, err = row.AppendIndexedRow((*scratch)[:0], w.t.types, vals)
 		} else {
-			value, err = row.AppendCompactedRow(nil, w.t.types, vals)
+			value, err = row.AppendCompactedRow((*scratch)[:0], w.t.types, vals)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("fluss: encode row: %w", err)
+		}
+		if cap(value) <= 64<<10 { // do not let one huge row pin a large buffer in the pool
+			*scratch = value[:0]
 		}
 	}
 	size := record.KvRecordSize(key, value)
@@ -369,6 +377,9 @@ func (w *writer) addKv(ctx context.Context, vals []row.Datum, del bool) (*WriteR
 	b.buf = record.AppendKvRecord(b.buf, key, value)
 	return w.added(b, size), nil
 }
+
+// rowBufPool holds scratch buffers for encoding one KV row (addKv).
+var rowBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // flush sends every buffered batch now and waits for all of them.
 func (w *writer) flush(ctx context.Context) error {
