@@ -178,6 +178,7 @@ func measureClient(ctx context.Context, o ClientOptions, srv System, cl Client, 
 // package goclient and `strom bench -json` all print these names.
 type clientLine struct {
 	Mode       string   `json:"mode"`
+	Rows       *float64 `json:"rows"`
 	RowsPerSec *float64 `json:"rows_per_sec"`
 	CPUSeconds *float64 `json:"cpu_s"`
 	QPS        *float64 `json:"qps"`
@@ -190,7 +191,9 @@ type clientLine struct {
 // (a JVM's or a library's chatter) ignored. It returns "<mode>.<field>" metrics for the
 // fields present: rows_per_sec, cpu_s, qps, p50_ms, p99_ms, and "<mode>.truncated" = 1 when
 // the workload was cut short. A line that starts like JSON but does not parse, or has no
-// mode, is an error; so is a mode reported twice.
+// mode, is an error; so is a mode reported twice. With both cpu_s and rows (lookups for the
+// lookup workload) it adds "<mode>.cpu_us_per_row", the client's CPU per unit of work, which
+// stays comparable when a workload was cut short.
 func ParseClientOutput(r io.Reader) (map[string]float64, error) {
 	m := map[string]float64{}
 	seen := map[string]bool{}
@@ -217,6 +220,9 @@ func ParseClientOutput(r io.Reader) (map[string]float64, error) {
 				m[l.Mode+"."+field] = *v
 			}
 		}
+		if l.CPUSeconds != nil && l.Rows != nil && *l.Rows > 0 {
+			m[l.Mode+".cpu_us_per_row"] = *l.CPUSeconds / *l.Rows * 1e6
+		}
 		if l.Truncated {
 			m[l.Mode+".truncated"] = 1
 		}
@@ -227,15 +233,15 @@ func ParseClientOutput(r io.Reader) (map[string]float64, error) {
 // ClientRows are the rows of the client table, in order.
 var ClientRows = []MetricDef{
 	{Key: "append.rows_per_sec", Label: "append rows/s", Unit: "rows", HigherBetter: true},
-	{Key: "append.cpu_s", Label: "append: client CPU s", Unit: "s"},
+	{Key: "append.cpu_us_per_row", Label: "append: client CPU µs per row", Unit: "us"},
 	{Key: "scan.rows_per_sec", Label: "scan rows/s", Unit: "rows", HigherBetter: true},
-	{Key: "scan.cpu_s", Label: "scan: client CPU s", Unit: "s"},
+	{Key: "scan.cpu_us_per_row", Label: "scan: client CPU µs per row", Unit: "us"},
 	{Key: "upsert.rows_per_sec", Label: "upsert rows/s (new keys)", Unit: "rows", HigherBetter: true},
-	{Key: "upsert.cpu_s", Label: "upsert: client CPU s", Unit: "s"},
+	{Key: "upsert.cpu_us_per_row", Label: "upsert: client CPU µs per row", Unit: "us"},
 	{Key: "lookup.qps", Label: "lookup QPS (1 key, 4 in flight)", Unit: "qps", HigherBetter: true},
 	{Key: "lookup.p50_ms", Label: "lookup p50 ms", Unit: "ms"},
 	{Key: "lookup.p99_ms", Label: "lookup p99 ms", Unit: "ms"},
-	{Key: "lookup.cpu_s", Label: "lookup: client CPU s", Unit: "s"},
+	{Key: "lookup.cpu_us_per_row", Label: "lookup: client CPU µs per lookup", Unit: "us"},
 	{Key: KeyProcessCPU, Label: "client process CPU s (all workloads, start-up included)", Unit: "s"},
 	{Key: KeyProcessWall, Label: "client process wall s", Unit: "s"},
 	{Key: KeyProcessMaxRSS, Label: "client peak RSS MiB", Unit: "MiB"},
@@ -313,7 +319,7 @@ func ClientMarkdown(sum Summary, clients []Client) string {
 				continue
 			}
 			cell := formatStat(st, d.Unit)
-			if _, cut := sum.Stats[c.Name][mode+".truncated"]; cut && d.Key != mode+".cpu_s" {
+			if _, cut := sum.Stats[c.Name][mode+".truncated"]; cut && d.Key != mode+".cpu_us_per_row" {
 				cell += " (cut short)"
 			}
 			b.WriteString(" | " + cell)

@@ -275,6 +275,8 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.0f", v)
 	case "ms":
 		return fmt.Sprintf("%.2f", v)
+	case "us":
+		return fmt.Sprintf("%.1f", v)
 	case "MiB":
 		return fmt.Sprintf("%.0f", v)
 	case "s":
