@@ -191,6 +191,11 @@ func run() error {
 		servers = append(servers, compare.FlussSystem("fluss", "Fluss 0.9.1", compare.FlussJVM{Java: *java, JarDir: jars}))
 	}
 
+	// The commit the binaries were built from: taken now, not after a run of many minutes.
+	commit := "unknown"
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	started := time.Now()
@@ -200,10 +205,6 @@ func run() error {
 		ClientTimeout: *javaTimeout, Log: os.Stderr,
 	})
 
-	commit := "unknown"
-	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	var md strings.Builder
 	fmt.Fprintf(&md, "Measured %s at commit %s (%d CPUs, load average at the end: %s); %d interleaved rounds, "+
