@@ -3,10 +3,12 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/server/meta"
@@ -82,6 +84,10 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 			cancel()
 			return
 		}
+		if c.reviveLease(lease) {
+			c.log.Info("tablet server registration lease answered again; keeping it", "id", c.opts.Registration.ID)
+			continue
+		}
 		c.log.Warn("tablet server registration lease lost; registering again", "id", c.opts.Registration.ID)
 		for c.ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
@@ -94,4 +100,31 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+}
+
+// reviveLease reports whether lease is still alive in etcd after the client gave it up. The
+// client ends a keepalive stream once no renewal was answered for a TTL, which is what an
+// etcd leader election longer than the TTL looks like (a member died); the new etcd leader
+// renews every lease when it takes over, so the registration is usually still there. Keeping
+// it spares the cluster a moment with the server unregistered, in which a coordinator taking
+// over at the same time would find no tablet server to elect. It tries for up to two TTLs,
+// and gives up at once when etcd says the lease expired.
+func (c *Control) reviveLease(lease clientv3.LeaseID) bool {
+	deadline := time.Now().Add(2 * c.opts.TabletTTL)
+	for c.ctx.Err() == nil && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(c.ctx, c.opts.TabletTTL/2)
+		_, err := c.cli.KeepAliveOnce(ctx, lease)
+		cancel()
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			return false
+		}
+		select {
+		case <-c.ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false
 }
