@@ -139,6 +139,17 @@ func (b *budget) acquire(ctx context.Context, n int64) error {
 	}
 }
 
+// tryAcquire takes n if it fits now, without waiting.
+func (b *budget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.max <= 0 || b.used == 0 || b.used+n <= b.max {
+		b.used += n
+		return true
+	}
+	return false
+}
+
 // add takes n without waiting, possibly beyond max.
 func (b *budget) add(n int64) {
 	b.mu.Lock()

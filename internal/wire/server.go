@@ -41,11 +41,15 @@ type Request struct {
 
 	conn     *serverConn
 	deferred bool
-	charged  int64     // bytes this request holds against the connection's and node's budgets
-	counted  bool      // it holds a unit of the node's request budget
-	finished bool      // its holdings were released
-	received time.Time // when the frame was read, for Observer
-	size     int       // frame size in bytes, for Observer
+	// holdFlush: the reading goroutine has the next request frame whole in its buffer and
+	// will serve it without reading the socket, so the response may stay in the write
+	// buffer and go out in one write with the next ones (see serverConn.serve).
+	holdFlush bool
+	charged   int64     // bytes this request holds against the connection's and node's budgets
+	counted   bool      // it holds a unit of the node's request budget
+	finished  bool      // its holdings were released
+	received  time.Time // when the frame was read, for Observer
+	size      int       // frame size in bytes, for Observer
 }
 
 // RemoteAddr is the address of the client that sent the request (ACL host matching).
@@ -123,6 +127,7 @@ type Service struct {
 	// ServerType is reported in API_VERSIONS: 1 coordinator, 2 tablet server, 0 to omit.
 	ServerType int32
 	handlers   map[APIKey]registered
+	quick      map[APIKey]bool
 }
 
 // registered is one API of a Service: the versions it serves and its handler.
@@ -133,8 +138,15 @@ type registered struct {
 
 // NewService returns an empty API table for a server of the given type.
 func NewService(serverType int32) *Service {
-	return &Service{ServerType: serverType, handlers: make(map[APIKey]registered)}
+	return &Service{ServerType: serverType, handlers: make(map[APIKey]registered), quick: make(map[APIKey]bool)}
 }
+
+// MarkQuick declares that the handler of key answers within microseconds on the connection's
+// goroutine (it never blocks there; anything slow goes through Request.Defer). When a client
+// pipelines requests, the response to one request is then held back while the next one is
+// already read and quick, so that the answers leave in one write instead of one each; a
+// request of any other API is never waited for.
+func (s *Service) MarkQuick(key APIKey) { s.quick[key] = true }
 
 // Handle registers h for key, serving the versions in v. Only registered keys are advertised in
 // API_VERSIONS, each with its own range; a request outside the range gets UNSUPPORTED_VERSION
@@ -332,9 +344,10 @@ type serverConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	wmu       sync.Mutex // guards w and wbuf; a frame is written whole under it
+	wmu       sync.Mutex // guards w, wbuf and unflushed; a frame is written whole under it
 	w         *bufio.Writer
 	wbuf      []byte
+	unflushed bool         // w holds responses not yet written to the socket
 	lastWrite atomic.Int64 // unix nanoseconds of the last response written
 
 	// Authentication state; touched only by the reading goroutine.
@@ -392,8 +405,17 @@ func (c *serverConn) serve() {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	var buf []byte
 	for {
+		// Responses of requests served from the read buffer wait in the write buffer while
+		// the next request is also there already (pipelining clients send several at once);
+		// they are written, in one system call, before this goroutine may block: before a
+		// read of the socket here, and before waiting for budget in readRequest.
+		more := frameBuffered(r)
+		if !more {
+			c.flushPending()
+		}
 		req, payload, err := c.readRequest(r, buf, authDeadline)
 		if err != nil {
+			c.flushPending() // the answers to the requests before a bad frame
 			switch {
 			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), c.ctx.Err() != nil:
 				c.log.Debug("connection closed", "err", err)
@@ -405,6 +427,7 @@ func (c *serverConn) serve() {
 			return
 		}
 		req.received, req.size = time.Now(), len(payload)
+		req.holdFlush = c.quickFrameBuffered(r)
 		c.dispatch(req)
 		if req.deferred {
 			buf = nil // the deferred handler may still hold the old buffer
@@ -412,14 +435,72 @@ func (c *serverConn) serve() {
 			buf = payload[:0]
 		}
 		if c.closeAfter {
+			c.flushPending()
 			return
 		}
 	}
 }
 
+// frameBuffered reports whether r holds a whole request frame (length prefix and body), which
+// can then be read without touching the socket.
+func frameBuffered(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n < 4 {
+		return false
+	}
+	p, _ := r.Peek(4)
+	size := int(int32(binary.BigEndian.Uint32(p)))
+	return size >= 0 && n-4 >= size
+}
+
+// quickFrameBuffered reports whether r holds a whole request frame of an API the service
+// marked quick: a response may wait for that request's answer in the write buffer without
+// delaying it by more than a few microseconds.
+func (c *serverConn) quickFrameBuffered(r *bufio.Reader) bool {
+	if !frameBuffered(r) {
+		return false
+	}
+	p, _ := r.Peek(4 + 2)
+	return c.svc.quick[APIKey(binary.BigEndian.Uint16(p[4:]))]
+}
+
+// flushPending writes the responses held back in the write buffer.
+func (c *serverConn) flushPending() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.unflushed {
+		c.flushLocked()
+	}
+}
+
+// flushLocked writes the write buffer to the socket; c.wmu is held. A failed write closes
+// the connection.
+func (c *serverConn) flushLocked() {
+	if c.cfg.IdleTimeout > 0 {
+		// A peer that stops reading its answers must not hold this connection's memory
+		// forever: a write blocked for the idle timeout fails and closes the connection.
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.IdleTimeout))
+	}
+	werr := c.w.Flush()
+	c.unflushed = false
+	c.lastWrite.Store(time.Now().UnixNano())
+	if werr != nil {
+		c.nc.Close()
+	}
+}
+
+// acquire takes n from b, first writing any held-back responses if it has to wait for them.
+func (c *serverConn) acquire(b *budget, n int64) error {
+	if b.tryAcquire(n) {
+		return nil
+	}
+	c.flushPending()
+	return b.acquire(c.ctx, n)
+}
+
 // readRequest admits and reads one request frame.
 func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.Time) (*Request, []byte, error) {
-	if err := c.requests.acquire(c.ctx, 1); err != nil {
+	if err := c.acquire(c.requests, 1); err != nil {
 		return nil, nil, err
 	}
 	req := &Request{Listener: c.cfg.Name, conn: c}
@@ -433,7 +514,7 @@ func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.
 		return nil, nil, err
 	}
 	// The node-wide unit is taken once a request is arriving, so idle connections hold none.
-	if err := c.cfg.Limits.requests.acquire(c.ctx, 1); err != nil {
+	if err := c.acquire(c.cfg.Limits.requests, 1); err != nil {
 		return nil, nil, err
 	}
 	req.counted = true
@@ -469,6 +550,9 @@ func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.
 // unauthenticated connection passes its deadline. The rest of the frame must then arrive
 // within the same deadline.
 func (c *serverConn) awaitFrame(r *bufio.Reader, authDeadline time.Time) error {
+	if frameBuffered(r) {
+		return nil // nothing to wait for (the deadline of the last wait still stands)
+	}
 	for {
 		c.setReadDeadline(authDeadline)
 		if _, err := r.Peek(1); err == nil {
@@ -517,10 +601,10 @@ func (c *serverConn) readErr(err error, authDeadline time.Time) error {
 // already spent, and the next read waits instead.
 func (c *serverConn) charge(req *Request, n int64, wait bool) error {
 	if wait {
-		if err := c.bytes.acquire(c.ctx, n); err != nil {
+		if err := c.acquire(c.bytes, n); err != nil {
 			return err
 		}
-		if err := c.cfg.Limits.bytes.acquire(c.ctx, n); err != nil {
+		if err := c.acquire(c.cfg.Limits.bytes, n); err != nil {
 			c.bytes.release(n)
 			return err
 		}
@@ -766,22 +850,26 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	if o := c.cfg.Observer; o != nil {
 		o.RequestDone(req.Header.APIKey, req.size, len(c.wbuf)-start, time.Since(req.received), ferr.CodeOf(err))
 	}
-	if c.cfg.IdleTimeout > 0 {
-		// A peer that stops reading its answers must not hold this connection's memory
-		// forever: a write blocked for the idle timeout fails and closes the connection.
+	if c.cfg.IdleTimeout > 0 && len(c.wbuf) > c.w.Available() {
+		// The frame does not fit in the write buffer, so writing it reaches the socket:
+		// bound that write as flushLocked does.
 		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.IdleTimeout))
 	}
 	_, werr := c.w.Write(c.wbuf)
-	if werr == nil {
-		werr = c.w.Flush()
-	}
-	c.lastWrite.Store(time.Now().UnixNano())
 	c.wbuf = c.wbuf[:0]
 	if cap(c.wbuf) > 1<<20 {
 		c.wbuf = nil // do not pin a large fetch buffer to an idle connection
 	}
 	if werr != nil {
+		c.lastWrite.Store(time.Now().UnixNano())
 		c.nc.Close()
+		return
+	}
+	// A deferred response, or one whose next request is not yet here, goes out now; the
+	// reading goroutine writes held-back ones before it can block (serve).
+	c.unflushed = true
+	if req.deferred || !req.holdFlush {
+		c.flushLocked()
 	}
 }
 

@@ -45,6 +45,9 @@ func (s *Server) Register(svc *wire.Service) {
 			return h(s, ctx, req)
 		}))
 	}
+	// A LOOKUP answers from Pebble on the connection's goroutine, or defers (inserts, reads
+	// waiting for a new leader's barrier): pipelined lookups share their response writes.
+	svc.MarkQuick(wire.Lookup)
 }
 
 // checkKeyEncodingVersion refuses a version-0 PUT_KV, LOOKUP or PREFIX_LOOKUP on a table whose
