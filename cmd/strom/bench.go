@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,6 +71,7 @@ Flags:
 	acks := fs.Int("acks", int(cfg.Acks), "acks of PRODUCE_LOG / PUT_KV (-1, 0, 1)")
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this bench process (the client side) to FILE")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode instead of the summary line")
 	progressMode := fs.String("progress", "auto", "progress bar on stderr while each mode runs: auto (when stderr is a terminal), always, never")
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +118,17 @@ Flags:
 	case "never":
 	default:
 		return fmt.Errorf("-progress %q: want auto, always or never", *progressMode)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -29,6 +29,11 @@ type Result struct {
 	P999Ms float64 `json:"p999_ms"`
 	MaxMs  float64 `json:"max_ms"`
 
+	// ClientCPUUsPerRequest is the CPU time (user + system) of the bench process over the
+	// timed section per request, in microseconds: the client's cost, which on a machine
+	// shared with the server is taken from the server's cores.
+	ClientCPUUsPerRequest float64 `json:"client_cpu_us_per_request,omitempty"`
+
 	Misses    int64 `json:"misses,omitempty"`    // lookup: keys that came back absent
 	Truncated bool  `json:"truncated,omitempty"` // stopped by MaxDuration before all work was done
 
@@ -75,6 +80,9 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, ", %.1f MB/s (raw %.1f MB/s)", r.MBPerSec, r.RawMBPerSec)
 	}
 	fmt.Fprintf(&b, "; %d requests, latency p50 %s p99 %s p99.9 %s max %s", r.Requests, ms(r.P50Ms), ms(r.P99Ms), ms(r.P999Ms), ms(r.MaxMs))
+	if r.ClientCPUUsPerRequest > 0 {
+		fmt.Fprintf(&b, "; client CPU %.1f µs/request", r.ClientCPUUsPerRequest)
+	}
 	if r.Misses > 0 {
 		fmt.Fprintf(&b, "; %d MISSES", r.Misses)
 	}
@@ -126,6 +134,7 @@ func ms(v float64) string {
 type tally struct {
 	rows, requests, bytes, raw, misses int64
 	lat                                []time.Duration
+	cpu                                time.Duration // CPU time of this process over the timed section
 }
 
 func (t *tally) merge(o *tally) {
@@ -140,6 +149,9 @@ func (t *tally) merge(o *tally) {
 // result turns the merged tally into a Result with rates over elapsed.
 func (t *tally) result(mode Mode, elapsed time.Duration) Result {
 	r := Result{Mode: mode, Rows: t.rows, Requests: t.requests, Bytes: t.bytes, RawBytes: t.raw, Misses: t.misses, Seconds: elapsed.Seconds()}
+	if t.requests > 0 {
+		r.ClientCPUUsPerRequest = float64(t.cpu.Microseconds()) / float64(t.requests)
+	}
 	if s := elapsed.Seconds(); s > 0 {
 		r.RowsPerSec = float64(t.rows) / s
 		r.MBPerSec = float64(t.bytes) / s / 1e6
