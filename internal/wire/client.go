@@ -56,9 +56,16 @@ type ClientConn struct {
 	// ServerType is what the server reported in API_VERSIONS (0 if absent).
 	ServerType int32
 
-	wsem   chan struct{} // one writer at a time; a channel so that waiting honours ctx
-	wbuf   []byte        // guarded by wsem
-	nextID int32         // guarded by wsem
+	// Requests are queued whole in out and written by one caller at a time, which writes
+	// everything queued until out is empty: calls made while a write is under way share the
+	// next write system call instead of each making one (see send).
+	qmu     sync.Mutex
+	out     []byte // frames queued and not yet taken by the writer; guarded by qmu
+	spare   []byte // the writer's buffer, swapped with out; guarded by qmu while not writing
+	writing bool   // a caller is writing; guarded by qmu
+	nextID  int32  // guarded by qmu
+	// wdeadline is the write deadline last set on the socket; touched only by the writer.
+	wdeadline time.Time
 
 	mu      sync.Mutex
 	pending map[int32]chan clientResult
@@ -83,7 +90,7 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn, erro
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	c := &ClientConn{
-		nc: nc, maxResp: cfg.MaxResponseSize, wsem: make(chan struct{}, 1),
+		nc: nc, maxResp: cfg.MaxResponseSize,
 		pending: make(map[int32]chan clientResult),
 	}
 	go c.readLoop()
@@ -194,46 +201,107 @@ func (c *ClientConn) callVersion(ctx context.Context, key APIKey, version int16,
 	return nil
 }
 
-// send writes one request frame and registers its answer channel.
+// send queues one request frame, registers its answer channel and, unless another caller is
+// writing (that caller then writes this frame too, in its next write), writes the queue.
+//
+// The writer's ctx bounds its writes: its deadline becomes the socket's and cancellation
+// interrupts a blocked write. A write that fails or is interrupted leaves a partial frame on
+// the socket, so it breaks the connection, failing every call in flight, including those
+// whose frames it carried. A caller whose frame another caller writes is bounded by its own
+// ctx while it waits for the answer (wait).
 func (c *ClientConn) send(ctx context.Context, key APIKey, version int16, body func([]byte) ([]byte, error)) (chan clientResult, int32, error) {
-	select {
-	case c.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
-	}
-	defer func() { <-c.wsem }()
-	id := c.nextID & 0x7fffffff
-	c.nextID++
-	buf := AppendRequestHeader(c.wbuf[:0], RequestHeader{APIKey: key, APIVersion: version, RequestID: id})
-	buf, err := body(buf)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode %s request: %w", key, err)
-	}
-	FinishFrame(buf)
-	if cap(buf) <= maxKeptWriteBuffer {
-		c.wbuf = buf
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
 	}
 	ch := make(chan clientResult, 1)
+	c.qmu.Lock()
+	id := c.nextID & 0x7fffffff
+	start := len(c.out)
+	buf := AppendRequestHeader(c.out, RequestHeader{APIKey: key, APIVersion: version, RequestID: id})
+	buf, err := body(buf)
+	if err != nil {
+		c.out = c.out[:start]
+		c.qmu.Unlock()
+		return nil, 0, fmt.Errorf("encode %s request: %w", key, err)
+	}
+	FinishFrame(buf[start:])
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
+		c.out = buf[:start]
+		c.qmu.Unlock()
 		return nil, 0, c.err
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
+	c.nextID++
+	c.out = buf
+	if c.writing {
+		c.qmu.Unlock()
+		return ch, id, nil
+	}
+	c.writing = true
+	c.qmu.Unlock()
+	if err := c.writeQueued(ctx, key); err != nil {
+		return nil, 0, err
+	}
+	return ch, id, nil
+}
 
+// writeQueued writes the queued frames until none are left; the caller set c.writing.
+func (c *ClientConn) writeQueued(ctx context.Context, key APIKey) error {
+	for {
+		c.qmu.Lock()
+		if len(c.out) == 0 || c.err != nil {
+			c.writing = false
+			c.out = c.out[:0]
+			c.qmu.Unlock()
+			return nil
+		}
+		buf := c.out
+		c.out = c.spare[:0]
+		c.spare = nil
+		c.qmu.Unlock()
+
+		err := c.write(ctx, key, buf)
+
+		c.qmu.Lock()
+		if cap(buf) <= maxKeptWriteBuffer {
+			c.spare = buf[:0]
+		}
+		if err != nil {
+			c.writing = false
+			c.qmu.Unlock()
+			c.fail(err)
+			return err
+		}
+		c.qmu.Unlock()
+	}
+}
+
+// write writes buf to the socket within ctx.
+func (c *ClientConn) write(ctx context.Context, key APIKey, buf []byte) error {
 	// The write honours ctx: its deadline becomes the socket's, and cancellation moves the
 	// deadline to now, which interrupts a write blocked on a full socket buffer.
 	deadline, _ := ctx.Deadline()
-	_ = c.nc.SetWriteDeadline(deadline)
-	interrupted := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		_ = c.nc.SetWriteDeadline(time.Now())
-		close(interrupted)
-	})
-	_, err = c.nc.Write(buf)
-	if !stop() {
+	if !deadline.Equal(c.wdeadline) {
+		_ = c.nc.SetWriteDeadline(deadline)
+		c.wdeadline = deadline
+	}
+	var stop func() bool
+	var interrupted chan struct{}
+	if ctx.Done() != nil {
+		interrupted = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			_ = c.nc.SetWriteDeadline(time.Now())
+			close(interrupted)
+		})
+	}
+	_, err := c.nc.Write(buf)
+	if stop != nil && !stop() {
 		<-interrupted // the next writer must not inherit a deadline set after its own
+		c.wdeadline = time.Time{}
+		_ = c.nc.SetWriteDeadline(time.Time{})
 	}
 	if err != nil {
 		// The socket deadline is the context's (or now, on cancellation), so a timed-out
@@ -245,10 +313,8 @@ func (c *ClientConn) send(ctx context.Context, key APIKey, version int16, body f
 		if cause != nil {
 			err = fmt.Errorf("%w (write of %s interrupted: %w)", cause, key, err)
 		}
-		c.fail(err)
-		return nil, 0, err
 	}
-	return ch, id, nil
+	return err
 }
 
 func (c *ClientConn) forget(id int32) {

@@ -138,3 +138,60 @@ func TestResponseNotHeldForSlowRequest(t *testing.T) {
 		t.Fatalf("first response has request id %d", id)
 	}
 }
+
+// Calls made while another call's write is under way are written together, in one write,
+// once it is done; every call gets its own answer.
+func TestClientCallsShareWrites(t *testing.T) {
+	clientEnd, serverEnd := net.Pipe() // a Write returns only once the other end has read it all
+	writes := new(atomic.Int64)
+	c := &ClientConn{nc: countingConn{Conn: clientEnd, writes: writes}, maxResp: DefaultMaxFrameSize,
+		pending: make(map[int32]chan clientResult)}
+	go c.readLoop()
+	defer c.Close()
+	defer serverEnd.Close()
+
+	const calls = 4
+	errs := make(chan error, calls)
+	call := func() {
+		_, err := c.CallRaw(context.Background(), DatabaseExists, 0, []byte{})
+		errs <- err
+	}
+	go call() // blocks in its write until the server end reads
+	waitFor(t, func() bool { c.qmu.Lock(); defer c.qmu.Unlock(); return c.writing })
+	for range calls - 1 {
+		go call()
+	}
+	// The other calls queue behind the write under way.
+	waitFor(t, func() bool {
+		c.qmu.Lock()
+		defer c.qmu.Unlock()
+		return len(c.out) == (calls-1)*(4+RequestHeaderSize)
+	})
+	r := bufio.NewReader(serverEnd)
+	for range calls {
+		h, ok := readRequest(r)
+		if !ok {
+			t.Fatal("cannot read request")
+		}
+		writeResponse(t, serverEnd, responseSuccess, h.RequestID, &flusspb.DatabaseExistsResponse{Exists: proto.Bool(true)})
+	}
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := writes.Load(); got != 2 {
+		t.Errorf("%d calls made %d socket writes, want 2 (the first, then the rest together)", calls, got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
