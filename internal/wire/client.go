@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -242,10 +243,23 @@ func (c *ClientConn) send(ctx context.Context, key APIKey, version int16, body f
 	}
 	c.writing = true
 	c.qmu.Unlock()
+	if c.inFlight() > 1 {
+		// Other calls on this connection are in flight; their answers often arrive in one
+		// read and wake their callers together, who then send again. Letting those that are
+		// ready run first puts their frames into this write.
+		runtime.Gosched()
+	}
 	if err := c.writeQueued(ctx, key); err != nil {
 		return nil, 0, err
 	}
 	return ch, id, nil
+}
+
+// inFlight returns the number of calls awaiting their answers.
+func (c *ClientConn) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
 }
 
 // writeQueued writes the queued frames until none are left; the caller set c.writing.
