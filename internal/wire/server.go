@@ -457,8 +457,8 @@ func frameBuffered(r *bufio.Reader) bool {
 // marked quick: a response may wait for that request's answer in the write buffer without
 // delaying it by more than a few microseconds.
 func (c *serverConn) quickFrameBuffered(r *bufio.Reader) bool {
-	if !frameBuffered(r) {
-		return false
+	if !frameBuffered(r) || r.Buffered() < 4+2 {
+		return false // none, or too short to have an API key (readRequest refuses it)
 	}
 	p, _ := r.Peek(4 + 2)
 	return c.svc.quick[APIKey(binary.BigEndian.Uint16(p[4:]))]
