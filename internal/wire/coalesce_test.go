@@ -195,3 +195,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A stream of pipelined quick requests is answered in writes of at most maxHeldResponses
+// responses: the first answers do not wait for the whole read buffer to be served.
+func TestHeldResponsesAreBounded(t *testing.T) {
+	svc := echoService()
+	svc.MarkQuick(DatabaseExists)
+	addr, writes := serveCounting(t, svc)
+	const n = 4 * maxHeldResponses
+	keys := make([]APIKey, n)
+	bodies := make([]proto.Message, n)
+	for i := range keys {
+		keys[i], bodies[i] = DatabaseExists, &flusspb.DatabaseExistsRequest{DatabaseName: proto.String("db")}
+	}
+	nc, r := pipelined(t, addr, keys, bodies)
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for i := range n {
+		if id := readResponseID(t, r); id != int32(i) {
+			t.Fatalf("response %d has request id %d", i, id)
+		}
+	}
+	if got := writes.Load(); got < n/maxHeldResponses {
+		t.Errorf("%d pipelined requests answered in %d writes, want at least %d", n, got, n/maxHeldResponses)
+	}
+}

@@ -348,6 +348,7 @@ type serverConn struct {
 	w         *bufio.Writer
 	wbuf      []byte
 	unflushed bool         // w holds responses not yet written to the socket
+	held      int          // responses in w since the last flush
 	lastWrite atomic.Int64 // unix nanoseconds of the last response written
 
 	// Authentication state; touched only by the reading goroutine.
@@ -453,6 +454,11 @@ func frameBuffered(r *bufio.Reader) bool {
 	return size >= 0 && n-4 >= size
 }
 
+// maxHeldResponses bounds how many responses wait in the write buffer for the next one: a
+// client streaming requests faster than they are answered keeps whole frames in the read
+// buffer, and its first answers must not wait for the whole buffer to be served.
+const maxHeldResponses = 16
+
 // quickFrameBuffered reports whether r holds a whole request frame of an API the service
 // marked quick: a response may wait for that request's answer in the write buffer without
 // delaying it by more than a few microseconds.
@@ -482,7 +488,7 @@ func (c *serverConn) flushLocked() {
 		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.IdleTimeout))
 	}
 	werr := c.w.Flush()
-	c.unflushed = false
+	c.unflushed, c.held = false, 0
 	c.lastWrite.Store(time.Now().UnixNano())
 	if werr != nil {
 		c.nc.Close()
@@ -868,7 +874,8 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	// A deferred response, or one whose next request is not yet here, goes out now; the
 	// reading goroutine writes held-back ones before it can block (serve).
 	c.unflushed = true
-	if req.deferred || !req.holdFlush {
+	c.held++
+	if req.deferred || !req.holdFlush || c.held >= maxHeldResponses {
 		c.flushLocked()
 	}
 }
