@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/internal/cli"
+	"github.com/stromdb/strom/internal/cmalloc"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
@@ -111,6 +112,11 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	// Importing internal/cmalloc set one malloc arena and a fixed mmap threshold when the
+	// program was loaded (docs/configuration.md "Memory budget").
+	if st := cmalloc.Current(); st == cmalloc.Refused {
+		log.Warn("C allocator left at its defaults: glibc refused mallopt")
+	}
 	node, err := server.Start(ctx, cfg, log)
 	if err != nil {
 		if errors.Is(err, server.ErrDataDirLocked) {
