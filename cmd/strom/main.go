@@ -12,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -117,6 +119,7 @@ func serve(args []string) error {
 	if st := cmalloc.Current(); st == cmalloc.Refused {
 		log.Warn("C allocator left at its defaults: glibc refused mallopt")
 	}
+	setGoMemoryLimit(cfg, log)
 	node, err := server.Start(ctx, cfg, log)
 	if err != nil {
 		if errors.Is(err, server.ErrDataDirLocked) {
@@ -136,6 +139,23 @@ func serve(args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// setGoMemoryLimit sets the Go runtime's soft memory limit from server.go-memory-limit
+// (docs/configuration.md "Memory budget"). A GOMEMLIMIT in the environment is left in force
+// unless the option is set explicitly.
+func setGoMemoryLimit(cfg config.Config, log *slog.Logger) {
+	if _, set := cfg.Raw["server.go-memory-limit"]; !set && os.Getenv("GOMEMLIMIT") != "" {
+		log.Info("Go memory limit from GOMEMLIMIT", "limit", os.Getenv("GOMEMLIMIT"))
+		return
+	}
+	limit := cfg.GoMemoryLimitBytes()
+	if limit == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+		return
+	}
+	debug.SetMemoryLimit(limit)
+	log.Debug("Go memory limit", "bytes", limit)
 }
 
 type multiFlag []string
