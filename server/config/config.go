@@ -118,7 +118,7 @@ func Default() Config {
 		AuthFailureDelay:         time.Second,
 		AuthMaxFailures:          3,
 		LogSegmentBytes:          1 << 30,
-		KvBlockCacheSize:         64 << 20,
+		KvBlockCacheSize:         32 << 20,
 		KvRowCacheSize:           128 << 20,
 		GoMemoryLimit:            GoMemoryLimitAuto,
 		LogRetentionCheck:        5 * time.Minute,

@@ -152,8 +152,8 @@ func TestClientLimitOptions(t *testing.T) {
 
 func TestKvBlockCacheSize(t *testing.T) {
 	c := Default()
-	if c.KvBlockCacheSize != 64<<20 {
-		t.Fatalf("default block cache %d, want 64 MiB", c.KvBlockCacheSize)
+	if c.KvBlockCacheSize != 32<<20 {
+		t.Fatalf("default block cache %d, want 32 MiB", c.KvBlockCacheSize)
 	}
 	if err := c.Set("kv.rocksdb.block.cache-size", "256mb"); err != nil || c.KvBlockCacheSize != 256<<20 {
 		t.Fatalf("256mb: %d %v", c.KvBlockCacheSize, err)
