@@ -12,12 +12,15 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/stromdb/strom/internal/cli"
+	"github.com/stromdb/strom/internal/cmalloc"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
 )
@@ -111,6 +114,12 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	// Importing internal/cmalloc set one malloc arena and a fixed mmap threshold when the
+	// program was loaded (docs/configuration.md "Memory budget").
+	if st := cmalloc.Current(); st == cmalloc.Refused {
+		log.Warn("C allocator left at its defaults: glibc refused mallopt")
+	}
+	setGoMemoryLimit(cfg, log)
 	node, err := server.Start(ctx, cfg, log)
 	if err != nil {
 		if errors.Is(err, server.ErrDataDirLocked) {
@@ -130,6 +139,23 @@ func serve(args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// setGoMemoryLimit sets the Go runtime's soft memory limit from server.go-memory-limit
+// (docs/configuration.md "Memory budget"). A GOMEMLIMIT in the environment is left in force
+// unless the option is set explicitly.
+func setGoMemoryLimit(cfg config.Config, log *slog.Logger) {
+	if _, set := cfg.Raw["server.go-memory-limit"]; !set && os.Getenv("GOMEMLIMIT") != "" {
+		log.Info("Go memory limit from GOMEMLIMIT", "limit", os.Getenv("GOMEMLIMIT"))
+		return
+	}
+	limit := cfg.GoMemoryLimitBytes()
+	if limit == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+		return
+	}
+	debug.SetMemoryLimit(limit)
+	log.Debug("Go memory limit", "bytes", limit)
 }
 
 type multiFlag []string

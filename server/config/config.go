@@ -68,6 +68,7 @@ type Config struct {
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
 	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
 	KvRowCacheSize        int64         // kv.row-cache-size (Strom option): rows read before writes, shared by all buckets; 0 turns it off
+	GoMemoryLimit         int64         // server.go-memory-limit (Strom option): soft limit of the Go runtime's memory; GoMemoryLimitAuto derives it (GoMemoryLimitBytes), 0 sets none
 	LogRetentionCheck     time.Duration // log.retention.check-interval
 	WriterIDExpiration    time.Duration // server.writer-id.expiration-time
 	AutoPartitionInterval time.Duration // auto-partition.check.interval
@@ -117,8 +118,9 @@ func Default() Config {
 		AuthFailureDelay:         time.Second,
 		AuthMaxFailures:          3,
 		LogSegmentBytes:          1 << 30,
-		KvBlockCacheSize:         64 << 20,
+		KvBlockCacheSize:         32 << 20,
 		KvRowCacheSize:           128 << 20,
+		GoMemoryLimit:            GoMemoryLimitAuto,
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
@@ -233,6 +235,8 @@ func (c *Config) Set(key, value string) error {
 		if err == nil && c.KvRowCacheSize < 0 {
 			err = fmt.Errorf("must not be negative")
 		}
+	case "server.go-memory-limit":
+		c.GoMemoryLimit, err = parseGoMemoryLimit(value)
 	case "log.retention.check-interval":
 		c.LogRetentionCheck, err = ParseDuration(value)
 	case "server.writer-id.expiration-time":
@@ -457,6 +461,41 @@ func parsePositiveBytes(s string) (int64, error) {
 	n, err := ParseBytes(s)
 	if err == nil && n <= 0 {
 		err = fmt.Errorf("must be positive")
+	}
+	return n, err
+}
+
+// GoMemoryLimitAuto is server.go-memory-limit's default: the limit follows the row cache's size.
+const GoMemoryLimitAuto = -1
+
+// goMemoryLimitBase is the Go runtime's share of the memory budget besides the row cache's
+// index: request and response buffers, the tablets' pre-write buffers and key filters,
+// metadata. minGoMemoryLimit is the smallest limit accepted: below it the garbage collector
+// would run nearly all the time for a server's ordinary live heap.
+const (
+	goMemoryLimitBase = 64 << 20
+	minGoMemoryLimit  = 32 << 20
+)
+
+// GoMemoryLimitBytes returns the soft memory limit for the Go runtime (runtime/debug
+// SetMemoryLimit), 0 for none. By default it is goMemoryLimitBase plus a quarter of the row
+// cache: the row cache keeps its rows outside the Go heap, but its index (fastcache's
+// per-bucket maps, ~36 bytes per entry) is on it, ~28% of the cache for the benchmark's
+// ~120-byte rows (docs/benchmarks.md, "Resident memory: who holds it").
+func (c *Config) GoMemoryLimitBytes() int64 {
+	if c.GoMemoryLimit != GoMemoryLimitAuto {
+		return c.GoMemoryLimit
+	}
+	return goMemoryLimitBase + c.KvRowCacheSize/4
+}
+
+func parseGoMemoryLimit(s string) (int64, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		return GoMemoryLimitAuto, nil
+	}
+	n, err := ParseBytes(s)
+	if err == nil && n != 0 && n < minGoMemoryLimit {
+		err = fmt.Errorf("must be auto, 0 (no limit) or at least %dmb, got %d bytes", minGoMemoryLimit>>20, n)
 	}
 	return n, err
 }

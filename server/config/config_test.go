@@ -152,8 +152,8 @@ func TestClientLimitOptions(t *testing.T) {
 
 func TestKvBlockCacheSize(t *testing.T) {
 	c := Default()
-	if c.KvBlockCacheSize != 64<<20 {
-		t.Fatalf("default block cache %d, want 64 MiB", c.KvBlockCacheSize)
+	if c.KvBlockCacheSize != 32<<20 {
+		t.Fatalf("default block cache %d, want 32 MiB", c.KvBlockCacheSize)
 	}
 	if err := c.Set("kv.rocksdb.block.cache-size", "256mb"); err != nil || c.KvBlockCacheSize != 256<<20 {
 		t.Fatalf("256mb: %d %v", c.KvBlockCacheSize, err)
@@ -178,6 +178,32 @@ func TestKvRowCacheSize(t *testing.T) {
 	for _, bad := range []string{"-1mb", "lots"} {
 		if err := c.Set("kv.row-cache-size", bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestGoMemoryLimit(t *testing.T) {
+	c := Default()
+	if got := c.GoMemoryLimitBytes(); got != 96<<20 {
+		t.Fatalf("default limit %d, want 96 MiB (64 MiB + a quarter of the 128 MiB row cache)", got)
+	}
+	if err := c.Set("kv.row-cache-size", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GoMemoryLimitBytes(); got != 64<<20 {
+		t.Fatalf("limit without a row cache %d, want 64 MiB", got)
+	}
+	for in, want := range map[string]int64{"256mb": 256 << 20, "0": 0, "32mb": 32 << 20, "AUTO": 64 << 20} {
+		if err := c.Set("server.go-memory-limit", in); err != nil || c.GoMemoryLimitBytes() != want {
+			t.Fatalf("%s: %d %v", in, c.GoMemoryLimitBytes(), err)
+		}
+	}
+	for _, bad := range []string{"-1mb", "16mb", "1", "lots", ""} {
+		err := c.Set("server.go-memory-limit", bad)
+		if err == nil {
+			t.Errorf("%q accepted", bad)
+		} else if !strings.Contains(err.Error(), "server.go-memory-limit") {
+			t.Errorf("%q: error %q does not name the option", bad, err)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func bucketKey(tag byte, b cluster.Bucket) []byte {
 
 // Options configure a Store.
 type Options struct {
-	// CacheBytes is the block cache shared by all buckets (default 64 MiB).
+	// CacheBytes is the block cache shared by all buckets (default 32 MiB: docs/benchmarks.md, "Resident memory: who holds it").
 	CacheBytes int64
 	// RowCacheBytes is the row cache of the reads before writes, shared by all buckets
 	// (rowcache.go): 0 means the default (defaultRowCacheBytes), negative turns it off.
@@ -88,14 +88,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.CacheBytes <= 0 {
-		opts.CacheBytes = 64 << 20
+		opts.CacheBytes = 32 << 20
 	}
 	if opts.MemTableBytes <= 0 {
 		opts.MemTableBytes = memTableBytes
 	}
 	// Pebble charges every memtable it allocates to the block cache (Cache.Reserve): a cache
-	// of CacheBytes would hold CacheBytes minus up to two memtables of blocks (a third of the
-	// default 64 MiB). The memtables get their own share, so that CacheBytes is the block
+	// of CacheBytes would hold CacheBytes minus up to two memtables of blocks (half of the
+	// default 32 MiB). The memtables get their own share, so that CacheBytes is the block
 	// cache, as kv.rocksdb.block.cache-size is in Fluss, whose RocksDB write buffers are
 	// separate memory too.
 	cache := pebble.NewCache(opts.CacheBytes + 2*opts.MemTableBytes)
