@@ -19,9 +19,17 @@ func TestSetGoMemoryLimit(t *testing.T) {
 
 	t.Setenv("GOMEMLIMIT", "")
 	cfg := config.Default()
+	debug.SetMemoryLimit(50 << 20)
+	setGoMemoryLimit(cfg, log)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("default: limit %d, want none", got)
+	}
+	if err := cfg.Set("server.go-memory-limit", "auto"); err != nil {
+		t.Fatal(err)
+	}
 	setGoMemoryLimit(cfg, log)
 	if got := debug.SetMemoryLimit(-1); got != cfg.GoMemoryLimitBytes() || got != 96<<20 {
-		t.Fatalf("default: limit %d, want %d", got, 96<<20)
+		t.Fatalf("auto: limit %d, want %d", got, 96<<20)
 	}
 	if err := cfg.Set("server.go-memory-limit", "0"); err != nil {
 		t.Fatal(err)

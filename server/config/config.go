@@ -120,7 +120,7 @@ func Default() Config {
 		LogSegmentBytes:          1 << 30,
 		KvBlockCacheSize:         32 << 20,
 		KvRowCacheSize:           128 << 20,
-		GoMemoryLimit:            GoMemoryLimitAuto,
+		GoMemoryLimit:            0, // none: a limit near the live heap made the collector eat the upserts' CPU (docs/configuration.md)
 		LogRetentionCheck:        5 * time.Minute,
 		WriterIDExpiration:       7 * 24 * time.Hour,
 		AutoPartitionInterval:    10 * time.Minute,
@@ -465,7 +465,7 @@ func parsePositiveBytes(s string) (int64, error) {
 	return n, err
 }
 
-// GoMemoryLimitAuto is server.go-memory-limit's default: the limit follows the row cache's size.
+// GoMemoryLimitAuto is server.go-memory-limit's `auto`: the limit follows the row cache's size.
 const GoMemoryLimitAuto = -1
 
 // goMemoryLimitBase is the Go runtime's share of the memory budget besides the row cache's
@@ -478,8 +478,8 @@ const (
 )
 
 // GoMemoryLimitBytes returns the soft memory limit for the Go runtime (runtime/debug
-// SetMemoryLimit), 0 for none. By default it is goMemoryLimitBase plus a quarter of the row
-// cache: the row cache keeps its rows outside the Go heap, but its index (fastcache's
+// SetMemoryLimit), 0 for none (the default). With `auto` it is goMemoryLimitBase plus a quarter
+// of the row cache: the row cache keeps its rows outside the Go heap, but its index (fastcache's
 // per-bucket maps, ~36 bytes per entry) is on it, ~28% of the cache for the benchmark's
 // ~120-byte rows (docs/benchmarks.md, "Resident memory: who holds it").
 func (c *Config) GoMemoryLimitBytes() int64 {

@@ -184,8 +184,14 @@ func TestKvRowCacheSize(t *testing.T) {
 
 func TestGoMemoryLimit(t *testing.T) {
 	c := Default()
+	if got := c.GoMemoryLimitBytes(); got != 0 {
+		t.Fatalf("default limit %d, want none", got)
+	}
+	if err := c.Set("server.go-memory-limit", "auto"); err != nil {
+		t.Fatal(err)
+	}
 	if got := c.GoMemoryLimitBytes(); got != 96<<20 {
-		t.Fatalf("default limit %d, want 96 MiB (64 MiB + a quarter of the 128 MiB row cache)", got)
+		t.Fatalf("auto limit %d, want 96 MiB (64 MiB + a quarter of the 128 MiB row cache)", got)
 	}
 	if err := c.Set("kv.row-cache-size", "0"); err != nil {
 		t.Fatal(err)
