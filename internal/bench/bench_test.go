@@ -2,42 +2,20 @@ package bench
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/server"
-	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/internal/servertest"
 )
 
 // startServer runs an in-process single-node server on free ports and returns its
 // coordinator address.
-func startServer(t *testing.T) string { return startServerTB(t) }
+func startServer(t *testing.T) string { return servertest.Start(t) }
 
-func startServerTB(t testing.TB) string {
-	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	ctx, cancel := context.WithCancel(context.Background())
-	node, err := server.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		cancel()
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := node.Close(); err != nil {
-			t.Errorf("close server: %v", err)
-		}
-		cancel()
-	})
-	return node.Addr("coordinator")
-}
+func startServerTB(t testing.TB) string { return servertest.Start(t) }
 
 func smallConfig(addr string) Config {
 	cfg := DefaultConfig()

@@ -69,10 +69,7 @@ type Source interface {
 }
 
 // Catalog is what the tiering reads of the Fluss catalog (cluster.Catalog has it).
-type Catalog interface {
-	TableByID(id int64) (*cluster.TableInfo, bool)
-	Schema(tableID int64, schemaID int32) (metadata.Schema, bool)
-}
+type Catalog = lakeconf.Catalog
 
 // Options configures a Tierer.
 type Options struct {

@@ -21,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/logstore"
@@ -49,10 +48,7 @@ type Source interface {
 }
 
 // Catalog is what the tiering reads of the Fluss catalog.
-type Catalog interface {
-	TableByID(id int64) (*cluster.TableInfo, bool)
-	Schema(tableID int64, schemaID int32) (metadata.Schema, bool)
-}
+type Catalog = lakeconf.Catalog
 
 // Options configures a Host.
 type Options struct {

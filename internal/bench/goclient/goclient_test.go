@@ -2,37 +2,15 @@ package goclient
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/internal/bench"
-	"github.com/stromdb/strom/server"
-	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/internal/servertest"
 )
 
-func startServer(t *testing.T) string {
-	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
-	ctx, cancel := context.WithCancel(context.Background())
-	node, err := server.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		cancel()
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := node.Close(); err != nil {
-			t.Errorf("close server: %v", err)
-		}
-		cancel()
-	})
-	return node.Addr("coordinator")
-}
+func startServer(t *testing.T) string { return servertest.Start(t) }
 
 // TestRun runs every workload for a few hundred rows against a real server and checks the
 // counts (never the timings), then that the rows stored are the benchmark's rows, the ones
