@@ -56,6 +56,7 @@ func run() error {
 	flag.IntVar(&cfg.BatchRows, "batch", cfg.BatchRows, "rows per request of the Go-client workloads")
 	flag.IntVar(&cfg.Buckets, "buckets", cfg.Buckets, "buckets per table")
 	flag.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "requests in flight")
+	flag.IntVar(&cfg.Conns, "conns", cfg.Conns, "connections per tablet server the Go-client workers share (0: one per request in flight; 1: one, as the official clients connect)")
 	flag.IntVar(&cfg.Lookups, "lookups", cfg.Lookups, "LOOKUP requests")
 	flag.IntVar(&cfg.Columns, "columns", cfg.Columns, "columns of the Go-client tables")
 	flag.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "bound of each timed section")
