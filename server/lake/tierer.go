@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,18 +49,7 @@ type BucketLog interface {
 }
 
 // LocalLog reads a log of this process.
-func LocalLog(l *logstore.Log) BucketLog { return localLog{l} }
-
-type localLog struct{ *logstore.Log }
-
-func (l localLog) ReadBatches(offset int64, maxBytes int) ([]byte, error) {
-	res, err := l.Read(offset, maxBytes, true)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Release()
-	return res.AppendTo(nil)
-}
+func LocalLog(l *logstore.Log) BucketLog { return l }
 
 // Source lists the buckets the tablet server leads.
 type Source interface {
@@ -272,16 +260,13 @@ func Freshness(d *metadata.TableDescriptor) time.Duration {
 // the table is not lake-enabled.
 func (t *Tierer) Floor(b cluster.Bucket) int64 {
 	info, ok := t.opts.Catalog.TableByID(b.TableID)
-	if !ok || !info.Descriptor.DataLakeEnabled() {
-		return math.MaxInt64
-	}
+	var committed Offsets
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := t.tables[b.TableID]
-	if st == nil || st.offsets == nil {
-		return 0
+	if st := t.tables[b.TableID]; st != nil {
+		committed = st.offsets
 	}
-	return st.offsets[BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket}]
+	t.mu.Unlock()
+	return lakeconf.RetentionFloor(ok && info.Descriptor.DataLakeEnabled(), committed, BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
 }
 
 // Identifier is the Iceberg table a Fluss table tiers into: database.table.

@@ -1,6 +1,9 @@
 package lakeconf
 
-import "errors"
+import (
+	"errors"
+	"math"
+)
 
 // BucketKey names one bucket of a table: PartitionID is cluster.NoPartition for
 // non-partitioned tables.
@@ -23,3 +26,15 @@ type LakeSnapshot struct {
 
 // ErrNoSnapshot is returned when the table has no snapshot committed by the tiering.
 var ErrNoSnapshot = errors.New("no lake snapshot")
+
+// RetentionFloor is the first offset of a bucket that retention must keep for the tiering:
+// MaxInt64 (no constraint) when its table is not tiered, else the bucket's tiered offset in
+// committed, which is nil while the table's offsets are not known (before the tiering read
+// them back from Iceberg, after a failed commit, while the tiering restarts): then 0, keep
+// everything.
+func RetentionFloor(tiered bool, committed Offsets, b BucketKey) int64 {
+	if !tiered {
+		return math.MaxInt64
+	}
+	return committed[b] // 0 when committed is nil or lacks b
+}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/rpc"
 	"os"
@@ -208,15 +207,13 @@ func (h *Host) Floor(b cluster.Bucket) int64 {
 		return 0 // before Start: nothing known, keep everything
 	}
 	info, ok := cat.TableByID(b.TableID)
-	if !ok || !info.Descriptor.DataLakeEnabled() {
-		return math.MaxInt64
-	}
+	var committed lakeconf.Offsets
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cur == nil {
-		return 0
+	if h.cur != nil {
+		committed = h.cur.offsets[b.TableID]
 	}
-	return h.cur.offsets[b.TableID][lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket}]
+	h.mu.Unlock()
+	return lakeconf.RetentionFloor(ok && info.Descriptor.DataLakeEnabled(), committed, lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
 }
 
 // ErrNotRunning is returned for calls to the tiering while its process is down (restarting).

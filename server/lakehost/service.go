@@ -79,12 +79,7 @@ func (s *hostService) Read(args ReadArgs, reply *[]byte) error {
 	if err != nil {
 		return err
 	}
-	res, err := l.Read(args.Offset, args.MaxBytes, true)
-	if err != nil {
-		return err
-	}
-	defer res.Release()
-	*reply, err = res.AppendTo(nil)
+	*reply, err = l.ReadBatches(args.Offset, args.MaxBytes)
 	return err
 }
 

@@ -63,6 +63,17 @@ func (r *ReadResult) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, io.NewSectionReader(r.File, r.Position, r.Size))
 }
 
+// ReadBatches copies out what Read(offset, maxBytes, true) refers to: whole batches from the
+// one containing offset, at least one when there is one below the high watermark.
+func (l *Log) ReadBatches(offset int64, maxBytes int) ([]byte, error) {
+	res, err := l.Read(offset, maxBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	return res.AppendTo(nil)
+}
+
 // Read returns whole batches starting with the batch that contains offset (the first batch
 // whose last offset is >= offset), up to the high watermark and at most maxBytes; with
 // minOneBatch the first batch is returned even if larger. The result never crosses a segment
