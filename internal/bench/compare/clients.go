@@ -65,17 +65,9 @@ func RunClients(ctx context.Context, o ClientOptions) ([]ClientSample, error) {
 	if o.Rounds < 1 || len(o.Servers) == 0 || len(o.Clients) == 0 {
 		return nil, fmt.Errorf("compare: need a round, a server and a client")
 	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 2 * time.Minute
-	}
-	if o.StopGrace == 0 {
-		o.StopGrace = 15 * time.Second
-	}
+	withDefaults(&o.ReadyTimeout, &o.StopGrace, &o.Log)
 	if o.ClientTimeout == 0 {
 		o.ClientTimeout = 15 * time.Minute
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	var samples []ClientSample
 	for round := 1; round <= o.Rounds; round++ {
@@ -99,24 +91,9 @@ func RunClients(ctx context.Context, o ClientOptions) ([]ClientSample, error) {
 
 func runClientOnce(ctx context.Context, o ClientOptions, srv System, cl Client, round int) ClientSample {
 	s := ClientSample{Server: srv.Name, Sample: Sample{System: cl.Name, Round: round, Metrics: map[string]float64{}}}
-	dir := filepath.Join(o.WorkDir, fmt.Sprintf("round%d-%s-%s", round, srv.Name, cl.Name))
-	if err := os.RemoveAll(dir); err != nil {
+	if err := inFreshDir(filepath.Join(o.WorkDir, fmt.Sprintf("round%d-%s-%s", round, srv.Name, cl.Name)), o.Keep, o.StopGrace, o.Log,
+		func(dir string, g *group) error { return measureClient(ctx, o, srv, cl, dir, g, s.Metrics) }); err != nil {
 		s.Error = err.Error()
-		return s
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		s.Error = err.Error()
-		return s
-	}
-	g := &group{}
-	defer g.stop(o.StopGrace)
-	err := measureClient(ctx, o, srv, cl, dir, g, s.Metrics)
-	g.stop(o.StopGrace)
-	if err != nil {
-		s.Error = err.Error()
-		fmt.Fprintf(o.Log, "   logs kept in %s\n", dir)
-	} else if !o.Keep {
-		_ = os.RemoveAll(dir)
 	}
 	return s
 }

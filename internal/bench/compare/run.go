@@ -48,15 +48,7 @@ func Run(ctx context.Context, o Options) ([]Sample, error) {
 	if o.Rounds < 1 || len(o.Systems) == 0 {
 		return nil, fmt.Errorf("compare: need at least one round and one system")
 	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 2 * time.Minute
-	}
-	if o.StopGrace == 0 {
-		o.StopGrace = 15 * time.Second
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
+	withDefaults(&o.ReadyTimeout, &o.StopGrace, &o.Log)
 	var samples []Sample
 	for round := 1; round <= o.Rounds; round++ {
 		for _, sys := range o.Systems {
@@ -77,26 +69,46 @@ func Run(ctx context.Context, o Options) ([]Sample, error) {
 // runOne starts sys fresh, measures it and stops it.
 func runOne(ctx context.Context, o Options, sys System, round int) Sample {
 	s := Sample{System: sys.Name, Round: round, Metrics: map[string]float64{}}
-	dir := filepath.Join(o.WorkDir, fmt.Sprintf("round%d-%s", round, sys.Name))
-	if err := os.RemoveAll(dir); err != nil {
+	if err := inFreshDir(filepath.Join(o.WorkDir, fmt.Sprintf("round%d-%s", round, sys.Name)), o.Keep, o.StopGrace, o.Log,
+		func(dir string, g *group) error { return measure(ctx, o, sys, dir, g, s.Metrics) }); err != nil {
 		s.Error = err.Error()
-		return s
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		s.Error = err.Error()
-		return s
-	}
-	g := &group{}
-	defer g.stop(o.StopGrace) // also on panic and cancellation
-	err := measure(ctx, o, sys, dir, g, s.Metrics)
-	g.stop(o.StopGrace)
-	if err != nil {
-		s.Error = err.Error()
-		fmt.Fprintf(o.Log, "   logs kept in %s\n", dir)
-	} else if !o.Keep {
-		_ = os.RemoveAll(dir)
 	}
 	return s
+}
+
+// inFreshDir runs f in dir, emptied first, with a process group that is stopped when f
+// returns (also on panic and cancellation). The directory, with the servers' data and logs, is
+// removed after success unless keep, and kept and named in log after a failure.
+func inFreshDir(dir string, keep bool, grace time.Duration, log io.Writer, f func(dir string, g *group) error) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	g := &group{}
+	defer g.stop(grace)
+	err := f(dir, g)
+	g.stop(grace)
+	if err != nil {
+		fmt.Fprintf(log, "   logs kept in %s\n", dir)
+	} else if !keep {
+		_ = os.RemoveAll(dir)
+	}
+	return err
+}
+
+// withDefaults fills the bounds and the log a runner leaves unset.
+func withDefaults(ready, grace *time.Duration, log *io.Writer) {
+	if *ready == 0 {
+		*ready = 2 * time.Minute
+	}
+	if *grace == 0 {
+		*grace = 15 * time.Second
+	}
+	if *log == nil {
+		*log = io.Discard
+	}
 }
 
 func measure(ctx context.Context, o Options, sys System, dir string, g *group, m map[string]float64) error {
