@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -204,7 +205,7 @@ func New(opts Options) *Control {
 // server registered and the states concerning it applied.
 func (c *Control) Start(ctx context.Context) error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	rev, catalogIDs, err := c.loadWithCatalogIDs(ctx)
+	rev, kvs, err := c.loadKVs(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (c *Control) Start(ctx context.Context) error {
 		}
 		states := c.snapshotStates()
 		c.applyMine(ctx, states, nil, nil)
-		c.removeStrays(ctx, states, catalogIDs)
+		c.removeStrays(ctx, states, catalogIDsOf(kvs))
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.watchLoop(rev) }()
@@ -245,18 +246,16 @@ func (c *Control) Close() {
 
 // load reads the servers, the election and the bucket states at one revision.
 func (c *Control) load(ctx context.Context) (int64, error) {
-	rev, _, err := c.loadWithCatalogIDs(ctx)
+	rev, _, err := c.loadKVs(ctx)
 	return rev, err
 }
 
-// loadWithCatalogIDs is load, and also returns the ids of the tables and partitions the
-// catalog holds at the same revision.
-func (c *Control) loadWithCatalogIDs(ctx context.Context) (int64, catalogIDs, error) {
+// loadKVs is load, and also returns every key it read (the catalog's among them), for Start.
+func (c *Control) loadKVs(ctx context.Context) (int64, []*mvccpb.KeyValue, error) {
 	resp, err := c.cli.Get(ctx, meta.KeyPrefix, clientv3.WithPrefix())
 	if err != nil {
-		return 0, catalogIDs{}, fmt.Errorf("load cluster state: %w", err)
+		return 0, nil, fmt.Errorf("load cluster state: %w", err)
 	}
-	ids := catalogIDsOf(resp.Kvs)
 	c.mu.Lock()
 	c.live = map[int32]Registration{}
 	c.states = map[cluster.Bucket]stateEntry{}
@@ -269,10 +268,10 @@ func (c *Control) loadWithCatalogIDs(ctx context.Context) (int64, catalogIDs, er
 	}
 	c.mu.Unlock()
 	if err := c.refreshCoordinator(ctx); err != nil {
-		return 0, catalogIDs{}, err
+		return 0, nil, err
 	}
 	c.publishTopology()
-	return resp.Header.Revision, ids, nil
+	return resp.Header.Revision, resp.Kvs, nil
 }
 
 // applyKVLocked folds one key's new value (or deletion) into the view. It reports which
