@@ -196,26 +196,7 @@ func BenchmarkUpdateLarge(b *testing.B) {
 		rows  = 300_000
 		batch = 250
 	)
-	dir := b.TempDir()
-	lg, err := logstore.Open(context.Background(), filepath.Join(dir, "log"), logstore.Options{Logger: discard(), FlushPolicy: logstore.FlushInterval(0)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lg.Close()
-	cacheMiB := int64(16)
-	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_CACHE_MIB"), 10, 64); err == nil && v > 0 {
-		cacheMiB = v // to compare cache sizes: STROM_BENCH_CACHE_MIB=64
-	}
-	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: cacheMiB << 20, RowCacheBytes: benchRowCacheBytes()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	tab, err := st.OpenTablet(context.Background(), testBucket, wideTable(), lg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tab.Close()
+	tab := openWideBench(b, 16, benchRowCacheBytes()) // STROM_BENCH_CACHE_MIB=64 to compare cache sizes
 	c := tab.tbl
 	ids := make([]int64, batch)
 	load := func(seed int64, from int) {
@@ -301,4 +282,32 @@ func BenchmarkLookupAfterLoad(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/key")
+}
+
+// openWideBench opens a store and a tablet of wideTable on a fresh log for the large-table
+// benchmarks, closed when b ends: a block cache of defaultCacheMiB unless STROM_BENCH_CACHE_MIB
+// sets one, and a row cache of rowCacheBytes (Options.RowCacheBytes).
+func openWideBench(b *testing.B, defaultCacheMiB, rowCacheBytes int64) *Tablet {
+	b.Helper()
+	dir := b.TempDir()
+	lg, err := logstore.Open(context.Background(), filepath.Join(dir, "log"), logstore.Options{Logger: discard(), FlushPolicy: logstore.FlushInterval(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lg.Close() })
+	cacheMiB := defaultCacheMiB
+	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_CACHE_MIB"), 10, 64); err == nil && v > 0 {
+		cacheMiB = v
+	}
+	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: cacheMiB << 20, RowCacheBytes: rowCacheBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	tab, err := st.OpenTablet(context.Background(), testBucket, wideTable(), lg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(tab.Close)
+	return tab
 }

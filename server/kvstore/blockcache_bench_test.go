@@ -1,15 +1,10 @@
 package kvstore
 
 import (
-	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/stromdb/strom/internal/row"
-	"github.com/stromdb/strom/server/logstore"
 )
 
 // BenchmarkLookupLarge measures single-key lookups of random existing keys in a table larger
@@ -24,26 +19,8 @@ func BenchmarkLookupLarge(b *testing.B) {
 		rows  = 300_000
 		batch = 250
 	)
-	dir := b.TempDir()
-	lg, err := logstore.Open(context.Background(), filepath.Join(dir, "log"), logstore.Options{Logger: discard(), FlushPolicy: logstore.FlushInterval(0)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lg.Close()
-	cacheMiB := int64(20)
-	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_CACHE_MIB"), 10, 64); err == nil && v > 0 {
-		cacheMiB = v
-	}
-	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), CacheBytes: cacheMiB << 20, RowCacheBytes: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	tab, err := st.OpenTablet(context.Background(), testBucket, wideTable(), lg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tab.Close()
+	tab := openWideBench(b, 20, -1)
+	st := tab.store
 	ids := make([]int64, batch)
 	for i := 0; i < rows; i += batch {
 		for j := range ids {
@@ -63,6 +40,7 @@ func BenchmarkLookupLarge(b *testing.B) {
 	}
 	one := make([][]byte, 1)
 	var out [][]byte
+	var err error
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
