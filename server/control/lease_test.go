@@ -2,17 +2,19 @@ package control
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/stromdb/strom/server/meta"
 )
 
-// TestReviveLeaseKeepsALiveLease checks the two answers keepRegistered acts on after its
-// keepalive stream ended: a lease etcd still holds is kept (no moment without a
-// registration), and a lease etcd no longer has is given up at once, without waiting out
-// the retries.
-func TestReviveLeaseKeepsALiveLease(t *testing.T) {
+// TestRenewLeaseKeepsALiveLease checks the two answers keepRegistered acts on: a lease etcd
+// still holds is renewed (no moment without a registration), and a lease etcd no longer has
+// is reported expired at once.
+func TestRenewLeaseKeepsALiveLease(t *testing.T) {
 	ctx := context.Background()
 	store, err := meta.OpenEmbedded(ctx, t.TempDir(), testLog())
 	if err != nil {
@@ -27,15 +29,15 @@ func TestReviveLeaseKeepsALiveLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.reviveLease(lease.ID) {
-		t.Fatal("a lease etcd still holds was given up")
+	if err := c.renewLease(lease.ID); err != nil {
+		t.Fatalf("a lease etcd still holds was not renewed: %v", err)
 	}
 	if _, err := cli.Revoke(ctx, lease.ID); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if c.reviveLease(lease.ID) {
-		t.Fatal("a revoked lease was revived")
+	if err := c.renewLease(lease.ID); !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		t.Fatalf("a revoked lease: %v, want lease not found", err)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("giving up an expired lease took %v: etcd's answer was not taken as final", took)

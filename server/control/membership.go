@@ -65,17 +65,24 @@ func (c *Control) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID
 	}
 }
 
-// keepRegistered keeps the lease alive; if it is lost (the server was cut off from etcd for
-// longer than the TTL, and the coordinator has moved its leaderships away), it registers
-// again under a new lease. On Close it revokes the lease, so the server leaves at once.
+// keepRegistered keeps the lease alive by renewing it three times per TTL; when etcd says it
+// expired (the server was cut off from etcd for longer than the TTL, and the coordinator has
+// moved its leaderships away), it registers again under a new lease. On Close it revokes the
+// lease, so the server leaves at once.
+//
+// It renews with one KeepAliveOnce per period rather than the client's keepalive stream: that
+// stream gives a lease up on the client side once no renewal was answered for a TTL, which an
+// etcd leader election after a member died or froze looks like, and a stream left on a stuck
+// connection answers nothing while the lease, renewed by etcd's new leader, runs out. Both
+// left a server unregistered while it ran (CI: TestKillCoordinatorDuringDDL found no tablet
+// server after a takeover, TestPauseLeaderBeyondLagTime a leaderless bucket past its bound).
+// Here only etcd's own answer, lease not found, ends a registration.
 func (c *Control) keepRegistered(lease clientv3.LeaseID) {
+	tick := time.NewTicker(c.opts.TabletTTL / 3)
+	defer tick.Stop()
 	for {
-		ch, err := c.cli.KeepAlive(c.ctx, lease)
-		if err == nil {
-			for range ch {
-			}
-		}
-		if c.ctx.Err() != nil {
+		select {
+		case <-c.ctx.Done():
 			if c.abandon.Load() {
 				return
 			}
@@ -83,14 +90,15 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 			c.cli.Revoke(rctx, lease)
 			cancel()
 			return
+		case <-tick.C:
 		}
-		if c.reviveLease(lease) {
-			c.log.Info("tablet server registration lease answered again; keeping it", "id", c.opts.Registration.ID)
-			continue
+		if !errors.Is(c.renewLease(lease), rpctypes.ErrLeaseNotFound) {
+			continue // renewed, or etcd did not answer in time: try again at the next tick
 		}
-		c.log.Warn("tablet server registration lease lost; registering again", "id", c.opts.Registration.ID)
+		c.log.Warn("tablet server registration lease expired; registering again", "id", c.opts.Registration.ID)
 		for c.ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+			var err error
 			lease, err = c.registerOnce(rctx, true)
 			cancel()
 			if err == nil {
@@ -102,29 +110,11 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 	}
 }
 
-// reviveLease reports whether lease is still alive in etcd after the client gave it up. The
-// client ends a keepalive stream once no renewal was answered for a TTL, which is what an
-// etcd leader election longer than the TTL looks like (a member died); the new etcd leader
-// renews every lease when it takes over, so the registration is usually still there. Keeping
-// it spares the cluster a moment with the server unregistered, in which a coordinator taking
-// over at the same time would find no tablet server to elect. It tries for up to two TTLs,
-// and gives up at once when etcd says the lease expired.
-func (c *Control) reviveLease(lease clientv3.LeaseID) bool {
-	deadline := time.Now().Add(2 * c.opts.TabletTTL)
-	for c.ctx.Err() == nil && time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(c.ctx, c.opts.TabletTTL/2)
-		_, err := c.cli.KeepAliveOnce(ctx, lease)
-		cancel()
-		switch {
-		case err == nil:
-			return true
-		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			return false
-		}
-		select {
-		case <-c.ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return false
+// renewLease renews lease once, waiting at most a third of the TTL for etcd's answer;
+// rpctypes.ErrLeaseNotFound means the lease expired.
+func (c *Control) renewLease(lease clientv3.LeaseID) error {
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.TabletTTL/3)
+	defer cancel()
+	_, err := c.cli.KeepAliveOnce(ctx, lease)
+	return err
 }
