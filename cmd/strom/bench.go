@@ -12,10 +12,10 @@ import (
 	"strings"
 	"syscall"
 
+	benchpkg "github.com/stromdb/strom/cmd/strom/bench"
+	"github.com/stromdb/strom/cmd/strom/cli"
+	"github.com/stromdb/strom/cmd/strom/progress"
 	"github.com/stromdb/strom/internal/arrowlog"
-	benchpkg "github.com/stromdb/strom/internal/bench"
-	"github.com/stromdb/strom/internal/cli"
-	"github.com/stromdb/strom/internal/progress"
 )
 
 // bench runs `strom bench [flags] MODE...` against a running server.

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stromdb/strom/internal/cli"
+	"github.com/stromdb/strom/cmd/strom/cli"
 	"github.com/stromdb/strom/internal/cmalloc"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
@@ -35,7 +35,7 @@ func main() {
 	case len(os.Args) > 1 && os.Args[1] == "repair-log":
 		err = repairLog(os.Args[2:])
 	default:
-		// Everything else is the command line for people (internal/cli): help, completion,
+		// Everything else is the command line for people (cmd/strom/cli): help, completion,
 		// db, table, produce, tail, lookup, offsets, cluster.
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		code := cli.Run(ctx, os.Args[1:], cli.StdStreams())

@@ -7,11 +7,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/lakeconf"
+	"github.com/stromdb/strom/server/laketest"
 )
 
 // A lake-enabled table's info carries the lake catalog options readers (the Flink connector's

@@ -99,7 +99,7 @@ func BenchmarkPutNewKeys(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*rows), "cpu-µs/row")
 }
 
-// wideTable is the table of `strom bench` (internal/bench): id BIGINT primary key, then
+// wideTable is the table of `strom bench` (cmd/strom/bench): id BIGINT primary key, then
 // STRING columns of 16 bytes at odd positions and BIGINT columns at even ones, 10 in all,
 // Arrow changelog without compression.
 func wideTable() Table {

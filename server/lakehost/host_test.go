@@ -23,7 +23,6 @@ import (
 
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
@@ -33,6 +32,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/lakehost"
+	"github.com/stromdb/strom/server/laketest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

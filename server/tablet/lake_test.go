@@ -9,12 +9,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/laketest"
 )
 
 // Retention of a lake-enabled table keeps records that are not tiered yet; the same table

@@ -16,7 +16,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 var stromBin string

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // activeCoordinator returns the node whose coordinator is active, as metadata reports it.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // BenchmarkLeaderFailover measures the failover time of a bucket: from kill -9 of its leader

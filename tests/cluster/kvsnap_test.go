@@ -16,10 +16,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // TestKvSnapshotsAcrossFailover runs KV snapshots on a 3-node RF=3 cluster whose PK changelog

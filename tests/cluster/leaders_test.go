@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // leaderlessBound is the documented bound (docs/cluster.md, "Timings") on how long a bucket

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // TestMoveTrimmedPKBucketsToANewServer moves primary-key buckets whose changelog retention

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // TestReplaceDeadServer replaces a tablet server gone for good, as docs/cluster.md

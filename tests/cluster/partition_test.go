@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // TestCutReplicationLinkAndHeal black-holes the replication link into a bucket's leader (a

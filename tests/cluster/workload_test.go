@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/clustertest"
+	"github.com/stromdb/strom/tests/clustertest"
 )
 
 // connect opens a Go client on every node's coordinator listener.

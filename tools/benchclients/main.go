@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stromdb/strom/internal/bench/compare"
-	"github.com/stromdb/strom/internal/bench/goclient"
+	"github.com/stromdb/strom/cmd/strom/bench/compare"
+	"github.com/stromdb/strom/cmd/strom/bench/goclient"
 )
 
 func main() {

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stromdb/strom/internal/bench"
-	"github.com/stromdb/strom/internal/bench/compare"
+	"github.com/stromdb/strom/cmd/strom/bench"
+	"github.com/stromdb/strom/cmd/strom/bench/compare"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 // fluss, the way an application uses it — one row per Append/Upsert call then Flush, lookups
 // from a fixed number of goroutines — so that the Go client and the Java client
 // (fluss-client) are measured on the same server, rows and settings. The rows are those of
-// internal/bench (bench.RowSource), which tools/javabench computes identically.
+// cmd/strom/bench (bench.RowSource), which tools/javabench computes identically.
 package goclient
 
 import (
@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stromdb/strom/cmd/strom/bench"
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/bench"
 )
 
 // Options is one run of the Go client. Field meanings and defaults match the flags of
@@ -37,7 +37,7 @@ type Options struct {
 }
 
 // Result is one workload's outcome, printed as one JSON line; the field names are those
-// tools/javabench prints and internal/bench/compare parses.
+// tools/javabench prints and cmd/strom/bench/compare parses.
 type Result struct {
 	Client     string  `json:"client"`
 	Mode       string  `json:"mode"`

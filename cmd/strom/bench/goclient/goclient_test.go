@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stromdb/strom/cmd/strom/bench"
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/bench"
-	"github.com/stromdb/strom/internal/servertest"
+	"github.com/stromdb/strom/server/servertest"
 )
 
 func startServer(t *testing.T) string { return servertest.Start(t) }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stromdb/strom/cmd/strom/progress"
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
-	"github.com/stromdb/strom/internal/progress"
 )
 
 // Mode names a measurement.

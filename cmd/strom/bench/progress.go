@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/stromdb/strom/internal/progress"
+import "github.com/stromdb/strom/cmd/strom/progress"
 
 // startProgress starts cfg.Progress's bar for a timed section, or returns nil.
 func (c *Config) startProgress(label string, totalRows int64) *progress.Bar {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/servertest"
+	"github.com/stromdb/strom/server/servertest"
 )
 
 // startServer runs an in-process single-node server on free ports and returns its

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/laketest"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/laketest"
 )
 
 // TestTieringMode runs the tiering mode against a server with the embedded Iceberg lake and

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stromdb/strom/internal/bench"
+	"github.com/stromdb/strom/cmd/strom/bench"
 )
 
 // Options configure Run.

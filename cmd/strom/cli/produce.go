@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stromdb/strom/cmd/strom/progress"
 	"github.com/stromdb/strom/fluss"
-	"github.com/stromdb/strom/internal/progress"
 )
 
 func (a *app) produceCommand() *cobra.Command {
