@@ -1,9 +1,8 @@
-package lakehost
+package lakeconf
 
 import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/server/cluster"
-	"github.com/stromdb/strom/server/lakeconf"
 )
 
 // The protocol between the tablet server (host) and the tiering process (child): two net/rpc
@@ -22,7 +21,7 @@ const (
 
 // Methods of HostService: what the tiering reads of the tablet server, and what it reports.
 const (
-	MethodConfig     = HostService + ".Config"     // Nothing → lakeconf.Config
+	MethodConfig     = HostService + ".Config"     // Nothing → Config
 	MethodReady      = HostService + ".Ready"      // ReadyArgs → Nothing
 	MethodBuckets    = HostService + ".Buckets"    // Nothing → []BucketRef
 	MethodLogOffsets = HostService + ".LogOffsets" // cluster.Bucket → LogOffsets
@@ -86,7 +85,7 @@ type SchemaReply struct {
 // after a failed commit).
 type OffsetsArgs struct {
 	TableID int64
-	Offsets lakeconf.Offsets
+	Offsets Offsets
 	Known   bool
 }
 
@@ -96,9 +95,9 @@ type SnapshotArgs struct {
 	SnapshotID *int64
 }
 
-// SnapshotReply is the snapshot; Found false: the table has none (lakeconf.ErrNoSnapshot).
+// SnapshotReply is the snapshot; Found false: the table has none (ErrNoSnapshot).
 type SnapshotReply struct {
-	Snapshot lakeconf.LakeSnapshot
+	Snapshot LakeSnapshot
 	Found    bool
 }
 
