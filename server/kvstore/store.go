@@ -143,8 +143,8 @@ func (s *Store) noteFlush(info pebble.FlushInfo) {
 // flushing), so the primary-key state's write buffer is at most twice this.
 const memTableBytes = 8 << 20
 
-// pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks.md, "Profile
-// findings"):
+// pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks-history.md, "What pyfluss sends,
+// and where Strom spent the time"):
 //   - Bloom filters on every level. Every upsert reads the current value of its key before it
 //     writes (merge engines, -U/+U images); for a new key that read misses, and without filters
 //     a miss seeks into an sstable of every level. With 10 bits per key a miss costs a memtable
