@@ -100,7 +100,7 @@ Every command below connects to --bootstrap (default $STROM_BOOTSTRAP or 127.0.0
 Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok, 1 failed,
 2 bad usage, 3 not found, 4 server unreachable, 5 authentication failed.`,
 		Example: `  strom db create shop
-  strom table create shop.orders -c id:BIGINT -c item:STRING -c price:DECIMAL(10,2) --primary-key id --buckets 4
+  strom table create shop.orders -c id:BIGINT -c item:STRING -c 'price:DECIMAL(10,2)' --primary-key id --buckets 4
   strom produce shop.orders --file orders.csv
   strom tail shop.orders --from earliest
   strom lookup shop.orders id=42`,
