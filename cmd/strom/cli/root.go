@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -66,9 +67,11 @@ type app struct {
 }
 
 // Run executes the command line args (without the program name) and returns the exit code.
-func Run(ctx context.Context, args []string, streams Streams) int {
+// commands are the binary's other commands (serve, bench, repair-log), listed and dispatched
+// with the rest.
+func Run(ctx context.Context, args []string, streams Streams, commands ...Command) int {
 	a := &app{io: streams}
-	root := a.rootCommand()
+	root := a.rootCommand(commands...)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -77,27 +80,23 @@ func Run(ctx context.Context, args []string, streams Streams) int {
 	if a.conn != nil {
 		a.conn.Close()
 	}
-	if err == nil {
-		return ExitOK
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return ExitOK // a command's own -h (flag.ErrHelp) printed its help
 	}
 	code, msg := explain(err, a.bootstrap)
 	fmt.Fprintln(streams.Err, "strom: "+msg)
 	return code
 }
 
-func (a *app) rootCommand() *cobra.Command {
+func (a *app) rootCommand(commands ...Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strom",
 		Short: "Strom: streaming storage that speaks the Apache Fluss protocol",
 		Long: `strom runs a Strom server and works with the data of any Fluss cluster (Strom or Apache
 Fluss): databases, tables, loading files, tailing logs and changelogs, lookups, offsets.
 
-Server commands (run 'strom serve -h' and 'strom bench -h' for their flags):
-  strom serve    start a single-node server
-  strom bench    benchmark a running server
-
-Every command below connects to --bootstrap (default $STROM_BOOTSTRAP or 127.0.0.1:9123).
-Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok, 1 failed,
+The server commands have flags of their own ('strom help serve'). Every data command
+connects to --bootstrap (default $STROM_BOOTSTRAP or 127.0.0.1:9123). Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok, 1 failed,
 2 bad usage, 3 not found, 4 server unreachable, 5 authentication failed.`,
 		Example: `  strom db create shop
   strom table create shop.orders -c id:BIGINT -c item:STRING -c 'price:DECIMAL(10,2)' --primary-key id --buckets 4
@@ -119,8 +118,15 @@ Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok,
 	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "bound on connecting and on each request")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 
-	root.AddCommand(a.dbCommand(), a.tableCommand(), a.produceCommand(), a.tailCommand(),
-		a.lookupCommand(), a.offsetsCommand(), a.clusterCommand())
+	root.AddGroup(&cobra.Group{ID: groupServer, Title: "Server commands:"}, &cobra.Group{ID: groupData, Title: "Data commands:"})
+	for _, c := range commands {
+		root.AddCommand(a.externalCommand(c))
+	}
+	for _, c := range []*cobra.Command{a.dbCommand(), a.tableCommand(), a.produceCommand(), a.tailCommand(),
+		a.lookupCommand(), a.offsetsCommand(), a.clusterCommand()} {
+		c.GroupID = groupData
+		root.AddCommand(c)
+	}
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
