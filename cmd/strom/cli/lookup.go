@@ -54,7 +54,7 @@ row.`,
 				delete(given, name)
 				col := schema.Columns[schema.ColumnIndex(name)]
 				if key[i], err = parseText(col.Type, text); err != nil {
-					return usagef("%s=%q: %v (type %s)", name, text, err, col.Type)
+					return usageError{&badValue{column: name, typ: col.Type, text: text, err: err}}
 				}
 			}
 			for k := range given {

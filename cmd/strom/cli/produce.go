@@ -210,7 +210,7 @@ func (s *rowSource) eachJSON(r io.Reader, fn func(int, changeOp, fluss.Row) erro
 		if len(bytes.TrimSpace(text)) > 0 {
 			op, row, perr := s.jsonRow(text, idx)
 			if perr != nil {
-				return fmt.Errorf("line %d: %w", line, perr)
+				return atLine(line, perr)
 			}
 			if op != opSkip {
 				if err := fn(line, op, row); err != nil {
@@ -254,7 +254,7 @@ func (s *rowSource) jsonRow(text []byte, idx map[string]int) (changeOp, fluss.Ro
 		}
 		val, err := fromJSON(s.cols[i].Type, v)
 		if err != nil {
-			return 0, nil, fmt.Errorf("column %s (%s): %w", k, s.cols[i].Type, err)
+			return 0, nil, jsonValue(k, s.cols[i].Type, v, err)
 		}
 		row[i] = val
 	}
@@ -309,7 +309,7 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 			c := s.cols[order[i]]
 			v, err := parseText(c.Type, cell)
 			if err != nil {
-				return fmt.Errorf("line %d: column %s (%s): %q: %w", line, c.Name, c.Type, cell, err)
+				return atLine(line, &badValue{column: c.Name, typ: c.Type, text: cell, err: err})
 			}
 			row[order[i]] = v
 		}

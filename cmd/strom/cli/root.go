@@ -212,6 +212,9 @@ func explain(err error, bootstrap string) (int, string) {
 	}
 	var ce unreachableError
 	if errors.As(err, &ce) {
+		if what, ok := wrongPort(err); ok {
+			return ExitUnreachable, fmt.Sprintf("%s is %s, not a Fluss RPC port (try 9123, the coordinator's default port, or the port of its bind.listeners)", bootstrap, what)
+		}
 		return ExitUnreachable, fmt.Sprintf("cannot reach a Fluss server at %s: %v (start one with 'strom serve', or pass --bootstrap HOST:PORT)", bootstrap, ce.error)
 	}
 	if errors.Is(err, context.Canceled) {

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Messages about bad values and wrong ports name the line, column, value and the form
+// wanted, and no Go parser's words; testdata/bad_values.golden holds them.
+func TestGoldenBadValueMessages(t *testing.T) {
+	c := newCLI(t)
+	c.ok("", "table", "create", "people", "-c", "id:INT", "-c", "age:INT", "-c", "small:TINYINT", "-c", "born:DATE",
+		"-c", "seen:TIMESTAMP_LTZ(3)", "-c", "at:TIMESTAMP(3)", "-c", "ok:BOOLEAN", "-c", "pic:BYTES",
+		"-c", "score:DECIMAL(5,2)", "-c", "tags:ARRAY<INT>", "--primary-key", "id", "--buckets", "1")
+	var got strings.Builder
+	for _, tc := range []struct {
+		in   string
+		args []string
+	}{
+		{"id,age\n1,30\n2,thirty\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,small\n1,300\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,born\n1,not-a-date\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,seen\n1,yesterday\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,at\n1,2026-13-01T00:00:00\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,ok\n1,maybe\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,pic\n1,***\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,score\n1,1.2.3\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,tags\n1,\"[1,\"\"ten\"\"]\"\n", []string{"produce", "people", "--format", "csv"}},
+		{`{"id": 1, "age": "ten"}` + "\n", []string{"produce", "people"}},
+		{`{"id": 1, "age": true}` + "\n", []string{"produce", "people"}},
+		{`{"id": 1, "born": "2026-02-30"}` + "\n", []string{"produce", "people"}},
+		{"", []string{"lookup", "people", "id=ten"}},
+	} {
+		r := c.run(tc.in, tc.args...)
+		got.WriteString("$ strom " + strings.Join(tc.args, " ") + "\n" + r.err)
+		for _, internal := range []string{"strconv", "parsing time", "invalid syntax", "illegal base64"} {
+			if strings.Contains(r.err, internal) {
+				t.Errorf("strom %s: message shows Go internals (%s): %s", strings.Join(tc.args, " "), internal, r.err)
+			}
+		}
+	}
+	golden(t, "bad_values.golden", got.String())
+}
+
+// Pointed at an HTTP listener (Strom's metrics port), the CLI says so instead of reporting
+// a frame length of 1213486160 bytes ("HTTP").
+func TestHTTPPortIsNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	c := &cli{t: t, bootstrap: strings.TrimPrefix(srv.URL, "http://")}
+	r := c.run("", "db", "ls", "--timeout", "5s")
+	want := "is an HTTP port, not a Fluss RPC port (try 9123"
+	if r.code != ExitUnreachable || !strings.Contains(r.err, want) || strings.Contains(r.err, "1213486160") {
+		t.Errorf("db ls against an HTTP port: exit %d, %q; want exit %d and %q", r.code, r.err, ExitUnreachable, want)
+	}
+}
