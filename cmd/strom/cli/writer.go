@@ -37,7 +37,9 @@ type writeError struct {
 	err  error
 }
 
-func (e *writeError) Error() string { return fmt.Sprintf("the write of line %d failed: %v", e.line, e.err) }
+func (e *writeError) Error() string {
+	return fmt.Sprintf("the write of line %d failed: %v", e.line, e.err)
+}
 func (e *writeError) Unwrap() error { return e.err }
 
 // partitionCreator returns a function that creates the partition a row belongs to.
