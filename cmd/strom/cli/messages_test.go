@@ -56,3 +56,17 @@ func TestHTTPPortIsNamed(t *testing.T) {
 		t.Errorf("db ls against an HTTP port: exit %d, %q; want exit %d and %q", r.code, r.err, ExitUnreachable, want)
 	}
 }
+
+// lookup's table tells the string "NULL" from a NULL, and a value with line breaks or tabs
+// stays on its row (testdata/lookup_awkward.golden).
+func TestGoldenLookupAwkwardStrings(t *testing.T) {
+	c := newCLI(t)
+	c.ok("", "table", "create", "notes", "-c", "id:INT", "-c", "a:STRING", "-c", "b:STRING", "-c", "c:STRING",
+		"-c", "d:STRING", "-c", "e:STRING", "-c", "f:ARRAY<STRING>", "--primary-key", "id", "--buckets", "1", "--comment", "two\nlines")
+	c.ok(`{"id": 1, "a": "NULL", "b": null, "c": "two\nlines\tand a tab", "d": "", "e": "plain text", "f": ["x\ny"]}`+"\n", "produce", "notes")
+	out := c.ok("", "lookup", "notes", "id=1")
+	golden(t, "lookup_awkward.golden", out)
+	if desc := c.ok("", "table", "describe", "notes"); !strings.Contains(desc, `two\nlines`) {
+		t.Errorf("describe breaks a comment with a line break over lines:\n%s", desc)
+	}
+}

@@ -246,13 +246,19 @@ func tablePath(arg string) (fluss.TablePath, error) {
 	return fluss.NewTablePath(db, table), nil
 }
 
-// printTable writes rows under headers, aligned in columns.
+// printTable writes rows under headers, aligned in columns, one line per row: line breaks
+// and tabs inside a cell are escaped.
 func printTable(w io.Writer, headers []string, rows [][]string) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	cells := make([]string, 0, len(headers))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells = cells[:0]
+		for _, c := range r {
+			cells = append(cells, oneLine(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

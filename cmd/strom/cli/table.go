@@ -246,7 +246,7 @@ func printKV(w interface{ Write([]byte) (int, error) }, kv [][]string) error {
 	}
 	var b bytes.Buffer
 	for _, p := range kv {
-		fmt.Fprintf(&b, "%-*s %s\n", width, p[0], p[1])
+		fmt.Fprintf(&b, "%-*s %s\n", width, p[0], oneLine(p[1]))
 	}
 	_, err := w.Write(b.Bytes())
 	return err
