@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +44,51 @@ func TestHelpExamplesParseInBash(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s --help examples are not valid bash: %v\n%s\n%s", path, err, out, ex)
 		}
+	}
+}
+
+// Run as printed by bash, with strom replaced by a stub that records its arguments, every
+// example names a real command with flags it has.
+func TestHelpExamplesUseRealFlags(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on this machine")
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "args")
+	stub := `strom() { printf '%s\x1f' "$@" >> "$STROM_ARGS"; printf '\n' >> "$STROM_ARGS"; }; gunzip() { :; }; `
+	calls := 0
+	for path, ex := range examples((&app{}).rootCommand()) {
+		if ex == "" {
+			continue
+		}
+		os.Remove(record)
+		cmd := exec.Command(bash, "-c", stub+ex)
+		cmd.Dir = dir // examples redirect into files
+		cmd.Env = append(os.Environ(), "STROM_ARGS="+record)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s examples fail in bash: %v\n%s", path, err, out)
+			continue
+		}
+		b, err := os.ReadFile(record)
+		if err != nil {
+			t.Errorf("%s examples never ran strom: %v", path, err)
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			args := strings.Split(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\x1f"), "\x1f")
+			root := (&app{}).rootCommand()
+			c, rest, err := root.Find(args)
+			if err == nil {
+				err = c.ParseFlags(rest)
+			}
+			if err != nil {
+				t.Errorf("%s example 'strom %s': %v", path, strings.Join(args, " "), err)
+			}
+			calls++
+		}
+	}
+	if calls < 20 {
+		t.Errorf("only %d example command lines ran", calls)
 	}
 }
