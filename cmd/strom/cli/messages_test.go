@@ -70,3 +70,28 @@ func TestGoldenLookupAwkwardStrings(t *testing.T) {
 		t.Errorf("describe breaks a comment with a line break over lines:\n%s", desc)
 	}
 }
+
+// A misspelt table or database name gets the nearest existing one suggested; a name near
+// nothing gets no guess.
+func TestDidYouMean(t *testing.T) {
+	c := newCLI(t)
+	c.createShop()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "describe", "shop.ordrs"}, "(did you mean shop.orders?)"},
+		{[]string{"tail", "shop.Orders", "-e"}, "(did you mean shop.orders?)"},
+		{[]string{"lookup", "shop.order", "id=1"}, "(did you mean shop.orders?)"},
+		{[]string{"offsets", "shop.evnts"}, "(did you mean shop.events?)"},
+		{[]string{"table", "drop", "shop.event"}, "(did you mean shop.events?)"},
+		{[]string{"produce", "shp.orders"}, "(did you mean database shop?)"},
+		{[]string{"table", "ls", "shp"}, "(did you mean database shop?)"},
+		{[]string{"table", "describe", "shop.zzzzzzzz"}, ""},
+	} {
+		r := c.run("", tc.args...)
+		if r.code != ExitNotFound || (tc.want != "" && !strings.Contains(r.err, tc.want)) || (tc.want == "" && strings.Contains(r.err, "did you mean")) {
+			t.Errorf("strom %s: exit %d, %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.err, ExitNotFound, tc.want)
+		}
+	}
+}

@@ -108,7 +108,7 @@ when stderr is a terminal.`,
 			}
 			table, err := conn.Table(ctx, path)
 			if err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			return a.load(ctx, conn, table, in, opt)
 		},

@@ -165,7 +165,7 @@ func (a *app) openTable(ctx context.Context, arg string) (*fluss.Connection, flu
 	}
 	table, err := conn.Table(ctx, path)
 	if err != nil {
-		return nil, path, nil, err
+		return nil, path, nil, a.didYouMean(ctx, path, err)
 	}
 	return conn, path, table, nil
 }

@@ -128,7 +128,7 @@ func (a *app) tableLs() *cobra.Command {
 			for _, db := range dbs {
 				names, err := admin.ListTables(ctx, db)
 				if err != nil {
-					return err
+					return a.didYouMean(ctx, fluss.NewTablePath(db, ""), err)
 				}
 				sortStrings(names)
 				for _, n := range names {
@@ -183,7 +183,7 @@ valid --schema file for 'strom table create'.`,
 			}
 			info, err := conn.Admin().GetTableInfo(ctx, path)
 			if err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			spec := specOf(info)
 			if a.json {
@@ -387,7 +387,7 @@ func (a *app) tableDrop() *cobra.Command {
 				return err
 			}
 			if err := conn.Admin().DropTable(ctx, path, ifExists); err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			return a.done("dropped table " + path.String())
 		},
