@@ -111,7 +111,7 @@ func (a *app) load(ctx context.Context, conn *fluss.Connection, table *fluss.Tab
 			spool, r = f, io.TeeReader(br, f)
 		}
 		bar := a.startBar(opt, "check "+path.String(), in.size, counter)
-		rows, err := checkRows(table, src, r, opt.format)
+		rows, err := checkRows(table, src, r, opt.format, bar)
 		bar.finish()
 		if err != nil {
 			return fmt.Errorf("check of %s stopped: %w; nothing was written", path, hint(err))
@@ -237,7 +237,7 @@ func (e stopError) Unwrap() error { return e.err }
 
 // checkRows reads every row of r and checks it against the table as a write would, without
 // writing. It returns the number of input rows.
-func checkRows(table *fluss.Table, src *rowSource, r io.Reader, format string) (int64, error) {
+func checkRows(table *fluss.Table, src *rowSource, r io.Reader, format string, bar loadBar) (int64, error) {
 	info := table.Info()
 	cols := info.Schema().Columns
 	pk := map[string]bool{}
@@ -247,6 +247,7 @@ func checkRows(table *fluss.Table, src *rowSource, r io.Reader, format string) (
 	var rows int64
 	err := src.each(r, format, func(line int, op changeOp, row fluss.Row) error {
 		rows++
+		bar.addRow()
 		switch {
 		case op == opSkip:
 			return nil
@@ -274,6 +275,7 @@ func (a *app) startBar(opt loadOptions, label string, size int64, counter *count
 		return loadBar{}
 	}
 	b := progress.Start(a.io.Err, progress.Options{Label: label, TotalBytes: size, Terminal: a.io.ErrIsTerminal})
+	b.Bytes.Add(counter.n) // what was read before the bar started (the format sniffing)
 	counter.bar = b
 	return loadBar{b}
 }

@@ -147,11 +147,13 @@ func (e *csvHeaderError) Unwrap() error { return e.error }
 // countingReader counts the bytes read, for the progress bar.
 type countingReader struct {
 	r   io.Reader
+	n   int64 // bytes read so far
 	bar *progress.Bar
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.n += int64(n)
 	if c.bar != nil {
 		c.bar.Bytes.Add(int64(n))
 	}

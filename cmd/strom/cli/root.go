@@ -92,7 +92,7 @@ func Run(ctx context.Context, args []string, streams Streams, commands ...Comman
 		return ExitOK // a command's own -h (flag.ErrHelp) printed its help
 	}
 	where := a.bootstrap
-	if a.from != "" && a.from != "--bootstrap" {
+	if a.from != "" && a.from != "--bootstrap" && a.from != "the default" {
 		where += " (from " + a.from + ")"
 	}
 	code, msg := explain(err, where)
