@@ -17,7 +17,7 @@ type Command struct {
 	Name  string
 	Short string
 	// Run runs the command on its arguments (everything after its name, flags included).
-	// Flag usage and help go to stderr.
+	// It prints flag usage to stderr, which is stdout when help was asked for.
 	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
@@ -43,7 +43,11 @@ func (a *app) externalCommand(c Command) *cobra.Command {
 		DisableFlagParsing: true,
 		// The command documents its own flags; its flag set's usage is its help.
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.Run(cmd.Context(), args, a.io.Out, a.io.Err)
+			stderr := a.io.Err
+			if wantsHelp(args) {
+				stderr = a.io.Out // asked-for help is output: 'strom serve -h | less'
+			}
+			return c.Run(cmd.Context(), args, a.io.Out, stderr)
 		},
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return nil, cobra.ShellCompDirectiveDefault
@@ -55,9 +59,23 @@ func (a *app) externalCommand(c Command) *cobra.Command {
 			ctx = context.Background()
 		}
 		// `strom help serve` prints what `strom serve -h` prints.
-		if err := c.Run(ctx, []string{"-h"}, a.io.Out, a.io.Err); err != nil && !errors.Is(err, flag.ErrHelp) {
+		if err := c.Run(ctx, []string{"-h"}, a.io.Out, a.io.Out); err != nil && !errors.Is(err, flag.ErrHelp) {
 			cmd.PrintErrln("strom:", err)
 		}
 	})
 	return cmd
+}
+
+// wantsHelp reports whether args ask a package-flag command for its help before any
+// argument that ends its flags.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
