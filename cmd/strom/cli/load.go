@@ -79,13 +79,23 @@ func sniffFormat(br *bufio.Reader) string {
 // load runs one `strom produce`: it checks, writes, or both, as opt says.
 func (a *app) load(ctx context.Context, conn *fluss.Connection, table *fluss.Table, in input, opt loadOptions) error {
 	path := table.Path()
+	seeker, seekable := in.r.(io.Seeker)
+	seekable = seekable && in.size > 0 // a regular file, not a terminal or pipe
+	var startPos int64
+	if seekable && opt.validateFirst {
+		// Where the input starts: stdin may be a file some bytes of which were read already.
+		var err error
+		if startPos, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			seekable = false
+		}
+	}
 	counter := &countingReader{r: in.r}
 	br := bufio.NewReaderSize(counter, 1<<20)
 	sniffed := opt.format == ""
 	if sniffed {
 		opt.format = sniffFormat(br)
 	}
-	src := &rowSource{cols: table.Info().Schema().Columns, null: opt.null, header: opt.header, comma: opt.comma}
+	src := &rowSource{cols: table.Info().Schema().Columns, null: opt.null, header: opt.header, comma: opt.comma, skip: opt.skip}
 	hint := func(err error) error {
 		var he *csvHeaderError
 		if sniffed && opt.format == "csv" && errors.As(err, &he) {
@@ -98,8 +108,6 @@ func (a *app) load(ctx context.Context, conn *fluss.Connection, table *fluss.Tab
 	if opt.dryRun || opt.validateFirst {
 		var r io.Reader = br
 		var spool *os.File
-		_, seekable := in.r.(io.Seeker)
-		seekable = seekable && in.size > 0
 		if opt.validateFirst && !seekable {
 			// A pipe cannot be read twice: keep a copy on disk, never in memory.
 			f, err := os.CreateTemp("", "strom-produce-*")
@@ -130,7 +138,7 @@ func (a *app) load(ctx context.Context, conn *fluss.Connection, table *fluss.Tab
 			}
 			counter = &countingReader{r: spool}
 		} else {
-			if _, err := in.r.(io.Seeker).Seek(0, io.SeekStart); err != nil {
+			if _, err := seeker.Seek(startPos, io.SeekStart); err != nil {
 				return err
 			}
 			counter = &countingReader{r: in.r}
@@ -197,7 +205,11 @@ func (a *app) stopped(ctx context.Context, table *fluss.Table, w *rowWriter, row
 	}
 	path := table.Path()
 	var b strings.Builder
-	fmt.Fprintf(&b, "produce to %s stopped: %v. ", path, err)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(&b, "produce to %s interrupted. ", path)
+	} else {
+		fmt.Fprintf(&b, "produce to %s stopped: %v. ", path, err)
+	}
 	switch {
 	case left.prefix <= opt.skip && left.later == 0:
 		b.WriteString("Nothing was written")

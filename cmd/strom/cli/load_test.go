@@ -156,3 +156,16 @@ func TestProduceStopsOnRefusedWrite(t *testing.T) {
 		t.Errorf("%d records, want 2", n)
 	}
 }
+
+// --skip leaves the skipped rows unread: a resume does not trip over rows it does not write,
+// in CSV or JSON lines, and a dry run with --skip checks only what would be written.
+func TestProduceSkipDoesNotConvertSkippedRows(t *testing.T) {
+	c := newCLI(t)
+	c.createEvents()
+	c.ok(eventsCSV(10, 2), "produce", "ev", "--skip", "3")
+	c.ok(`{"id": "bad"}`+"\n\n"+`{"id": 11}`+"\n", "produce", "ev", "--skip", "1")
+	c.ok(eventsCSV(10, 2), "produce", "ev", "--skip", "2", "--dry-run")
+	if n := c.records("ev"); n != 8 {
+		t.Errorf("%d records, want 7 + 1", n)
+	}
+}

@@ -174,10 +174,11 @@ type rowSource struct {
 	null   string
 	header bool
 	comma  rune
+	skip   int64 // the first skip data rows are handed over as opSkip without being converted
 }
 
-// each calls fn for every data row of r, in order: every non-empty JSON line (-U lines with
-// op opSkip) or CSV record after the header.
+// each calls fn for every data row of r, in order: every non-empty JSON line (-U lines and
+// the first s.skip rows with op opSkip and no row) or CSV record after the header.
 func (s *rowSource) each(r io.Reader, format string, fn func(line int, op changeOp, row fluss.Row) error) error {
 	if format == "csv" {
 		return s.eachCSV(r, fn)
@@ -196,9 +197,16 @@ func (s *rowSource) columnIndex() map[string]int {
 func (s *rowSource) eachJSON(r io.Reader, fn func(int, changeOp, fluss.Row) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	idx := s.columnIndex()
+	var n int64 // data rows so far
 	for line := 1; ; line++ {
 		text, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(text)) > 0 {
+		if len(bytes.TrimSpace(text)) > 0 && n < s.skip {
+			n++
+			if err := fn(line, opSkip, nil); err != nil { // --skip: counted, not read
+				return err
+			}
+		} else if len(bytes.TrimSpace(text)) > 0 {
+			n++
 			op, row, perr := s.jsonRow(text, idx)
 			if perr != nil {
 				return atLine(line, perr)
@@ -278,6 +286,7 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 			order = append(order, i)
 		}
 	}
+	var n int64 // data rows so far
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -286,6 +295,12 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 		line, _ := cr.FieldPos(0)
 		if err != nil {
 			return err
+		}
+		if n++; n <= s.skip {
+			if err := fn(line, opSkip, nil); err != nil { // --skip: counted, not converted
+				return err
+			}
+			continue
 		}
 		if len(rec) != len(order) {
 			return fmt.Errorf("line %d: %d fields, want %d", line, len(rec), len(order))

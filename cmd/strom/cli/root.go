@@ -263,6 +263,10 @@ func explain(err error, bootstrap string) (int, string) {
 		return ExitUnreachable, fmt.Sprintf("cannot reach a Fluss server at %s: %v (start one with 'strom serve', or pass --bootstrap HOST:PORT)", bootstrap, ce.error)
 	}
 	if errors.Is(err, context.Canceled) {
+		var se stopError
+		if errors.As(err, &se) {
+			return ExitFailure, msg // a stopped load says what it left
+		}
 		return ExitFailure, "interrupted"
 	}
 	return ExitFailure, msg
