@@ -48,8 +48,9 @@ How a load goes:
                      all; one bad row and nothing is written. A file is read twice; stdin is
                      copied to a temporary file ($TMPDIR) on the first pass, so it needs disk
                      space for the whole input, but memory stays bounded.
-  --skip N           do not write the first N rows of the input (data rows: lines of JSON,
-                     CSV records after the header), e.g. those a failed load reported written.
+  --skip N           do not read the first N rows of the input (data rows: non-empty JSON
+                     lines, CSV records after the header), e.g. those a failed load reported
+                     written.
 A write the server refuses also stops the load; the message says how many leading rows are
 known written (resume with --skip) and how many later rows were written too, which a resume
 would append again to a log table (a primary-key table just upserts them again).
