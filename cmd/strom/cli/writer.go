@@ -125,7 +125,8 @@ func (w *rowWriter) reap() error {
 	return nil
 }
 
-// flush waits for every write and returns the first failure (a *writeError).
+// flush waits for every write and returns the first failure (a *writeError), or ctx's error
+// when it ended first (the writes' outcome is then unknown: settle finds it out).
 func (w *rowWriter) flush(ctx context.Context) error {
 	if w.append != nil {
 		_ = w.append.Flush(ctx)
@@ -134,6 +135,9 @@ func (w *rowWriter) flush(ctx context.Context) error {
 	}
 	for _, p := range w.pending {
 		if err := p.res.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return &writeError{p.row, p.line, err}
 		}
 	}
