@@ -247,8 +247,15 @@ type stopError struct {
 func (e stopError) Error() string { return e.msg }
 func (e stopError) Unwrap() error { return e.err }
 
-// checkRows reads every row of r and checks it against the table as a write would, without
-// writing. It returns the number of input rows.
+// plainClientError is an error of package fluss without its "fluss: " prefix, for people.
+type plainClientError struct{ error }
+
+func (e plainClientError) Error() string { return strings.TrimPrefix(e.error.Error(), "fluss: ") }
+func (e plainClientError) Unwrap() error { return e.error }
+
+// checkRows reads every row of r and checks it against the table as a write would (the
+// client's conversion, fluss.Table.CheckRow), without writing. It returns the number of
+// input rows.
 func checkRows(table *fluss.Table, src *rowSource, r io.Reader, format string, bar loadBar) (int64, error) {
 	info := table.Info()
 	cols := info.Schema().Columns
@@ -272,6 +279,12 @@ func checkRows(table *fluss.Table, src *rowSource, r io.Reader, format string, b
 			}
 			if pk[c.Name] || c.Type.NotNull {
 				return atLine(line, fmt.Errorf("column %q is NOT NULL but has no value", c.Name))
+			}
+		}
+		if op == opWrite {
+			// The rest of what the writer refuses: DECIMAL precision and scale, lengths.
+			if err := table.CheckRow(row); err != nil {
+				return atLine(line, plainClientError{err})
 			}
 		}
 		return nil

@@ -169,3 +169,25 @@ func TestProduceSkipDoesNotConvertSkippedRows(t *testing.T) {
 		t.Errorf("%d records, want 7 + 1", n)
 	}
 }
+
+// --dry-run refuses what the writer would refuse, not only what parses: a DECIMAL beyond
+// its scale and NULL in a NOT NULL column.
+func TestProduceDryRunChecksLikeTheWriter(t *testing.T) {
+	c := newCLI(t)
+	c.createShop()
+	for _, tc := range []struct{ in, want string }{
+		{`{"id": 1, "price": "123456789.123"}` + "\n", `line 1: column price: decimal 123456789.123 does not fit`},
+		{`{"tags": []}` + "\n", `line 1: column "kind" is NOT NULL but has no value`},
+	} {
+		table := "shop.orders"
+		if strings.Contains(tc.in, "tags") {
+			table = "shop.events"
+		}
+		for _, mode := range []string{"--dry-run", "--validate-first"} {
+			r := c.run(tc.in, "produce", table, mode)
+			if r.code != ExitFailure || !strings.Contains(r.err, tc.want) || strings.Contains(r.err, "fluss:") {
+				t.Errorf("produce %s %s of %q: exit %d, %q; want %q", table, mode, tc.in, r.code, r.err, tc.want)
+			}
+		}
+	}
+}

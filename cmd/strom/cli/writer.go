@@ -38,7 +38,7 @@ type writeError struct {
 }
 
 func (e *writeError) Error() string {
-	return fmt.Sprintf("the write of line %d failed: %v", e.line, e.err)
+	return fmt.Sprintf("the write of line %d failed: %v", e.line, plainClientError{e.err})
 }
 func (e *writeError) Unwrap() error { return e.err }
 
