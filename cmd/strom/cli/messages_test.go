@@ -32,6 +32,8 @@ func TestGoldenBadValueMessages(t *testing.T) {
 		{`{"id": 1, "age": true}` + "\n", []string{"produce", "people"}},
 		{`{"id": 1, "born": "2026-02-30"}` + "\n", []string{"produce", "people"}},
 		{"", []string{"lookup", "people", "id=ten"}},
+		{"id,age\n1,3\"0\n", []string{"produce", "people", "--format", "csv"}},
+		{"id,age\n1,\"30\n", []string{"produce", "people", "--format", "csv"}},
 	} {
 		r := c.run(tc.in, tc.args...)
 		got.WriteString("$ strom " + strings.Join(tc.args, " ") + "\n" + r.err)

@@ -295,7 +295,7 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return err
+			return csvSyntaxError(err)
 		}
 		if n++; n <= s.skip {
 			if err := fn(line, opSkip, nil); err != nil { // --skip: counted, not converted

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"strconv"
@@ -140,4 +141,20 @@ func (e *lineError) Error() string {
 		return fmt.Sprintf("line %d, %v", e.line, e.err)
 	}
 	return fmt.Sprintf("line %d: %v", e.line, e.err)
+}
+
+// csvSyntaxError words encoding/csv's syntax errors for people: where, and how to quote.
+func csvSyntaxError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	what := pe.Err.Error()
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		what = `a " inside a cell that is not quoted (quote the cell, and write each " in it as "")`
+	case errors.Is(pe.Err, csv.ErrQuote):
+		what = `a quoted cell whose closing " is missing or followed by more text (write each " inside it as "")`
+	}
+	return &lineError{line: pe.Line, err: fmt.Errorf("CSV: %s, at byte %d of the line", what, pe.Column)}
 }
