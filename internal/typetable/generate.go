@@ -92,6 +92,11 @@ func metadataFile(roots []Root) []byte {
 		fmt.Fprintf(&b, "\t%s: %q,\n", r.Const, r.Name)
 	}
 	b.WriteString("}\n\n")
+	b.WriteString("// typeDefTable returns package metadata's entry of every type root, indexed by root.\nfunc typeDefTable() [LastTypeRoot + 1]typeDef {\n\treturn [LastTypeRoot + 1]typeDef{\n")
+	for _, r := range roots {
+		fmt.Fprintf(&b, "\t\t%s: {sql: %#v, params: %s},\n", r.Const, r.SQL, r.Params)
+	}
+	b.WriteString("\t}\n}\n\n")
 	flag := func(name, doc string, set func(Root) bool) {
 		fmt.Fprintf(&b, "// %s %s\nvar %s = [LastTypeRoot + 1]bool{\n", name, doc, name)
 		for _, r := range roots {
@@ -117,6 +122,10 @@ func check(roots []Root) error {
 			return fmt.Errorf("typetable: root %d: constant %q is not an exported Go identifier", i, r.Const)
 		case r.Name == "":
 			return fmt.Errorf("typetable: %s has no name", r.Const)
+		case len(r.SQL) == 0 || r.Params == "":
+			return fmt.Errorf("typetable: %s lacks its SQL spelling or parameters (SQL %q, params %q)", r.Const, r.SQL, r.Params)
+		case len(r.Samples) == 0:
+			return fmt.Errorf("typetable: %s has no samples for the round-trip tests", r.Const)
 		case r.Row == "" || r.Arrow == "" || r.Client == "" || r.GoValue == "":
 			return fmt.Errorf("typetable: %s lacks a layer's entry (row %q, arrow %q, client %q, Go value %q)", r.Const, r.Row, r.Arrow, r.Client, r.GoValue)
 		case consts[r.Const] || names[r.Name]:
