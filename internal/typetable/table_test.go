@@ -33,6 +33,7 @@ func TestGenerateRefusesIncompleteEntries(t *testing.T) {
 		"no arrow codec":  func(r *Root) { r.Arrow = "" },
 		"no client entry": func(r *Root) { r.Client = "" },
 		"no iceberg type": func(r *Root) { r.Iceberg = "" },
+		"no CLI form":     func(r *Root) { r.CLI = "" },
 		"no SQL":          func(r *Root) { r.SQL = nil },
 		"no params":       func(r *Root) { r.Params = "" },
 		"no samples":      func(r *Root) { r.Samples = nil },
