@@ -16,7 +16,10 @@
 // implementations in the layers; an entry whose implementation is missing does not compile,
 // a layer left blank is refused by the generator, and TestGeneratedUpToDate fails when the
 // generated files were not regenerated. Each layer also has a test that walks
-// metadata.TypeRoots() and checks every operation of every entry is present.
+// metadata.TypeRoots() and checks every operation of every entry is present, and a
+// TestSamplesRoundTrip that takes every entry's Samples through the layer's forms. The
+// package imports nothing, so it may name entries in server/ and cmd/ although it sits in
+// internal/ (docs/architecture.md, "Column types").
 package typetable
 
 //go:generate go run ./gen
