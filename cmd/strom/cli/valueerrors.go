@@ -17,28 +17,6 @@ import (
 // so no Go parser's wording (`strconv.ParseInt: parsing "ten": invalid syntax`) reaches the
 // user.
 
-// valueForms is the input form of each scalar type, as 'strom produce --help' and
-// docs/operations.md give it.
-var valueForms = map[fluss.TypeRoot]string{
-	fluss.TypeBoolean:      "true or false",
-	fluss.TypeTinyInt:      "a whole number from -128 to 127",
-	fluss.TypeSmallInt:     "a whole number from -32768 to 32767",
-	fluss.TypeInt:          "a whole number from -2147483648 to 2147483647",
-	fluss.TypeBigInt:       "a whole number of at most 19 digits",
-	fluss.TypeFloat:        "a number, NaN, Infinity or -Infinity",
-	fluss.TypeDouble:       "a number, NaN, Infinity or -Infinity",
-	fluss.TypeDecimal:      "a decimal number such as 12.30",
-	fluss.TypeDate:         "YYYY-MM-DD",
-	fluss.TypeTime:         "HH:MM:SS or HH:MM:SS.fff",
-	fluss.TypeTimestamp:    "YYYY-MM-DDTHH:MM:SS[.fff], no zone",
-	fluss.TypeTimestampLTZ: "RFC 3339 such as 2026-01-02T15:04:05Z, or epoch milliseconds",
-	fluss.TypeBinary:       "standard base64",
-	fluss.TypeBytes:        "standard base64",
-	fluss.TypeArray:        "a JSON array",
-	fluss.TypeMap:          "a JSON object, or an array of {\"key\": k, \"value\": v}",
-	fluss.TypeRow:          "a JSON object by field name",
-}
-
 // badValue is a value of column that did not convert to its type.
 type badValue struct {
 	column string
@@ -57,7 +35,10 @@ func (e *badValue) Error() string {
 // reason is the message without the column.
 func (e *badValue) reason() string {
 	typ := e.typ.Nullable(true).String()
-	form := valueForms[e.typ.Root]
+	var form string
+	if f := formOf(e.typ); f != nil {
+		form = f.hint
+	}
 	text := quoteValue(e.text)
 	if e.json {
 		text = cutValue(e.text)

@@ -32,6 +32,9 @@ type valueForm struct {
 	// textKey: map keys of the root are written as JSON object keys (else a map is written
 	// as an array of {"key", "value"} objects).
 	textKey bool
+	// hint is the input form of a value, as 'strom produce --help', docs/operations.md and
+	// the messages for bad values give it.
+	hint string
 }
 
 // valueForms is indexed by TypeRoot. It is filled by init because the nested forms call
@@ -60,10 +63,11 @@ var boolText = valueForm{
 	},
 	toJSON: asIs,
 	kind:   "a boolean",
+	hint:   "true or false",
 }
 
 // integerText parses an integer of the given bits as T, the root's Go type.
-func integerText[T int8 | int16 | int32 | int64](bits int) valueForm {
+func integerText[T int8 | int16 | int32 | int64](bits int, hint string) valueForm {
 	return valueForm{
 		parse: func(_ fluss.DataType, s string) (any, error) {
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
@@ -72,14 +76,15 @@ func integerText[T int8 | int16 | int32 | int64](bits int) valueForm {
 		fromJSON: numberFromJSON,
 		toJSON:   asIs,
 		kind:     "a number",
+		hint:     hint,
 	}
 }
 
 var (
-	tinyIntText  = integerText[int8](8)
-	smallIntText = integerText[int16](16)
-	intText      = integerText[int32](32)
-	bigIntText   = integerText[int64](64)
+	tinyIntText  = integerText[int8](8, "a whole number from -128 to 127")
+	smallIntText = integerText[int16](16, "a whole number from -32768 to 32767")
+	intText      = integerText[int32](32, "a whole number from -2147483648 to 2147483647")
+	bigIntText   = integerText[int64](64, "a whole number of at most 19 digits")
 )
 
 var floatText = valueForm{
@@ -95,6 +100,7 @@ var floatText = valueForm{
 		return v
 	},
 	kind: "a number",
+	hint: "a number, NaN, Infinity or -Infinity",
 }
 
 var doubleText = valueForm{
@@ -107,6 +113,7 @@ var doubleText = valueForm{
 		return v
 	},
 	kind: "a number",
+	hint: "a number, NaN, Infinity or -Infinity",
 }
 
 // stringText serves CHAR and STRING: the text is the value.
@@ -135,6 +142,7 @@ var bytesText = valueForm{
 		return v
 	},
 	kind: "a string",
+	hint: "standard base64",
 }
 
 var decimalText = valueForm{
@@ -150,6 +158,7 @@ var decimalText = valueForm{
 		return v
 	},
 	kind: "a decimal string or number",
+	hint: "a decimal number such as 12.30",
 }
 
 var dateText = valueForm{
@@ -157,6 +166,7 @@ var dateText = valueForm{
 	fromJSON: stringFromJSON,
 	toJSON:   timeJSON(dateLayout),
 	kind:     "a string",
+	hint:     "YYYY-MM-DD",
 }
 
 var timeText = valueForm{
@@ -169,6 +179,7 @@ var timeText = valueForm{
 		return v
 	},
 	kind: "a string",
+	hint: "HH:MM:SS or HH:MM:SS.fff",
 }
 
 var timestampText = valueForm{
@@ -188,6 +199,7 @@ var timestampText = valueForm{
 	fromJSON: stringFromJSON,
 	toJSON:   timeJSON(tsLayout),
 	kind:     "a string",
+	hint:     "YYYY-MM-DDTHH:MM:SS[.fff], no zone",
 }
 
 // instantText serves TIMESTAMP_LTZ: RFC 3339 in UTC; on input also epoch milliseconds.
@@ -196,6 +208,7 @@ var instantText = valueForm{
 	fromJSON: numberFromJSON,
 	toJSON:   timeJSON(time.RFC3339Nano),
 	kind:     "a string",
+	hint:     "RFC 3339 such as 2026-01-02T15:04:05Z, or epoch milliseconds",
 }
 
 var arrayText = valueForm{
@@ -226,6 +239,7 @@ var arrayText = valueForm{
 		return out
 	},
 	kind: "an array",
+	hint: "a JSON array",
 }
 
 var mapText = valueForm{
@@ -272,6 +286,7 @@ var mapText = valueForm{
 		return v
 	},
 	kind: "an object or an array of {key, value}",
+	hint: "a JSON object, or an array of {\"key\": k, \"value\": v}",
 }
 
 var rowText = valueForm{
@@ -318,6 +333,7 @@ var rowText = valueForm{
 		return o
 	},
 	kind: "an object",
+	hint: "a JSON object by field name",
 }
 
 // Building blocks shared by several forms.
