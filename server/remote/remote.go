@@ -71,8 +71,9 @@ type Storage struct {
 	cfg  Config
 }
 
-// Open opens the store cfg names. For S3 it checks that the bucket exists (an unreachable
-// endpoint fails here only after the retries).
+// Open opens the store cfg names. For S3 it checks that the bucket exists: a store that
+// answers that it does not, or refuses the keys, fails Open; one that does not answer (after
+// the retries) is logged and Open succeeds, so a node starts during an outage.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Storage, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

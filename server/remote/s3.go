@@ -136,11 +136,16 @@ func newS3Bucket(ctx context.Context, cfg Config, bucket, prefix string, log *sl
 		prefix = strings.Trim(prefix, "/") + "/"
 	}
 	b := &s3Bucket{client: client, bucket: bucket, prefix: prefix, partSize: uint64(cfg.PartSize), log: log}
+	// A definite answer that the bucket is missing or closed to these keys is a
+	// configuration error; a store that does not answer is an outage the node must outlive
+	// (a node serves log tables without it, and snapshot passes retry).
 	ok, err := client.BucketExists(ctx, bucket)
-	if err != nil {
+	switch {
+	case err != nil && (s3Error(err).Code == "AccessDenied" || s3Error(err).Code == "InvalidAccessKeyId" || s3Error(err).Code == "SignatureDoesNotMatch"):
 		return nil, fmt.Errorf("remote: s3 bucket %s at %s: %w", bucket, host, err)
-	}
-	if !ok {
+	case err != nil:
+		log.Warn("remote storage does not answer; starting without it, operations on it retry", "bucket", bucket, "endpoint", host, "err", err)
+	case !ok:
 		return nil, fmt.Errorf("remote: s3 bucket %s does not exist at %s", bucket, host)
 	}
 	return b, nil

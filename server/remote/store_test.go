@@ -409,3 +409,23 @@ func TestOpenS3Errors(t *testing.T) {
 		t.Error("Open of s3:// without a bucket succeeded")
 	}
 }
+
+// TestOpenS3DuringAnOutage: a store that does not answer does not stop Open (a node must start
+// during an outage); operations fail while it lasts and work once it is back.
+func TestOpenS3DuringAnOutage(t *testing.T) {
+	e := remotetest.Start(t)
+	cfg := e.Config("x")
+	cfg.MaxRetries = -1
+	e.Refuse(true)
+	s, err := remote.Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatalf("Open during an outage: %v", err)
+	}
+	if err := s.Bucket.Upload(context.Background(), "a", strings.NewReader("a")); err == nil {
+		t.Fatal("upload during the outage succeeded")
+	}
+	e.Refuse(false)
+	if err := s.Bucket.Upload(context.Background(), "a", strings.NewReader("a")); err != nil {
+		t.Fatalf("upload after the outage: %v", err)
+	}
+}
