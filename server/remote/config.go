@@ -22,9 +22,9 @@ const (
 	OptMaxRetries      = "remote.storage.max-retries"
 	OptPartSize        = "remote.storage.multipart-part-size"
 	OptClientCreds     = "remote.storage.client-credentials"
-	defaultMaxInflight = 32
+	defaultMaxInflight = 16
 	defaultMaxRetries  = 10
-	defaultPartSize    = 64 << 20
+	defaultPartSize    = 16 << 20
 	// minPartSize is S3's smallest part of a multipart upload (all but the last).
 	minPartSize = 5 << 20
 )

@@ -36,14 +36,15 @@ type Config struct {
 	// S3 holds the s3.* options; used only for an s3:// DataDir.
 	S3 S3Config
 	// MaxInflight bounds the operations in flight on the store at once (an upload, a delete,
-	// a listing, a read until its reader is closed); 0 means 32.
+	// a listing, a read until its reader is closed); 0 means 16.
 	MaxInflight int
 	// MaxRetries is how often a request that failed transiently (a network error, 5xx, 429,
 	// SlowDown) is retried, with exponential backoff and jitter, before the operation fails;
 	// 0 means 10, negative means none. S3 only: a local file system has no transient errors.
 	MaxRetries int
 	// PartSize is the part size of multipart uploads: larger objects are uploaded in parts
-	// of this size; 0 means 64 MiB, at least 5 MiB (S3's minimum).
+	// of this size; 0 means 16 MiB, at least 5 MiB (S3's minimum). An upload holds one part in
+	// memory, so MaxInflight × PartSize bounds the memory uploads take.
 	PartSize int64
 	// ClientCredentials is what GET_FILESYSTEM_SECURITY_TOKEN hands to clients of an S3
 	// store; "" means CredentialsStatic.

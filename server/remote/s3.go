@@ -200,8 +200,9 @@ func (b *s3Bucket) IterWithAttributes(ctx context.Context, dir string, f func(ob
 
 // Upload stores r under name, whole or not at all (S3 makes a PUT or a completed multipart
 // upload visible atomically). r is read twice, once for its CRC32C and once to send it: a
-// reader that cannot seek is first spooled to a temporary file, so memory stays bounded by
-// the part size whatever the object's size.
+// reader that cannot seek is first spooled to a temporary file. minio-go reads each part (at
+// most PartSize bytes) into memory to compute its Content-MD5, so an upload holds at most one
+// part in memory whatever the object's size.
 func (b *s3Bucket) Upload(ctx context.Context, name string, r io.Reader, _ ...objstore.ObjectUploadOption) error {
 	src, size, sum, cleanup, err := seekableSource(r)
 	if err != nil {

@@ -429,3 +429,28 @@ func TestOpenS3DuringAnOutage(t *testing.T) {
 		t.Fatalf("upload after the outage: %v", err)
 	}
 }
+
+// TestS3UploadFromAnOffset: a reader positioned past its start uploads what is left of it
+// (Upload reads it twice, for the checksum and to send it), also through a retry.
+func TestS3UploadFromAnOffset(t *testing.T) {
+	e := remotetest.Start(t)
+	s, err := remote.Open(context.Background(), e.Config(""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := seekOnly{strings.NewReader("skipped|uploaded")}
+	r.Seek(int64(len("skipped|")), io.SeekStart)
+	e.FailNext(1)
+	if err := s.Bucket.Upload(context.Background(), "o", r); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, s.Bucket, "o"); string(got) != "uploaded" {
+		t.Fatalf("uploaded %q", got)
+	}
+}
+
+// seekOnly hides every method but Read and Seek (no ReaderAt, no WriterTo).
+type seekOnly struct{ rs io.ReadSeeker }
+
+func (s seekOnly) Read(p []byte) (int, error)                { return s.rs.Read(p) }
+func (s seekOnly) Seek(off int64, whence int) (int64, error) { return s.rs.Seek(off, whence) }
