@@ -26,6 +26,7 @@ import (
 // is an S3 bucket (the in-process emulator on loopback) and which shares no directory: each
 // node has its own data directory and nothing else (docs/kv-snapshots.md, "In a cluster").
 //
+//   - while S3 refuses every request, upserts are acknowledged and no changelog is trimmed;
 //   - GET_FILESYSTEM_SECURITY_TOKEN answers scheme s3 with the keys and s3a properties the
 //     official clients open the bucket with;
 //   - a follower is killed -9 and its disk wiped; upserts go on until the leader's changelog
@@ -47,6 +48,7 @@ func TestKvSnapshotsInS3WithoutSharedDirectory(t *testing.T) {
 	set["kv.snapshot.interval"] = "500ms"
 	set["log.segment.file-size"] = "4kb"
 	set["log.retention.check-interval"] = "200ms"
+	set["remote.storage.max-retries"] = "2" // a refused snapshot pass gives up quickly
 	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
@@ -109,7 +111,17 @@ func TestKvSnapshotsInS3WithoutSharedDirectory(t *testing.T) {
 		return o[0]
 	}
 
+	// S3 down: upserts are not held up by it, and nothing is trimmed that no snapshot covers.
+	e.Refuse(true)
 	upsert(1000)
+	waitUntil(t, 30*time.Second, "a snapshot pass refused by S3", func() bool { return e.Refused() > 0 })
+	if start := earliest(); start != 0 {
+		// The table was empty when S3 went down: no snapshot above offset 0 can be committed.
+		t.Fatalf("the changelog was trimmed to %d while no snapshot could be uploaded", start)
+	}
+	e.Refuse(false)
+	t.Logf("S3 refused %d requests while 1000 upserts were acknowledged", e.Refused())
+
 	victim.Kill()
 	if err := os.RemoveAll(victim.DataDir); err != nil {
 		t.Fatal(err)
