@@ -273,7 +273,9 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // SnapshotAll runs one pass: a snapshot of every changed bucket this server leads, then
-// cleanup if this node is the active coordinator.
+// cleanup if this node is the active coordinator. A failure of remote storage itself ends the
+// pass, cleanup included: the other buckets would each wait out the store's retries in vain,
+// and the next pass tries again.
 func (m *Manager) SnapshotAll(ctx context.Context) {
 	buckets := m.opts.Buckets()
 	defer m.dropLocal(buckets)
@@ -281,7 +283,11 @@ func (m *Manager) SnapshotAll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, _, err := m.SnapshotBucket(ctx, b); err != nil {
+		if _, _, err := m.SnapshotBucket(ctx, b); isRemote(err) {
+			m.log.Warn("kv snapshots: remote storage failed; this pass stops, the next one retries",
+				"remote.data.dir", m.opts.Remote.Root(), "bucket", b.Bucket, "err", err)
+			return
+		} else if err != nil {
 			lvl := slog.LevelWarn
 			if ferr.CodeOf(err) == ferr.FencedLeaderEpochException {
 				lvl = slog.LevelInfo // the leadership moved on during the pass
@@ -356,7 +362,9 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 		nextFile = max(nextFile, s.nextFileNumber())
 	}
 	bkt := m.opts.Remote.Bucket
-	if err := sweepOrphans(ctx, bkt, b.Bucket, committed, b.LeaderEpoch); err != nil {
+	if err := sweepOrphans(ctx, bkt, b.Bucket, committed, b.LeaderEpoch); isRemote(err) {
+		return nil, false, err
+	} else if err != nil {
 		m.log.Warn("kv snapshot: remove files of failed passes", "bucket", b.Bucket, "err", err)
 	}
 	name := snapDirName(id)
@@ -378,7 +386,9 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	if prev != nil {
 		// The base of an incremental snapshot, from the local copy when this node took it.
 		// Without it build writes a full snapshot.
-		if err := fetchTables(ctx, bkt, b.Bucket, prev.Tables, shared); err != nil {
+		if err := fetchTables(ctx, bkt, b.Bucket, prev.Tables, shared); isRemote(err) {
+			return nil, false, err
+		} else if err != nil {
 			m.log.Warn("kv snapshot: read the previous snapshot's tables", "bucket", b.Bucket, "snapshot", prev.ID, "err", err)
 		}
 	}
@@ -456,7 +466,7 @@ func sweepOrphans(ctx context.Context, bkt objstore.Bucket, b cluster.Bucket, co
 	root := bucketKey(b)
 	shared, err := listDir(ctx, bkt, path.Join(root, sharedDirName))
 	if err != nil {
-		errs = append(errs, err)
+		return err // the store does not answer: nothing else will work either
 	}
 	for _, key := range shared {
 		num, ok := strings.CutSuffix(path.Base(key), ".sst")

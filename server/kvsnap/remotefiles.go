@@ -26,6 +26,18 @@ import (
 //	kv/table-<id>/[partition-<id>/]bucket-<n>/shared/NNNNNN.sst
 //	kv/table-<id>/[partition-<id>/]bucket-<n>/snap-<id>[-e<epoch>]/{MANIFEST-NNNNNN,CURRENT}
 
+// remoteError is a failure of remote storage itself (after the store's retries): an outage,
+// not a problem of one snapshot. A pass that meets one stops (SnapshotAll).
+type remoteError struct{ err error }
+
+func (e remoteError) Error() string { return e.err.Error() }
+func (e remoteError) Unwrap() error { return e.err }
+
+func isRemote(err error) bool {
+	var r remoteError
+	return errors.As(err, &r)
+}
+
 // bucketKey is the key prefix of a bucket's files (no trailing slash).
 func bucketKey(b cluster.Bucket) string {
 	k := fmt.Sprintf("kv/table-%d", b.TableID)
@@ -52,7 +64,7 @@ func uploadFile(ctx context.Context, bkt objstore.Bucket, key, src string) error
 	}
 	defer f.Close()
 	if err := bkt.Upload(ctx, key, f); err != nil {
-		return fmt.Errorf("kvsnap: upload %s: %w", key, err)
+		return remoteError{fmt.Errorf("kvsnap: upload %s: %w", key, err)}
 	}
 	return nil
 }
@@ -91,7 +103,10 @@ func sizeOf(fi os.FileInfo) int64 {
 func download(ctx context.Context, bkt objstore.Bucket, key, dst string) error {
 	r, err := bkt.Get(ctx, key)
 	if err != nil {
-		return fmt.Errorf("kvsnap: download %s: %w", key, err)
+		if bkt.IsObjNotFoundErr(err) {
+			return fmt.Errorf("kvsnap: download %s: %w", key, err)
+		}
+		return remoteError{fmt.Errorf("kvsnap: download %s: %w", key, err)}
 	}
 	defer r.Close()
 	f, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
@@ -120,7 +135,7 @@ func deletePrefix(ctx context.Context, bkt objstore.Bucket, prefix string) error
 		return nil
 	}, objstore.WithRecursiveIter())
 	if err != nil {
-		return fmt.Errorf("kvsnap: list %s: %w", prefix, err)
+		return remoteError{fmt.Errorf("kvsnap: list %s: %w", prefix, err)}
 	}
 	var errs []error
 	for _, k := range keys {
@@ -139,5 +154,8 @@ func listDir(ctx context.Context, bkt objstore.Bucket, prefix string) ([]string,
 		out = append(out, name)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, remoteError{fmt.Errorf("kvsnap: list %s: %w", prefix, err)}
+	}
+	return out, nil
 }

@@ -14,7 +14,8 @@ import (
 // with nothing on a shared disk: incremental on the local copy of the base, and after a
 // restart (no local copy) on a download of it; the files handed to clients are s3:// paths;
 // cleanup deletes the objects; a store that refuses every request fails the pass without a
-// commit, and the next pass after it recovers succeeds.
+// commit, a whole pass stops at the first refusal, and the next pass after it recovers
+// succeeds.
 func TestSnapshotsInS3(t *testing.T) {
 	e := remotetest.Start(t)
 	cfg := e.Config("snaps")
@@ -82,6 +83,13 @@ func TestSnapshotsInS3(t *testing.T) {
 	}
 	if l, _ := h.m.Latest(testBucket); l.ID != s2.ID {
 		t.Fatalf("a failed upload committed snapshot %d", l.ID)
+	}
+	// A whole pass stops at the store's first failure instead of trying every step of every
+	// bucket against it.
+	before := e.Refused()
+	h.m.SnapshotAll(context.Background())
+	if n := e.Refused() - before; n != 1 {
+		t.Fatalf("a pass with S3 down sent %d requests, want 1", n)
 	}
 	e.Refuse(false)
 	s3, fresh := h.snapshot()
