@@ -383,9 +383,9 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	}
 	defer func() { pruneLocal(shared, localTables) }()
 	m.noteLocal(b.Bucket)
-	if prev != nil {
-		// The base of an incremental snapshot, from the local copy when this node took it.
-		// Without it build writes a full snapshot.
+	if prev != nil && prev.minLevel() > 1 {
+		// The base of an incremental snapshot (build's condition for one), from the local
+		// copy when this node took it. Without it build writes a full snapshot.
 		if err := fetchTables(ctx, bkt, b.Bucket, prev.Tables, shared); isRemote(err) {
 			return nil, false, err
 		} else if err != nil {
