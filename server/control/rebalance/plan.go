@@ -1,109 +1,14 @@
-package control
+package rebalance
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// ServerTag marks a tablet server for the rebalancer (Fluss's ServerTag, same numbers).
-type ServerTag int32
-
-const (
-	// TagPermanentOffline: the server is leaving for good. It gets no replica of a new table
-	// or partition, and a rebalance moves every replica it holds to other servers.
-	TagPermanentOffline ServerTag = 0
-	// TagTemporaryOffline: the server is about to go away for a while (an upgrade). A
-	// rebalance moves its replicas away and gives it none, as Fluss's planner does; new
-	// tables may still place replicas on it (Fluss excludes only PERMANENT_OFFLINE servers
-	// from assignment).
-	TagTemporaryOffline ServerTag = 1
-)
-
-func (t ServerTag) String() string {
-	switch t {
-	case TagPermanentOffline:
-		return "PERMANENT_OFFLINE"
-	case TagTemporaryOffline:
-		return "TEMPORARY_OFFLINE"
-	}
-	return fmt.Sprintf("ServerTag(%d)", int32(t))
-}
-
-// ValidServerTag reports whether v is a tag Fluss defines.
-func ValidServerTag(v int32) bool {
-	return v == int32(TagPermanentOffline) || v == int32(TagTemporaryOffline)
-}
-
-// Goal is a rebalance goal (Fluss's GoalType, same numbers), in the order of priority given.
-type Goal int32
-
-const (
-	// GoalReplicaDistribution evens out the number of replicas per eligible server.
-	GoalReplicaDistribution Goal = 0
-	// GoalLeaderDistribution evens out the number of leaderships per eligible server.
-	GoalLeaderDistribution Goal = 1
-	// GoalRackAware spreads a bucket's replicas over racks. Strom servers carry no rack, so
-	// all are in one rack and this goal plans what GoalReplicaDistribution plans.
-	GoalRackAware Goal = 2
-)
-
-// ValidGoal reports whether v is a goal Fluss defines.
-func ValidGoal(v int32) bool { return v >= 0 && v <= int32(GoalRackAware) }
-
-// RebalanceStatus is the status of a rebalance and of each of its bucket moves (Fluss's
-// RebalanceStatus, same numbers).
-type RebalanceStatus int32
-
-const (
-	StatusNotStarted  RebalanceStatus = 0
-	StatusRebalancing RebalanceStatus = 1
-	StatusFailed      RebalanceStatus = 2
-	StatusCompleted   RebalanceStatus = 3
-	StatusCanceled    RebalanceStatus = 4
-	StatusTimeout     RebalanceStatus = 5
-)
-
-// Final reports whether the status no longer changes.
-func (s RebalanceStatus) Final() bool {
-	return s == StatusFailed || s == StatusCompleted || s == StatusCanceled || s == StatusTimeout
-}
-
-func (s RebalanceStatus) String() string {
-	switch s {
-	case StatusNotStarted:
-		return "NOT_STARTED"
-	case StatusRebalancing:
-		return "REBALANCING"
-	case StatusFailed:
-		return "FAILED"
-	case StatusCompleted:
-		return "COMPLETED"
-	case StatusCanceled:
-		return "CANCELED"
-	case StatusTimeout:
-		return "TIMEOUT"
-	}
-	return fmt.Sprintf("RebalanceStatus(%d)", int32(s))
-}
-
-// BucketMove is one bucket's part of a rebalance plan (Fluss's RebalancePlanForBucket) and
-// its progress.
-type BucketMove struct {
-	Bucket           cluster.Bucket  `json:"bucket"`
-	OriginalLeader   int32           `json:"original_leader"`
-	NewLeader        int32           `json:"new_leader"`
-	OriginalReplicas []int32         `json:"original_replicas"`
-	NewReplicas      []int32         `json:"new_replicas"` // the new leader first
-	Status           RebalanceStatus `json:"status"`
-	// Reason says why a move failed or is held (logged, and kept in etcd for operators).
-	Reason string `json:"reason,omitempty"`
-}
-
-// PlanRebalance computes the bucket moves that satisfy goals (in priority order) over the
+// Plan computes the bucket moves that satisfy goals (in priority order) over the
 // current bucket states. Rules (docs/cluster.md, "Membership changes"):
 //
 //   - Eligible servers are the live ones without a tag; only they receive replicas or
@@ -118,7 +23,7 @@ type BucketMove struct {
 //     moves leaderships between a bucket's replicas the same way.
 //
 // With no goal the plan is empty, as in Fluss. The result is sorted by bucket.
-func PlanRebalance(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag, goals []Goal) ([]BucketMove, error) {
+func Plan(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag, goals []Goal) ([]Move, error) {
 	if len(goals) == 0 {
 		return nil, nil
 	}
@@ -265,14 +170,14 @@ func PlanRebalance(states map[cluster.Bucket]cluster.BucketState, live []int32, 
 			}
 		}
 	}
-	var moves []BucketMove
+	var moves []Move
 	for _, b := range buckets {
 		st := states[b]
-		if sameMembers(repl[b], st.Replicas) && leader[b] == st.Leader {
+		if SameMembers(repl[b], st.Replicas) && leader[b] == st.Leader {
 			continue
 		}
 		newReplicas := append([]int32{leader[b]}, slices.DeleteFunc(slices.Clone(repl[b]), func(id int32) bool { return id == leader[b] })...)
-		moves = append(moves, BucketMove{Bucket: b, OriginalLeader: st.Leader, NewLeader: leader[b],
+		moves = append(moves, Move{Bucket: b, OriginalLeader: st.Leader, NewLeader: leader[b],
 			OriginalReplicas: slices.Clone(st.Replicas), NewReplicas: newReplicas, Status: StatusNotStarted})
 	}
 	return moves, nil
@@ -282,8 +187,8 @@ func compareBuckets(a, b cluster.Bucket) int {
 	return cmp.Or(cmp.Compare(a.TableID, b.TableID), cmp.Compare(a.PartitionID, b.PartitionID), cmp.Compare(a.Bucket, b.Bucket))
 }
 
-// sameMembers reports whether a and b hold the same server ids (in any order).
-func sameMembers(a, b []int32) bool {
+// SameMembers reports whether a and b hold the same server ids (in any order).
+func SameMembers(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false
 	}
