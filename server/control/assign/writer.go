@@ -105,17 +105,17 @@ func (r *Reconciler) Run(ctx context.Context, active func() bool) {
 
 // Reconcile elects over every bucket, writes the changed states and tells the replicas. A
 // bucket that could not be decided now (an etcd error, a concurrent change, a state not yet
-// seen by the watch) is decided again 200 ms later: no other event may come.
-func (r *Reconciler) Reconcile(ctx context.Context, takeover bool) {
+// seen by the watch) is decided again 200 ms later, since no other event may come; retry
+// reports whether that was scheduled.
+func (r *Reconciler) Reconcile(ctx context.Context, takeover bool) (retry bool) {
 	r.Writer.Lock()
 	defer r.Writer.Unlock()
 	entries := r.States.Entries(nil)
 	epoch := r.Writer.Fence.Epoch()
 	if epoch == 0 {
-		return
+		return false
 	}
 	changed := map[cluster.Bucket]cluster.BucketState{}
-	retry := false
 	defer func() {
 		if retry && r.Life.Err() == nil {
 			time.AfterFunc(200*time.Millisecond, r.Kick)
@@ -134,7 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, takeover bool) {
 		if err != nil {
 			r.Log.Warn("cannot elect a leader", "bucket", b, "err", err)
 			if ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException {
-				return
+				return retry
 			}
 			retry = true
 			continue
@@ -156,4 +156,5 @@ func (r *Reconciler) Reconcile(ctx context.Context, takeover bool) {
 	if takeover {
 		r.Log.Info("reconciled buckets at takeover", "buckets", len(entries), "elections", len(changed))
 	}
+	return retry
 }
