@@ -70,6 +70,16 @@ type Rebalancer struct {
 
 	kickOnce sync.Once
 	kick     chan struct{}
+
+	// clock is the time moves are timed by; nil: time.Now (tests set their own).
+	clock func() time.Time
+}
+
+func (r *Rebalancer) now() time.Time {
+	if r.clock != nil {
+		return r.clock()
+	}
+	return time.Now()
 }
 
 func (r *Rebalancer) moveTimeout() time.Duration {
@@ -400,11 +410,11 @@ func (r *Rebalancer) step(ctx context.Context) error {
 		}
 		first, held := r.moveStarted[m.Bucket]
 		if !held {
-			first = time.Now()
+			first = r.now()
 			r.moveStarted[m.Bucket] = first
 		}
 		st, ok := r.States.State(m.Bucket)
-		admission, status, reason := Admit(st, ok, r.Live, time.Since(first), r.moveTimeout())
+		admission, status, reason := Admit(st, ok, r.Live, r.now().Sub(first), r.moveTimeout())
 		switch admission {
 		case Hold:
 			// Tried again at the next step, within the move's timeout.
@@ -419,7 +429,7 @@ func (r *Rebalancer) step(ctx context.Context) error {
 		}
 		changed = true
 		m.Status = StatusRebalancing
-		r.moveStarted[m.Bucket] = time.Now()
+		r.moveStarted[m.Bucket] = r.now()
 		running++
 		if err := r.advance(ctx, m); err != nil {
 			return err
@@ -455,10 +465,10 @@ func (r *Rebalancer) advance(ctx context.Context, m *Move) error {
 	}
 	started, ok := r.moveStarted[m.Bucket]
 	if !ok {
-		started = time.Now() // continued after a takeover: its time starts again
+		started = r.now() // continued after a takeover: its time starts again
 		r.moveStarted[m.Bucket] = started
 	}
-	res := Step(*m, e.State, r.Live, time.Since(started) > r.moveTimeout())
+	res := Step(*m, e.State, r.Live, r.now().Sub(started) > r.moveTimeout())
 	m.Status = res.Status
 	if res.Reason != "" {
 		m.Reason = res.Reason
