@@ -1,5 +1,5 @@
 // Package bucketstate holds the bucket states of a cluster as one node follows them from etcd
-// (docs/cluster.md, "In etcd"): the key layout of buckets/… and lineage/…, and Cache, the
+// (docs/cluster.md, "What is in etcd"): the key layout of buckets/… and lineage/…, and Cache, the
 // states with the etcd revision each was read at.
 //
 // Cache only records; it decides nothing. Writers of states (the active coordinator's
