@@ -27,160 +27,210 @@ func Plan(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[
 	if len(goals) == 0 {
 		return nil, nil
 	}
-	isLive := func(id int32) bool { return slices.Contains(live, id) }
-	var eligible []int32
+	p := newPlanner(states, live, tags)
+	if err := p.evacuate(); err != nil {
+		return nil, err
+	}
+	if slices.Contains(goals, GoalReplicaDistribution) || slices.Contains(goals, GoalRackAware) {
+		p.spreadReplicas()
+	}
+	p.chooseLeaders()
+	if slices.Contains(goals, GoalLeaderDistribution) {
+		p.spreadLeaders()
+	}
+	return p.moves(), nil
+}
+
+// planner holds a plan being made: each planned bucket's new replica set and leader, and
+// the replicas per eligible server.
+type planner struct {
+	states   map[cluster.Bucket]cluster.BucketState
+	tags     map[int32]ServerTag
+	isLive   func(int32) bool
+	eligible []int32          // live and untagged, sorted
+	buckets  []cluster.Bucket // those with a live leader, sorted
+	repl     map[cluster.Bucket][]int32
+	count    map[int32]int // replicas per eligible server
+	leader   map[cluster.Bucket]int32
+}
+
+func newPlanner(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag) *planner {
+	p := &planner{states: states, tags: tags, isLive: func(id int32) bool { return slices.Contains(live, id) },
+		repl: map[cluster.Bucket][]int32{}, count: map[int32]int{}, leader: map[cluster.Bucket]int32{}}
 	for _, id := range live {
 		if _, tagged := tags[id]; !tagged {
-			eligible = append(eligible, id)
+			p.eligible = append(p.eligible, id)
 		}
 	}
-	slices.Sort(eligible)
-	buckets := make([]cluster.Bucket, 0, len(states))
+	slices.Sort(p.eligible)
 	for b, st := range states {
-		if st.Leader != cluster.NoLeader && isLive(st.Leader) {
-			buckets = append(buckets, b)
+		if st.Leader != cluster.NoLeader && p.isLive(st.Leader) {
+			p.buckets = append(p.buckets, b)
 		}
 	}
-	slices.SortFunc(buckets, compareBuckets)
+	slices.SortFunc(p.buckets, compareBuckets)
+	for _, id := range p.eligible {
+		p.count[id] = 0
+	}
+	for _, b := range p.buckets {
+		p.repl[b] = slices.Clone(states[b].Replicas)
+		for _, r := range p.repl[b] {
+			if _, ok := p.count[r]; ok {
+				p.count[r]++
+			}
+		}
+	}
+	return p
+}
 
-	repl := make(map[cluster.Bucket][]int32, len(buckets))
-	count := map[int32]int{}
-	for _, id := range eligible {
-		count[id] = 0
-	}
-	for _, b := range buckets {
-		repl[b] = slices.Clone(states[b].Replicas)
-		for _, r := range repl[b] {
-			if _, ok := count[r]; ok {
-				count[r]++
-			}
+// leastLoaded returns the eligible server with the lowest load among those ok accepts (the
+// lowest id on a tie).
+func (p *planner) leastLoaded(load map[int32]int, ok func(int32) bool) (int32, bool) {
+	best, found := int32(0), false
+	for _, id := range p.eligible {
+		if ok(id) && (!found || load[id] < load[best]) {
+			best, found = id, true
 		}
 	}
-	leastLoaded := func(load map[int32]int, ok func(int32) bool) (int32, bool) {
-		best, found := int32(0), false
-		for _, id := range eligible {
-			if ok(id) && (!found || load[id] < load[best]) {
-				best, found = id, true
-			}
-		}
-		return best, found
-	}
-	// Evacuate tagged servers.
-	for _, b := range buckets {
-		for i, r := range repl[b] {
-			if _, tagged := tags[r]; !tagged {
+	return best, found
+}
+
+// evacuate moves every replica on a tagged server to the least loaded eligible server that
+// holds none of the bucket; REBALANCE_FAILURE when there is none.
+func (p *planner) evacuate() error {
+	for _, b := range p.buckets {
+		for i, r := range p.repl[b] {
+			if _, tagged := p.tags[r]; !tagged {
 				continue
 			}
-			to, ok := leastLoaded(count, func(id int32) bool { return !slices.Contains(repl[b], id) })
+			to, ok := p.leastLoaded(p.count, func(id int32) bool { return !slices.Contains(p.repl[b], id) })
 			if !ok {
-				return nil, ferr.New(ferr.RebalanceFailureException, "cannot move the replica of %s off tablet server %d (tagged %s): no live untagged tablet server without a replica of the bucket is left", b, r, tags[r])
+				return ferr.New(ferr.RebalanceFailureException, "cannot move the replica of %s off tablet server %d (tagged %s): no live untagged tablet server without a replica of the bucket is left", b, r, p.tags[r])
 			}
-			repl[b][i] = to
-			count[to]++
+			p.repl[b][i] = to
+			p.count[to]++
 		}
 	}
-	wantReplicas := slices.Contains(goals, GoalReplicaDistribution) || slices.Contains(goals, GoalRackAware)
-	if wantReplicas && len(eligible) > 1 {
-		for range len(buckets) * 4 {
-			hi, lo := eligible[0], eligible[0]
-			for _, id := range eligible {
-				if count[id] > count[hi] {
-					hi = id
-				}
-				if count[id] < count[lo] {
-					lo = id
-				}
+	return nil
+}
+
+// spreadReplicas moves replicas from the most to the least loaded eligible server until
+// they differ by at most one, preferring followers (a leader's move also moves its
+// leadership).
+func (p *planner) spreadReplicas() {
+	if len(p.eligible) <= 1 {
+		return
+	}
+	for range len(p.buckets) * 4 {
+		hi, lo := p.eligible[0], p.eligible[0]
+		for _, id := range p.eligible {
+			if p.count[id] > p.count[hi] {
+				hi = id
 			}
-			if count[hi]-count[lo] <= 1 {
-				break
-			}
-			moved := false
-			// Prefer moving a follower: a leader's move also moves its leadership.
-			for _, followersOnly := range []bool{true, false} {
-				for _, b := range buckets {
-					i := slices.Index(repl[b], hi)
-					if i < 0 || slices.Contains(repl[b], lo) || (followersOnly && states[b].Leader == hi) {
-						continue
-					}
-					repl[b][i] = lo
-					count[hi]--
-					count[lo]++
-					moved = true
-					break
-				}
-				if moved {
-					break
-				}
-			}
-			if !moved {
-				break
+			if p.count[id] < p.count[lo] {
+				lo = id
 			}
 		}
+		if p.count[hi]-p.count[lo] <= 1 {
+			return
+		}
+		if !p.moveReplica(hi, lo, true) && !p.moveReplica(hi, lo, false) {
+			return
+		}
 	}
-	// Leaders: the current one if it keeps a replica, else a replica that already holds the
-	// data (in the ISR), else the first new one.
-	leader := make(map[cluster.Bucket]int32, len(buckets))
-	for _, b := range buckets {
-		st := states[b]
+}
+
+// moveReplica moves one replica from server hi to lo, of the first bucket that has one on hi
+// and none on lo (and, followersOnly, is not led by hi). It reports whether it found one.
+func (p *planner) moveReplica(hi, lo int32, followersOnly bool) bool {
+	for _, b := range p.buckets {
+		i := slices.Index(p.repl[b], hi)
+		if i < 0 || slices.Contains(p.repl[b], lo) || (followersOnly && p.states[b].Leader == hi) {
+			continue
+		}
+		p.repl[b][i] = lo
+		p.count[hi]--
+		p.count[lo]++
+		return true
+	}
+	return false
+}
+
+// chooseLeaders keeps each bucket's leader if it keeps its replica, else takes a new replica
+// that already holds the data (in the ISR and live), else the first new replica.
+func (p *planner) chooseLeaders() {
+	for _, b := range p.buckets {
+		st := p.states[b]
 		l := st.Leader
-		if !slices.Contains(repl[b], l) {
-			l = repl[b][0]
-			for _, r := range repl[b] {
-				if st.InISR(r) && isLive(r) {
+		if !slices.Contains(p.repl[b], l) {
+			l = p.repl[b][0]
+			for _, r := range p.repl[b] {
+				if st.InISR(r) && p.isLive(r) {
 					l = r
 					break
 				}
 			}
 		}
-		leader[b] = l
+		p.leader[b] = l
 	}
-	if slices.Contains(goals, GoalLeaderDistribution) && len(eligible) > 1 {
-		lcount := map[int32]int{}
-		for _, id := range eligible {
-			lcount[id] = 0
+}
+
+// spreadLeaders moves leaderships from the eligible server with the most to the least loaded
+// replica of the same bucket, while they differ by more than one.
+func (p *planner) spreadLeaders() {
+	if len(p.eligible) <= 1 {
+		return
+	}
+	lcount := map[int32]int{}
+	for _, id := range p.eligible {
+		lcount[id] = 0
+	}
+	for _, b := range p.buckets {
+		if _, ok := lcount[p.leader[b]]; ok {
+			lcount[p.leader[b]]++
 		}
-		for _, b := range buckets {
-			if _, ok := lcount[leader[b]]; ok {
-				lcount[leader[b]]++
+	}
+	for range len(p.buckets) * 2 {
+		hi := p.eligible[0]
+		for _, id := range p.eligible {
+			if lcount[id] > lcount[hi] {
+				hi = id
 			}
 		}
-		for range len(buckets) * 2 {
-			hi := eligible[0]
-			for _, id := range eligible {
-				if lcount[id] > lcount[hi] {
-					hi = id
-				}
+		moved := false
+		for _, b := range p.buckets {
+			if p.leader[b] != hi {
+				continue
 			}
-			moved := false
-			for _, b := range buckets {
-				if leader[b] != hi {
-					continue
-				}
-				to, ok := leastLoaded(lcount, func(id int32) bool { return slices.Contains(repl[b], id) })
-				if ok && lcount[hi]-lcount[to] > 1 {
-					leader[b] = to
-					lcount[hi]--
-					lcount[to]++
-					moved = true
-					break
-				}
-			}
-			if !moved {
+			to, ok := p.leastLoaded(lcount, func(id int32) bool { return slices.Contains(p.repl[b], id) })
+			if ok && lcount[hi]-lcount[to] > 1 {
+				p.leader[b] = to
+				lcount[hi]--
+				lcount[to]++
+				moved = true
 				break
 			}
 		}
+		if !moved {
+			return
+		}
 	}
+}
+
+// moves lists the planned buckets whose replicas or leader change, the new leader first.
+func (p *planner) moves() []Move {
 	var moves []Move
-	for _, b := range buckets {
-		st := states[b]
-		if SameMembers(repl[b], st.Replicas) && leader[b] == st.Leader {
+	for _, b := range p.buckets {
+		st := p.states[b]
+		leader := p.leader[b]
+		if SameMembers(p.repl[b], st.Replicas) && leader == st.Leader {
 			continue
 		}
-		newReplicas := append([]int32{leader[b]}, slices.DeleteFunc(slices.Clone(repl[b]), func(id int32) bool { return id == leader[b] })...)
-		moves = append(moves, Move{Bucket: b, OriginalLeader: st.Leader, NewLeader: leader[b],
+		newReplicas := append([]int32{leader}, slices.DeleteFunc(slices.Clone(p.repl[b]), func(id int32) bool { return id == leader })...)
+		moves = append(moves, Move{Bucket: b, OriginalLeader: st.Leader, NewLeader: leader,
 			OriginalReplicas: slices.Clone(st.Replicas), NewReplicas: newReplicas, Status: StatusNotStarted})
 	}
-	return moves, nil
+	return moves
 }
 
 func compareBuckets(a, b cluster.Bucket) int {
