@@ -381,28 +381,64 @@ func (r *Rebalancer) step(ctx context.Context) error {
 	if r.moveStarted == nil {
 		r.moveStarted = map[cluster.Bucket]time.Time{}
 	}
-	changed := false
-	running := 0
+	running, advanced, err := r.advanceRunning(ctx, rec)
+	if err != nil {
+		return err
+	}
+	running, started, err := r.startMoves(ctx, rec, running)
+	if err != nil {
+		return err
+	}
+	changed := advanced || started
+	if running == 0 {
+		if status, ended := Outcome(rec.Moves); ended {
+			rec.Status = status
+			changed = true
+			r.Log.Info("rebalance finished", "id", rec.ID, "status", rec.Status)
+		}
+	}
+	if rec.Status == StatusNotStarted {
+		rec.Status = StatusRebalancing
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return r.save(ctx, rec)
+}
+
+// advanceRunning advances every move of rec in progress; it returns how many still run and
+// whether a status changed.
+func (r *Rebalancer) advanceRunning(ctx context.Context, rec *Record) (running int, changed bool, err error) {
 	for i := range rec.Moves {
 		m := &rec.Moves[i]
 		if m.Status != StatusRebalancing {
 			continue
 		}
-		before := m.Status
 		if err := r.advance(ctx, m); err != nil {
-			return err
+			return 0, false, err
 		}
-		if m.Status != before {
+		if m.Status != StatusRebalancing {
 			changed = true
 			delete(r.moveStarted, m.Bucket)
 		} else {
 			running++
 		}
 	}
-	canceled := slices.ContainsFunc(rec.Moves, func(m Move) bool { return m.Status == StatusCanceled })
+	return running, changed, nil
+}
+
+// startMoves starts the moves of rec not yet started, in order, as Admit decides, while fewer
+// than maxConcurrentMoves run and no move was canceled. It returns how many run now and
+// whether a status changed.
+func (r *Rebalancer) startMoves(ctx context.Context, rec *Record, running int) (int, bool, error) {
+	if slices.ContainsFunc(rec.Moves, func(m Move) bool { return m.Status == StatusCanceled }) {
+		return running, false, nil
+	}
+	changed := false
 	for i := range rec.Moves {
 		m := &rec.Moves[i]
-		if running >= maxConcurrentMoves || canceled {
+		if running >= maxConcurrentMoves {
 			break
 		}
 		if m.Status != StatusNotStarted {
@@ -432,24 +468,10 @@ func (r *Rebalancer) step(ctx context.Context) error {
 		r.moveStarted[m.Bucket] = r.now()
 		running++
 		if err := r.advance(ctx, m); err != nil {
-			return err
+			return 0, false, err
 		}
 	}
-	if running == 0 {
-		if status, ended := Outcome(rec.Moves); ended {
-			rec.Status = status
-			changed = true
-			r.Log.Info("rebalance finished", "id", rec.ID, "status", rec.Status)
-		}
-	}
-	if rec.Status == StatusNotStarted {
-		rec.Status = StatusRebalancing
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	return r.save(ctx, rec)
+	return running, changed, nil
 }
 
 // advance takes the next step of a started move, as Step decides from the bucket's current
