@@ -153,75 +153,95 @@ func (f *follower) afterReload(ctx context.Context) {
 	f.kickCatalog()
 }
 
-// handle routes one watch response's events. The bucket states of one response are applied
-// at once.
+// batch is what one watch response changed, by concern.
+type batch struct {
+	servers, elected, catalog bool
+	states                    []bucketstate.Change // applied to the cache at once
+	changed                   []cluster.Bucket     // states put
+	dropped                   []cluster.Bucket     // deleted states that listed this server
+	droppedTables             map[int64]bool       // tables whose schemas were deleted
+}
+
+// handle routes one watch response's events, then sets off what they call for.
 func (f *follower) handle(ctx context.Context, events []*clientv3.Event) {
-	var servers, elected, catalog bool
-	var stateChanges []bucketstate.Change
-	var changed, dropped []cluster.Bucket
-	droppedTables := map[int64]bool{}
+	bt := batch{droppedTables: map[int64]bool{}}
 	for _, ev := range events {
-		deleted := ev.Type == clientv3.EventTypeDelete
-		key := strings.TrimPrefix(string(ev.Kv.Key), meta.KeyPrefix)
-		if id, ok := droppedTable(key); ok && deleted {
-			droppedTables[id] = true
-		}
-		switch {
-		case rebalance.Owns(key):
-			f.rebalancer.Apply(key, ev.Kv.Value, deleted)
-		case strings.HasPrefix(key, membership.Prefix):
-			if deleted {
-				if id, ok := membership.ParseKey(key); ok {
-					f.members.Delete(id)
-					servers = true
-				}
-			} else if id, reg, ok := f.registration(key, ev.Kv.Value); ok {
-				f.members.Put(id, reg)
-				servers = true
-			}
-		case strings.HasPrefix(key, election.Prefix):
-			elected = true
-		case strings.HasPrefix(key, bucketstate.Prefix):
-			if deleted {
-				b, ok := bucketstate.ParseKey(key)
-				if !ok {
-					continue
-				}
-				stateChanges = append(stateChanges, bucketstate.Change{Bucket: b, Deleted: true})
-				if ev.PrevKv != nil {
-					if st, err := bucketstate.Decode(ev.PrevKv.Value); err == nil && st.IsReplica(f.opts.Registration.ID) {
-						dropped = append(dropped, b)
-					}
-				}
-			} else if b, st, ok := f.state(key, ev.Kv.Value); ok {
-				stateChanges = append(stateChanges, bucketstate.Change{Bucket: b, State: st, Rev: ev.Kv.ModRevision})
-				changed = append(changed, b)
-			}
-		case isCatalogKey(key):
-			catalog = true
-		}
+		f.route(&bt, ev)
 	}
-	f.states.Apply(stateChanges)
-	if elected {
+	f.states.Apply(bt.states)
+	f.react(ctx, &bt)
+}
+
+// route hands one event's key to its owner (the bucket states are collected in bt, to be
+// applied at once) and notes in bt what changed.
+func (f *follower) route(bt *batch, ev *clientv3.Event) {
+	deleted := ev.Type == clientv3.EventTypeDelete
+	key := strings.TrimPrefix(string(ev.Kv.Key), meta.KeyPrefix)
+	if id, ok := droppedTable(key); ok && deleted {
+		bt.droppedTables[id] = true
+	}
+	switch {
+	case rebalance.Owns(key):
+		f.rebalancer.Apply(key, ev.Kv.Value, deleted)
+	case strings.HasPrefix(key, membership.Prefix):
+		if deleted {
+			if id, ok := membership.ParseKey(key); ok {
+				f.members.Delete(id)
+				bt.servers = true
+			}
+		} else if id, reg, ok := f.registration(key, ev.Kv.Value); ok {
+			f.members.Put(id, reg)
+			bt.servers = true
+		}
+	case strings.HasPrefix(key, election.Prefix):
+		bt.elected = true
+	case strings.HasPrefix(key, bucketstate.Prefix):
+		if !deleted {
+			if b, st, ok := f.state(key, ev.Kv.Value); ok {
+				bt.states = append(bt.states, bucketstate.Change{Bucket: b, State: st, Rev: ev.Kv.ModRevision})
+				bt.changed = append(bt.changed, b)
+			}
+			return
+		}
+		b, ok := bucketstate.ParseKey(key)
+		if !ok {
+			return
+		}
+		bt.states = append(bt.states, bucketstate.Change{Bucket: b, Deleted: true})
+		if ev.PrevKv != nil {
+			if st, err := bucketstate.Decode(ev.PrevKv.Value); err == nil && st.IsReplica(f.opts.Registration.ID) {
+				bt.dropped = append(bt.dropped, b)
+			}
+		}
+	case isCatalogKey(key):
+		bt.catalog = true
+	}
+}
+
+// react sets off what a batch calls for: the active coordinator read again, the listener
+// topology, a catalog reload, a reconciliation, the local tablet server's states, a
+// rebalance step.
+func (f *follower) react(ctx context.Context, bt *batch) {
+	if bt.elected {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := f.elector.Refresh(rctx); err != nil {
 			f.log.Warn("cannot read the coordinator election", "err", err)
 		}
 		cancel()
 	}
-	if servers || elected {
+	if bt.servers || bt.elected {
 		f.publishTopology()
 	}
-	if catalog {
+	if bt.catalog {
 		f.kickCatalog()
 	}
-	if servers {
+	if bt.servers {
 		f.reconciler.Kick()
 	}
-	if f.opts.Replicas != nil && (len(changed) > 0 || len(dropped) > 0) {
-		f.notifier.ApplyMine(ctx, f.states.Of(changed), dropped, droppedTables)
+	if f.opts.Replicas != nil && (len(bt.changed) > 0 || len(bt.dropped) > 0) {
+		f.notifier.ApplyMine(ctx, f.states.Of(bt.changed), bt.dropped, bt.droppedTables)
 	}
-	if len(changed) > 0 && f.opts.Coordinator != nil {
+	if len(bt.changed) > 0 && f.opts.Coordinator != nil {
 		f.rebalancer.Kick()
 	}
 }
