@@ -1,4 +1,4 @@
-package control
+package rebalance
 
 import (
 	"slices"
@@ -18,7 +18,7 @@ func planStates(replicas ...[]int32) map[cluster.Bucket]cluster.BucketState {
 }
 
 // applyPlan returns the replica sets and leaders after the moves.
-func applyPlan(states map[cluster.Bucket]cluster.BucketState, moves []BucketMove) (replicas map[int32]int, leaders map[int32]int) {
+func applyPlan(states map[cluster.Bucket]cluster.BucketState, moves []Move) (replicas map[int32]int, leaders map[int32]int) {
 	replicas, leaders = map[int32]int{}, map[int32]int{}
 	final := map[cluster.Bucket]cluster.BucketState{}
 	for b, st := range states {
@@ -36,7 +36,7 @@ func applyPlan(states map[cluster.Bucket]cluster.BucketState, moves []BucketMove
 	return replicas, leaders
 }
 
-func TestPlanRebalance(t *testing.T) {
+func TestPlan(t *testing.T) {
 	t.Run("a tagged dead server's replicas go to the new server", func(t *testing.T) {
 		// Server 3 is dead and tagged; 4 is new and empty.
 		states := planStates([]int32{1, 2, 3}, []int32{2, 3, 1}, []int32{3, 1, 2}, []int32{1, 2, 3})
@@ -46,7 +46,7 @@ func TestPlanRebalance(t *testing.T) {
 				states[b] = st
 			}
 		}
-		moves, err := PlanRebalance(states, []int32{1, 2, 4}, map[int32]ServerTag{3: TagPermanentOffline}, []Goal{GoalReplicaDistribution})
+		moves, err := Plan(states, []int32{1, 2, 4}, map[int32]ServerTag{3: TagPermanentOffline}, []Goal{GoalReplicaDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestPlanRebalance(t *testing.T) {
 	})
 	t.Run("a dead server without a tag keeps its replicas", func(t *testing.T) {
 		states := planStates([]int32{1, 3}, []int32{1, 3})
-		moves, err := PlanRebalance(states, []int32{1, 2}, nil, []Goal{GoalReplicaDistribution})
+		moves, err := Plan(states, []int32{1, 2}, nil, []Goal{GoalReplicaDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,13 +73,13 @@ func TestPlanRebalance(t *testing.T) {
 	})
 	t.Run("nowhere to go", func(t *testing.T) {
 		states := planStates([]int32{1, 2}, []int32{2, 1})
-		_, err := PlanRebalance(states, []int32{1, 2}, map[int32]ServerTag{2: TagTemporaryOffline}, []Goal{GoalLeaderDistribution})
+		_, err := Plan(states, []int32{1, 2}, map[int32]ServerTag{2: TagTemporaryOffline}, []Goal{GoalLeaderDistribution})
 		if ferr.CodeOf(err) != ferr.RebalanceFailureException {
 			t.Fatalf("err = %v, want REBALANCE_FAILURE", err)
 		}
 	})
 	t.Run("no goal, no plan", func(t *testing.T) {
-		moves, err := PlanRebalance(planStates([]int32{1, 2}), []int32{1, 2, 3}, map[int32]ServerTag{2: TagPermanentOffline}, nil)
+		moves, err := Plan(planStates([]int32{1, 2}), []int32{1, 2, 3}, map[int32]ServerTag{2: TagPermanentOffline}, nil)
 		if err != nil || len(moves) != 0 {
 			t.Fatalf("%+v, %v", moves, err)
 		}
@@ -90,7 +90,7 @@ func TestPlanRebalance(t *testing.T) {
 			rs = append(rs, []int32{int32(1 + i%2), int32(1 + (i+1)%2)})
 		}
 		states := planStates(rs...)
-		moves, err := PlanRebalance(states, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
+		moves, err := Plan(states, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestPlanRebalance(t *testing.T) {
 		for _, m := range moves {
 			after[m.Bucket] = cluster.BucketState{Replicas: m.NewReplicas, Leader: m.NewLeader, ISR: m.NewReplicas}
 		}
-		again, err := PlanRebalance(after, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
+		again, err := Plan(after, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
 		if err != nil || len(again) != 0 {
 			t.Fatalf("a balanced cluster planned %+v, %v", again, err)
 		}

@@ -1,4 +1,4 @@
-package control
+package membership
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stromdb/strom/server/meta"
 )
 
-// TestRenewLeaseKeepsALiveLease checks the two answers keepRegistered acts on: a lease etcd
+// TestRenewLeaseKeepsALiveLease checks the two answers Keep acts on: a lease etcd
 // still holds is renewed (no moment without a registration), and a lease etcd no longer has
 // is reported expired at once.
 func TestRenewLeaseKeepsALiveLease(t *testing.T) {
@@ -21,22 +21,20 @@ func TestRenewLeaseKeepsALiveLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	c := New(Options{Store: store, Log: testLog(), TabletTTL: 2 * time.Second})
-	c.ctx, c.cancel = context.WithCancel(ctx)
-	t.Cleanup(c.cancel)
 	cli := store.Client()
+	r := &Registrar{Client: cli, TTL: 2 * time.Second, Log: testLog()}
 	lease, err := cli.Grant(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.renewLease(lease.ID); err != nil {
+	if err := r.renew(ctx, lease.ID); err != nil {
 		t.Fatalf("a lease etcd still holds was not renewed: %v", err)
 	}
 	if _, err := cli.Revoke(ctx, lease.ID); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := c.renewLease(lease.ID); !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+	if err := r.renew(ctx, lease.ID); !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		t.Fatalf("a revoked lease: %v, want lease not found", err)
 	}
 	if took := time.Since(start); took > time.Second {

@@ -1,15 +1,14 @@
-package control
+package assign
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/server/cluster"
 )
 
-func TestNextState(t *testing.T) {
+func TestElect(t *testing.T) {
 	alive := func(ids ...int32) func(int32) bool { return func(id int32) bool { return slices.Contains(ids, id) } }
 	base := cluster.BucketState{Replicas: []int32{1, 2, 3}, Leader: 1, ISR: []int32{1, 2, 3}, LeaderEpoch: 4, BucketEpoch: 7}
 	for _, tc := range []struct {
@@ -38,7 +37,7 @@ func TestNextState(t *testing.T) {
 			cluster.BucketState{Replicas: []int32{1, 2}, Leader: cluster.NoLeader, ISR: []int32{1}, LeaderEpoch: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, changed := nextState(tc.in, tc.live, 9)
+			got, changed := Elect(tc.in, tc.live, 9)
 			if changed != tc.changed {
 				t.Fatalf("changed = %v", changed)
 			}
@@ -56,14 +55,11 @@ func TestNextState(t *testing.T) {
 	}
 }
 
-func TestAssignSpreadsReplicasAndLeaders(t *testing.T) {
-	c := &Control{live: map[int32]Registration{4: {}, 7: {}, 9: {}, 12: {}}}
-	table := func(id int64, buckets int32, rf string) *cluster.TableInfo {
-		return &cluster.TableInfo{ID: id, Descriptor: metadata.TableDescriptor{BucketCount: buckets, Properties: map[string]string{"table.replication.factor": rf}}}
-	}
+func TestPlaceSpreadsReplicasAndLeaders(t *testing.T) {
+	servers := []int32{4, 7, 9, 12}
 	leaders, replicas := map[int32]int{}, map[int32]int{}
 	for id := int64(0); id < 3; id++ {
-		_, states, err := c.Assign(table(id, 4, "3"), cluster.NoPartition)
+		states, err := Place(servers, id, cluster.NoPartition, 4, 3, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,24 +78,12 @@ func TestAssignSpreadsReplicasAndLeaders(t *testing.T) {
 			leaders[st.Leader]++
 		}
 	}
-	for _, id := range []int32{4, 7, 9, 12} {
+	for _, id := range servers {
 		if leaders[id] != 3 || replicas[id] != 9 {
 			t.Fatalf("leaders %v replicas %v: want 3 and 9 each", leaders, replicas)
 		}
 	}
-	if _, _, err := c.Assign(table(5, 1, "5"), cluster.NoPartition); ferr.CodeOf(err) != ferr.InvalidReplicationFactor {
+	if _, err := Place(servers, 5, cluster.NoPartition, 1, 5, 0); ferr.CodeOf(err) != ferr.InvalidReplicationFactor {
 		t.Fatalf("RF 5 on 4 servers: %v", err)
-	}
-}
-
-func TestBucketKeys(t *testing.T) {
-	for _, b := range []cluster.Bucket{{TableID: 12, PartitionID: cluster.NoPartition, Bucket: 3}, {TableID: 1, PartitionID: 40, Bucket: 0}} {
-		got, ok := parseBucketKey(BucketKey(b))
-		if !ok || got != b {
-			t.Fatalf("%v -> %q -> %v %v", b, BucketKey(b), got, ok)
-		}
-	}
-	if BucketsPrefix(1, cluster.NoPartition) != "buckets/1/" || BucketsPrefix(1, 2) != "buckets/1/2/" {
-		t.Fatal("prefixes")
 	}
 }
