@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
@@ -74,6 +75,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err := cfg.Finish(); err != nil {
 		return nil, err
 	}
+	for _, w := range cfg.Warnings() { // unknown and unserved options (internal/options)
+		log.Warn(w)
+	}
 	n := &Node{cfg: cfg, log: log, serveErr: make(chan error, 8)}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -97,7 +101,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if lakeCfg.Enabled() {
 		// Started first: the tiering process opens the lake catalog while this node opens
 		// its stores; WaitReady below joins it.
-		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[lakehost.OptBinary],
+		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[options.TieringBinary.Key],
 			Logger: log.With("role", "lake")}); err != nil {
 			return nil, fmt.Errorf("open data lake: %w", err)
 		}
@@ -123,7 +127,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control
 	}
-	producerTTL, err := durationOption(cfg, "coordinator.producer-offsets.ttl")
+	producerTTL, err := options.ProducerOffsetsTTL.Get(cfg.Raw)
 	if err != nil {
 		return nil, err
 	}

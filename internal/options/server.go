@@ -1,6 +1,9 @@
 package options
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The server options Strom serves, each with its typed accessor. Fluss's keys first (with the
 // versions that have them), then Strom's own (Versions 0). Listener lists, the security
@@ -27,7 +30,7 @@ var (
 	WriterIDExpiration = DurationOf(Option{Key: "server.writer-id.expiration-time", Default: "7d", Scope: Server, Versions: Both09And10,
 		Desc: "idle idempotent writers are forgotten after this"})
 	ProducerOffsetsTTL = DurationOf(Option{Key: "coordinator.producer-offsets.ttl", Default: "24h", Scope: Server, Versions: Both09And10,
-		Parser: "server/coordinator", Desc: "default lifetime of registered producer offsets"})
+		Desc: "default lifetime of registered producer offsets"})
 )
 
 // Listeners (parsed by server/config into its Listener type), and served options that other
@@ -40,8 +43,6 @@ var _ = registerAll([]Option{
 		Desc: "coordinator listeners, NAME://host:port, ..."},
 	{Key: "advertised.listeners", Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "NAME://host:port per coordinator listener to announce instead of the bound address"},
-	{Key: "internal.listener.name", Type: String, Default: "FLUSS", Scope: Server, Versions: Both09And10,
-		Desc: "requests on this listener are never authorised (Fluss's inter-server listener)"},
 	{Key: "tablet-server.bind.listeners", Type: String, Scope: Server, Parser: "server/config",
 		Desc: "tablet server listeners (default: each bind.listeners entry with port + 1); one process hosts both roles, so each has its own list"},
 	{Key: "tablet-server.advertised.listeners", Type: String, Scope: Server, Parser: "server/config",
@@ -66,10 +67,6 @@ var _ = registerAll([]Option{
 		Desc: "how often each primary-key bucket whose state changed gets a KV snapshot"},
 	{Key: "kv.snapshot.num-retained", Type: Int, Default: "2", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		Desc: "newest KV snapshots kept per bucket, besides leased ones"},
-	{Key: "log.replica.min-in-sync-replicas-number", Type: Int, Default: "1", Scope: Server, Versions: Both09And10, Parser: "server/config, server/tablet",
-		Desc: "the fewest in-sync replicas an acks=-1 write needs"},
-	{Key: "log.replica.max-lag-time", Type: Duration, Default: "30s", Scope: Server, Versions: Both09And10, Parser: "server/config, server/tablet",
-		Desc: "a follower that has not caught up for this long leaves the ISR"},
 	{Key: "server.go-memory-limit", Type: Memory, Default: "0", Scope: Server, Parser: "server/config",
 		Desc: "soft limit of the Go runtime's memory: 0 none, auto (64 MiB plus a quarter of kv.row-cache-size), or a size of at least 32mb"},
 	{Key: "metrics.reporter.prometheus.port", Type: String, Default: "9249", Scope: Server, Versions: Both09And10, Parser: "server/config",
@@ -106,6 +103,8 @@ var (
 		Desc: "authorise every request with ACLs"})
 	AuthorizerType = StringOf(Option{Key: "authorizer.type", Default: "default", Scope: Server, Versions: Both09And10,
 		Desc: "the authorizer; default is the only one"}, oneOf("default"))
+	InternalListenerName = StringOf(Option{Key: "internal.listener.name", Default: "FLUSS", Scope: Server, Versions: Both09And10,
+		Desc: "requests on this listener are never authorised (Fluss's inter-server listener)"})
 	SuperUsers = StringOf(Option{Key: "super.users", Scope: Server, Versions: Both09And10,
 		Desc: "User:admin;User:bob: principals allowed everything"})
 	ACLIgnoreCase = BoolOf(Option{Key: "security.acl.principal.ignore-case", Default: "false", Scope: Server, Versions: V10,
@@ -155,8 +154,8 @@ var (
 		Desc: "block cache of the primary-key state"}, Positive[int64])
 	KvRowCacheSize = BytesOf(Option{Key: "kv.row-cache-size", Default: "128mb", Scope: Server,
 		Desc: "row cache of the primary-key state, shared by every bucket; 0 turns it off"}, NonNegative[int64])
-	TieringBinary = StringOf(Option{Key: "datalake.tiering.binary", Default: "strom-lake", Scope: Server,
-		Desc: "the tiering program a lake-enabled server starts (default: strom-lake next to strom, else on $PATH)"})
+	TieringBinary = StringOf(Option{Key: "datalake.tiering.binary", Scope: Server,
+		Desc: "the tiering program a lake-enabled server starts (unset: strom-lake next to strom, else on $PATH); missing, the server does not start"})
 )
 
 // Metrics and the HTTP listener.
@@ -167,8 +166,33 @@ var (
 		Desc: "HOST:PORT of the HTTP listener; enables it even without metrics.reporters"})
 	PprofEnabled = BoolOf(Option{Key: "debug.pprof.enabled", Default: "false", Scope: Server,
 		Desc: "serve Go's profiles under /debug/pprof/ on the HTTP listener"})
-	TabletServerLeaseTTL = DurationOf(Option{Key: "tablet-server.lease-ttl", Default: "5s", Scope: Server, Parser: "server/config",
-		Desc: "a tablet server that stops renewing its registration this long is dead (whole seconds)"})
-	CoordinatorLeaseTTL = DurationOf(Option{Key: "coordinator.lease-ttl", Default: "5s", Scope: Server, Parser: "server/config",
-		Desc: "lease of the coordinator election (whole seconds)"})
 )
+
+// Cluster timings (docs/cluster.md).
+var (
+	TabletServerLeaseTTL = DurationOf(Option{Key: "tablet-server.lease-ttl", Default: "5s", Scope: Server,
+		Desc: "a tablet server that stops renewing its registration this long is dead (whole seconds)"}, wholeSeconds)
+	CoordinatorLeaseTTL = DurationOf(Option{Key: "coordinator.lease-ttl", Default: "5s", Scope: Server,
+		Desc: "lease of the coordinator election (whole seconds)"}, wholeSeconds)
+	// MinInSyncReplicas and ReplicaMaxLagTime are also read from the raw map by
+	// server/tablet's replicaOptions, when its Options leave them zero.
+	MinInSyncReplicas = Int32Of(Option{Key: "log.replica.min-in-sync-replicas-number", Default: "1", Scope: Server, Versions: Both09And10,
+		Desc: "the fewest in-sync replicas an acks=-1 write needs"}, atLeastOne)
+	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
+		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
+)
+
+func atLeastOne(n int32) error {
+	if n < 1 {
+		return fmt.Errorf("must be at least 1")
+	}
+	return nil
+}
+
+// wholeSeconds refuses a lease that etcd cannot express: etcd leases count whole seconds.
+func wholeSeconds(d time.Duration) error {
+	if d < time.Second || d%time.Second != 0 {
+		return fmt.Errorf("must be a whole number of seconds, at least 1s (etcd leases count seconds)")
+	}
+	return nil
+}
