@@ -25,6 +25,10 @@ var (
 		Desc: "largest bucket count of a table"})
 	MaxPartitionNum = Int32Of(Option{Key: "max.partition.num", Default: "1000", Scope: Server, Versions: Both09And10,
 		Desc: "most partitions in the cluster"})
+	AllowCreateLogTables = BoolOf(Option{Key: "allow.create.log.tables", Default: "true", Scope: Server, Versions: Both09And10,
+		Desc: "false refuses CREATE_TABLE of log tables"})
+	AllowCreateKvTables = BoolOf(Option{Key: "allow.create.kv.tables", Default: "true", Scope: Server, Versions: Both09And10,
+		Desc: "false refuses CREATE_TABLE of primary-key tables"})
 	AutoPartitionCheckInterval = DurationOf(Option{Key: "auto-partition.check.interval", Default: "10min", Scope: Server, Versions: Both09And10,
 		Desc: "how often automatic partitioning runs"})
 	WriterIDExpiration = DurationOf(Option{Key: "server.writer-id.expiration-time", Default: "7d", Scope: Server, Versions: Both09And10,

@@ -20,10 +20,6 @@ const (
 var _ = registerAll([]Option{
 	{Key: "acl.notification.expiration-time", Type: Duration, Default: "15min", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: "ACL changes are read from etcd at once; nothing expires",
 		Desc: "how long a tablet server waits for an ACL change notification"},
-	{Key: "allow.create.kv.tables", Type: Bool, Default: "true", Scope: Server, Versions: Both09And10, Status: Refused, Why: "Strom cannot forbid creating primary-key tables yet",
-		Desc: "false refuses CREATE_TABLE of primary-key tables"},
-	{Key: "allow.create.log.tables", Type: Bool, Default: "true", Scope: Server, Versions: Both09And10, Status: Refused, Why: "Strom cannot forbid creating log tables yet",
-		Desc: "false refuses CREATE_TABLE of log tables"},
 	{Key: "config.providers", Type: List, Default: "", Scope: Server, Versions: V10, Status: Refused, Why: "Strom does not resolve ${provider:...} markers: values would be taken literally",
 		Desc: "providers that resolve ${provider:...} markers in option values"},
 	{Key: "coordinator.host", Type: String, Default: "", Scope: Server, Versions: Both09And10, Status: Refused, Why: "listeners are configured with bind.listeners",

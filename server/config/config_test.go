@@ -324,7 +324,6 @@ func TestKafkaRefused(t *testing.T) {
 // gets.
 func TestRefusedFlussOptions(t *testing.T) {
 	for key, value := range map[string]string{
-		"allow.create.log.tables":         "false",
 		"config.providers":                "env",
 		"coordinator.port":                "9999",
 		"security.sasl.plain.credentials": "admin:secret",
@@ -335,7 +334,7 @@ func TestRefusedFlussOptions(t *testing.T) {
 		}
 	}
 	c := Default()
-	if err := c.Set("allow.create.log.tables", "true"); err != nil {
-		t.Errorf("allow.create.log.tables at its default: %v", err)
+	if err := c.Set("kafka.enabled", "FALSE"); err != nil {
+		t.Errorf("kafka.enabled at its default: %v", err)
 	}
 }
