@@ -97,6 +97,7 @@ type Option struct {
 	Status       Status
 	Why          string // for NoEffect and Refused: what Strom lacks; for Served, a difference from Fluss if any
 	Desc         string // one line, ours
+	See          string // a page of docs/ (and anchor) that says more, "" for none
 
 	// Table options only.
 	EnumClass string   // the Java enum class, for Fluss's error messages

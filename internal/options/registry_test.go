@@ -201,3 +201,19 @@ func TestRefusal(t *testing.T) {
 		t.Error("a served option is refused")
 	}
 }
+
+// TestDocUpToDate fails when docs/configuration.md's generated tables differ from the
+// registry: run `go generate ./internal/options` after changing a declaration.
+func TestDocUpToDate(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SpliceDoc(string(doc), Markdown())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(doc) != want {
+		t.Fatal("docs/configuration.md is out of date: run `go generate ./internal/options`")
+	}
+}

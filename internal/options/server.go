@@ -46,52 +46,52 @@ var _ = registerAll([]Option{
 	{Key: "bind.listeners", Type: String, Default: "FLUSS://127.0.0.1:9123", Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "coordinator listeners, NAME://host:port, ..."},
 	{Key: "advertised.listeners", Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
-		Desc: "NAME://host:port per coordinator listener to announce instead of the bound address"},
+		See: "cluster.md", Desc: "NAME://host:port per coordinator listener to announce instead of the bound address"},
 	{Key: "tablet-server.bind.listeners", Type: String, Scope: Server, Parser: "server/config",
 		Desc: "tablet server listeners (default: each bind.listeners entry with port + 1); one process hosts both roles, so each has its own list"},
 	{Key: "tablet-server.advertised.listeners", Type: String, Scope: Server, Parser: "server/config",
-		Desc: "NAME://host:port per tablet server listener to announce instead of the bound address"},
+		See: "cluster.md", Desc: "NAME://host:port per tablet server listener to announce instead of the bound address"},
 	{Key: "security.protocol.map", Type: Map, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "LISTENER:protocol, ...; protocol PLAINTEXT or sasl"},
 	{Key: "security.sasl.listener.name.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
-		FlussSource: "read by prefix in fluss-common's security configuration",
+		FlussSource: "read by prefix by fluss-common SaslServerAuthenticator",
 		Desc:        "security.sasl.listener.name.<listener>.plain.jaas.config: users of one listener, overriding the global ones"},
 	{Key: "datalake.format", Type: Enum, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
-		Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; other formats are refused at start"},
+		See: "lake.md", Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; other formats are refused at start"},
 	{Key: "datalake.iceberg.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
-		Desc:        "Iceberg catalog options, prefix stripped (type sql or rest, name, uri, warehouse, ...)"},
+		See:         "lake.md", Desc: "Iceberg catalog options, prefix stripped (type sql or rest, name, uri, warehouse, ...)"},
 	{Key: "datalake.paimon.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Status: NoEffect,
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
 		Why:         "Strom's lake is Iceberg only (datalake.format: paimon is refused at start)",
 		Desc:        "Paimon catalog options"},
 	{Key: "remote.data.dir", Type: String, Default: "<data dir>/remote", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
-		Desc: "where KV snapshot files live: a local directory or a file:// URL; in a cluster a directory every node shares"},
+		See: "kv-snapshots.md#in-a-cluster", Desc: "where KV snapshot files live: a local directory or a file:// URL; in a cluster a directory every node shares"},
 	{Key: "kv.snapshot.interval", Type: Duration, Default: "10min", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
-		Desc: "how often each primary-key bucket whose state changed gets a KV snapshot"},
+		See: "kv-snapshots.md", Desc: "how often each primary-key bucket whose state changed gets a KV snapshot"},
 	{Key: "kv.snapshot.num-retained", Type: Int, Default: "2", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		Desc: "newest KV snapshots kept per bucket, besides leased ones"},
 	{Key: "server.go-memory-limit", Type: Memory, Default: "0", Scope: Server, Parser: "server/config",
-		Desc: "soft limit of the Go runtime's memory: 0 none, auto (64 MiB plus a quarter of kv.row-cache-size), or a size of at least 32mb"},
+		See: "#memory-budget", Desc: "soft limit of the Go runtime's memory: 0 none, auto (64 MiB plus a quarter of kv.row-cache-size), or a size of at least 32mb"},
 	{Key: "metrics.reporter.prometheus.port", Type: String, Default: "9249", Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "port of the HTTP listener of the prometheus reporter, or a range 9250-9260 (the first free port)"},
 	{Key: "server.roles", Type: List, Default: "coordinator,tablet-server", Scope: Server, Parser: "server/config",
-		Desc: "the roles of this process in a cluster; a role alone needs etcd keys"},
+		See: "cluster.md#configuration", Desc: "the roles of this process in a cluster; a role alone needs etcd keys"},
 	{Key: "etcd.endpoints", Type: List, Scope: Server, Parser: "server/config",
-		Desc: "client URLs of an external etcd; the process then embeds no etcd member"},
+		See: "cluster.md#configuration", Desc: "client URLs of an external etcd; the process then embeds no etcd member"},
 	{Key: "etcd.join-endpoints", Type: List, Scope: Server, Parser: "server/config",
-		Desc: "running members through which a member without etcd data rejoins"},
-	{Key: "etcd.name", Type: String, Scope: Server, Parser: "server/config", Desc: "name of this process's embedded etcd member"},
+		See: "cluster.md#replacing-a-lost-disk", Desc: "running members through which a member without etcd data rejoins"},
+	{Key: "etcd.name", Type: String, Scope: Server, Parser: "server/config", See: "cluster.md#configuration", Desc: "name of this process's embedded etcd member"},
 	{Key: "etcd.initial-cluster", Type: String, Scope: Server, Parser: "server/config", Desc: "the embedded members, name=peer-url, ..."},
 	{Key: "etcd.listen-peer-urls", Type: List, Scope: Server, Parser: "server/config", Desc: "where the member listens for its peers"},
 	{Key: "etcd.advertise-peer-urls", Type: List, Scope: Server, Parser: "server/config", Desc: "the member's peer URLs as the others dial them"},
 	{Key: "etcd.listen-client-urls", Type: List, Scope: Server, Parser: "server/config", Desc: "where the member serves etcd clients"},
 	{Key: "etcd.advertise-client-urls", Type: List, Scope: Server, Parser: "server/config", Desc: "the member's client URLs as clients dial them"},
 	{Key: "etcd.initial-cluster-state", Type: Enum, Default: "new", Scope: Server, Parser: "server/config", Desc: "new or existing"},
-	{Key: "etcd.peer-cert-file", Type: String, Scope: Server, Parser: "server/config", Desc: "certificate for TLS between members"},
+	{Key: "etcd.peer-cert-file", Type: String, Scope: Server, Parser: "server/config", See: "cluster.md#on-three-machines", Desc: "certificate for TLS between members"},
 	{Key: "etcd.peer-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.peer-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a peer's certificate must be signed by"},
-	{Key: "etcd.client-cert-file", Type: String, Scope: Server, Parser: "server/config", Desc: "certificate for TLS on etcd's client URLs"},
+	{Key: "etcd.client-cert-file", Type: String, Scope: Server, Parser: "server/config", See: "cluster.md#on-three-machines", Desc: "certificate for TLS on etcd's client URLs"},
 	{Key: "etcd.client-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.client-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a client's certificate must be signed by"},
 })
@@ -101,10 +101,10 @@ var (
 	SASLEnabledMechanisms = ListOf(Option{Key: "security.sasl.enabled.mechanisms", Default: "PLAIN", Scope: Server, Versions: Both09And10,
 		Desc: "SASL mechanisms; PLAIN is the only one"})
 	PlainJAASConfig = StringOf(Option{Key: "security.sasl.plain.jaas.config", Type: Password, Scope: Server, Versions: V10,
-		Why:  "Fluss 0.9.1 reads the key without declaring it",
-		Desc: "users of SASL listeners, as a JAAS string"})
+		Why: "Fluss 0.9.1 reads the key without declaring it",
+		See: "#saslplain", Desc: "users of SASL listeners, as a JAAS string"})
 	AuthorizerEnabled = BoolOf(Option{Key: "authorizer.enabled", Default: "false", Scope: Server, Versions: Both09And10,
-		Desc: "authorise every request with ACLs"})
+		See: "#authorization-acls", Desc: "authorise every request with ACLs"})
 	AuthorizerType = StringOf(Option{Key: "authorizer.type", Default: "default", Scope: Server, Versions: Both09And10,
 		Desc: "the authorizer; default is the only one"}, oneOf("default"))
 	InternalListenerName = StringOf(Option{Key: "internal.listener.name", Default: "FLUSS", Scope: Server, Versions: Both09And10,
@@ -130,7 +130,7 @@ var (
 	ConnectionMaxIdleTime = DurationOf(Option{Key: "netty.connection.max-idle-time", Default: "10min", Scope: Server, Versions: Both09And10,
 		Desc: "a connection idle this long, or whose responses go unread this long, is closed (0 disables)"})
 	MaxConnections = IntOf(Option{Key: "netty.server.max-connections", Default: "4096", Scope: Server,
-		Desc: "open client connections over all listeners; more are accepted and closed at once"}, Positive[int])
+		See: "security.md", Desc: "open client connections over all listeners; more are accepted and closed at once"}, Positive[int])
 	MaxConnInflightRequests = IntOf(Option{Key: "netty.connection.max-inflight-requests", Default: "1000", Scope: Server,
 		Desc: "requests of one connection read but not answered; past it the server stops reading that connection"}, Positive[int])
 	MaxConnInflightBytes = BytesOf(Option{Key: "netty.connection.max-inflight-bytes", Default: "128mb", Scope: Server,
@@ -150,22 +150,22 @@ var (
 	LogSegmentFileSize = BytesOf(Option{Key: "log.segment.file-size", Default: "1024m", Scope: Server, Versions: Both09And10,
 		Desc: "segment roll size"})
 	LogFlushInterval = DurationOf(Option{Key: "log.flush.interval", Default: "0", Scope: Server,
-		Desc: "0 fsyncs before every acknowledgement; a duration acknowledges after write(2) and fsyncs on that interval"})
+		See: "durability.md", Desc: "0 fsyncs before every acknowledgement; a duration acknowledges after write(2) and fsyncs on that interval"})
 	LogRetentionCheckInterval = DurationOf(Option{Key: "log.retention.check-interval", Default: "5min", Scope: Server, Versions: V10,
 		Desc: "how often table.log.ttl retention runs"})
 	KvBlockCacheSize = BytesOf(Option{Key: "kv.rocksdb.block.cache-size", Default: "32mb", FlussDefault: "8mb", Scope: Server, Versions: Both09And10,
-		Why:  "one Pebble cache shared by every bucket (Fluss sizes one RocksDB cache per bucket)",
-		Desc: "block cache of the primary-key state"}, Positive[int64])
+		Why: "one Pebble cache shared by every bucket (Fluss sizes one RocksDB cache per bucket)",
+		See: "#memory-budget", Desc: "block cache of the primary-key state"}, Positive[int64])
 	KvRowCacheSize = BytesOf(Option{Key: "kv.row-cache-size", Default: "128mb", Scope: Server,
-		Desc: "row cache of the primary-key state, shared by every bucket; 0 turns it off"}, NonNegative[int64])
+		See: "#memory-budget", Desc: "row cache of the primary-key state, shared by every bucket; 0 turns it off"}, NonNegative[int64])
 	TieringBinary = StringOf(Option{Key: "datalake.tiering.binary", Scope: Server,
-		Desc: "the tiering program a lake-enabled server starts (unset: strom-lake next to strom, else on $PATH); missing, the server does not start"})
+		See: "lake.md#the-tiering-process", Desc: "the tiering program a lake-enabled server starts (unset: strom-lake next to strom, else on $PATH); missing, the server does not start"})
 )
 
 // Metrics and the HTTP listener.
 var (
 	MetricsReporters = ListOf(Option{Key: "metrics.reporters", Scope: Server, Versions: Both09And10,
-		Desc: "prometheus starts the HTTP listener with /metrics, /healthz, /readyz"})
+		See: "operations.md", Desc: "prometheus starts the HTTP listener with /metrics, /healthz, /readyz"})
 	HTTPListen = StringOf(Option{Key: "http.listen", Scope: Server,
 		Desc: "HOST:PORT of the HTTP listener; enables it even without metrics.reporters"})
 	PprofEnabled = BoolOf(Option{Key: "debug.pprof.enabled", Default: "false", Scope: Server,
@@ -175,7 +175,7 @@ var (
 // Cluster timings (docs/cluster.md).
 var (
 	TabletServerLeaseTTL = DurationOf(Option{Key: "tablet-server.lease-ttl", Default: "5s", Scope: Server,
-		Desc: "a tablet server that stops renewing its registration this long is dead (whole seconds)"}, wholeSeconds)
+		See: "cluster.md#timings", Desc: "a tablet server that stops renewing its registration this long is dead (whole seconds)"}, wholeSeconds)
 	CoordinatorLeaseTTL = DurationOf(Option{Key: "coordinator.lease-ttl", Default: "5s", Scope: Server,
 		Desc: "lease of the coordinator election (whole seconds)"}, wholeSeconds)
 	// MinInSyncReplicas and ReplicaMaxLagTime are also read from the raw map by
