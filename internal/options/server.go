@@ -101,7 +101,7 @@ var (
 	SASLEnabledMechanisms = ListOf(Option{Key: "security.sasl.enabled.mechanisms", Default: "PLAIN", Scope: Server, Versions: Both09And10,
 		Desc: "SASL mechanisms; PLAIN is the only one"})
 	PlainJAASConfig = StringOf(Option{Key: "security.sasl.plain.jaas.config", Type: Password, Scope: Server, Versions: V10,
-		Why: "Fluss 0.9.1 reads the key without declaring it",
+		Why: "Fluss 0.9.1 reads it too (SaslServerAuthenticator) without declaring it",
 		See: "#saslplain", Desc: "users of SASL listeners, as a JAAS string"})
 	AuthorizerEnabled = BoolOf(Option{Key: "authorizer.enabled", Default: "false", Scope: Server, Versions: Both09And10,
 		See: "#authorization-acls", Desc: "authorise every request with ACLs"})
