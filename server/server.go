@@ -152,6 +152,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	tabletOpts := tablet.Options{
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
 		Config: cfg, Authorizer: authz, InternalListener: internalListener,
+		// Parsed once, by config through the registry (internal/options); the tablet server
+		// reads its raw keys only when these are zero.
+		MinInSyncReplicas: int(cfg.Cluster.MinInSyncReplicas), ReplicaMaxLag: cfg.Cluster.ReplicaMaxLagTime,
 	}
 	if n.control != nil {
 		tabletOpts.Replication = n.control
