@@ -99,6 +99,11 @@ type Option struct {
 	Desc         string // one line, ours
 	See          string // a page of docs/ (and anchor) that says more, "" for none
 
+	// Dynamic marks the server options Fluss 1.0 lets ALTER_CLUSTER_CONFIGS change at runtime
+	// (fluss-server DynamicServerConfig; 0.9.1 allows only datalake.format and
+	// kv.rocksdb.shared-rate-limiter.bytes-per-sec). A change is validated by Type and Check.
+	Dynamic bool
+
 	// Table options only.
 	EnumClass string   // the Java enum class, for Fluss's error messages
 	Enum      []string // the enum's constants as Java prints them

@@ -217,3 +217,21 @@ func TestDocUpToDate(t *testing.T) {
 		t.Fatal("docs/configuration.md is out of date: run `go generate ./internal/options`")
 	}
 }
+
+// TestDynamicOptions holds the dynamic options to Fluss 1.0's DynamicServerConfig list.
+func TestDynamicOptions(t *testing.T) {
+	want := []string{"datalake.format", "kv.leader-replica.memory-reserved", "kv.rocksdb.shared-rate-limiter.bytes-per-sec",
+		"kv.snapshot.interval", "log.replica.min-in-sync-replicas-number", "log.retention.roll-active-segment.enabled",
+		"remote.data.dirs", "remote.data.dirs.strategy", "remote.data.dirs.weights", "security.sasl.plain.credentials",
+		"server.data-disk.write-limit-ratio", "server.data-disk.write-recover-ratio",
+		"server.historical-partition.lookup-cache.max-disk-ratio", "server.historical-partition.lookuper-cache.expire-after-access"}
+	var got []string
+	for _, o := range All() {
+		if o.Dynamic {
+			got = append(got, o.Key)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("dynamic options\n%v\nwant\n%v", got, want)
+	}
+}

@@ -56,7 +56,7 @@ var _ = registerAll([]Option{
 	{Key: "security.sasl.listener.name.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		FlussSource: "read by prefix by fluss-common SaslServerAuthenticator",
 		Desc:        "security.sasl.listener.name.<listener>.plain.jaas.config: users of one listener, overriding the global ones"},
-	{Key: "datalake.format", Type: Enum, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
+	{Key: "datalake.format", Dynamic: true, Type: Enum, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
 		See: "lake.md", Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; other formats are refused at start"},
 	{Key: "datalake.iceberg.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
@@ -67,7 +67,7 @@ var _ = registerAll([]Option{
 		Desc:        "Paimon catalog options"},
 	{Key: "remote.data.dir", Type: String, Default: "<data dir>/remote", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		See: "kv-snapshots.md#in-a-cluster", Desc: "where KV snapshot files live: a local directory or a file:// URL; in a cluster a directory every node shares"},
-	{Key: "kv.snapshot.interval", Type: Duration, Default: "10min", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
+	{Key: "kv.snapshot.interval", Dynamic: true, Type: Duration, Default: "10min", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		See: "kv-snapshots.md", Desc: "how often each primary-key bucket whose state changed gets a KV snapshot"},
 	{Key: "kv.snapshot.num-retained", Type: Int, Default: "2", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		Desc: "newest KV snapshots kept per bucket, besides leased ones"},
@@ -180,7 +180,7 @@ var (
 		Desc: "lease of the coordinator election (whole seconds)"}, wholeSeconds)
 	// MinInSyncReplicas and ReplicaMaxLagTime are also read from the raw map by
 	// server/tablet's replicaOptions, when its Options leave them zero.
-	MinInSyncReplicas = Int32Of(Option{Key: "log.replica.min-in-sync-replicas-number", Default: "1", Scope: Server, Versions: Both09And10,
+	MinInSyncReplicas = Int32Of(Option{Key: "log.replica.min-in-sync-replicas-number", Dynamic: true, Default: "1", Scope: Server, Versions: Both09And10,
 		Desc: "the fewest in-sync replicas an acks=-1 write needs"}, atLeastOne)
 	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
