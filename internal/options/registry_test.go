@@ -87,7 +87,7 @@ func flussType(t string) Type {
 // TestDeclarations checks what every declaration must have.
 func TestDeclarations(t *testing.T) {
 	for _, o := range All() {
-		if o.Scope != Client && o.Desc == "" {
+		if o.Desc == "" {
 			t.Errorf("%s has no description", o.Key)
 		}
 		if o.Status != Served && o.Why == "" {

@@ -56,13 +56,12 @@ func Markdown() string {
 	w("\n### Client options\n\n")
 	w("Fluss's client options; a server configuration that sets one gets a WARN at start. pyfluss,\n")
 	w("the Java client and the Rust client read them from their own configuration.\n\n")
-	var keys []string
+	w("| option | type | Fluss default | Fluss | meaning |\n|---|---|---|---|---|\n")
 	for _, o := range all {
 		if o.Scope == Client {
-			keys = append(keys, "`"+o.Key+"`")
+			w("| %s | %s | %s | %s | %s |\n", keyCell(o), o.Type, defaultCell(o), versionsCell(o), cell(o.Desc))
 		}
 	}
-	w("%s.\n", strings.Join(keys, ", "))
 	return b.String()
 }
 
