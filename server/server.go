@@ -131,6 +131,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	lakeTables, err := lakeTablesEnabled(cfg, lakeCfg)
+	if err != nil {
+		return nil, err
+	}
 	allowLog, err := options.AllowCreateLogTables.Get(cfg.Raw)
 	if err != nil {
 		return nil, err
@@ -141,7 +145,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	n.coordinator, err = coordinator.Open(ctx, catalogStore, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
-		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
+		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeTables,
 		DisallowLogTables: !allowLog, DisallowKvTables: !allowKv,
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,

@@ -29,6 +29,8 @@ var (
 		Desc: "false refuses CREATE_TABLE of log tables"})
 	AllowCreateKvTables = BoolOf(Option{Key: "allow.create.kv.tables", Default: "true", Scope: Server, Versions: Both09And10,
 		Desc: "false refuses CREATE_TABLE of primary-key tables"})
+	DatalakeEnabled = BoolOf(Option{Key: "datalake.enabled", Scope: Server, Versions: V10,
+		Desc: "unset: datalake.format alone lets tables enable the lake; false: new tables are bound to the format but none may enable the lake yet; true: needs datalake.format"})
 	AutoPartitionCheckInterval = DurationOf(Option{Key: "auto-partition.check.interval", Default: "10min", Scope: Server, Versions: Both09And10,
 		Desc: "how often automatic partitioning runs"})
 	WriterIDExpiration = DurationOf(Option{Key: "server.writer-id.expiration-time", Default: "7d", Scope: Server, Versions: Both09And10,

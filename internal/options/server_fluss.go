@@ -38,8 +38,6 @@ var _ = registerAll([]Option{
 		Desc: "how often expired producer offsets are cleaned up"},
 	{Key: "data.dirs", Type: List, Default: "", Scope: Server, Versions: V10, Status: NoEffect, Why: "Strom stores everything under one directory, data.dir",
 		Desc: "several local data directories"},
-	{Key: "datalake.enabled", Type: Bool, Default: "", Scope: Server, Versions: V10, Status: NoEffect, Why: "Strom turns the lake on when datalake.format is set",
-		Desc: "turns the data lake on or off"},
 	{Key: "kafka.connection.max-idle-time", Type: Duration, Default: "60s", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyKafka,
 		Desc: "idle timeout of Kafka connections"},
 	{Key: "kafka.database", Type: String, Default: "kafka", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyKafka,
