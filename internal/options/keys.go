@@ -112,8 +112,8 @@ func StringOf(o Option, cons ...constraint[string]) Key[string] {
 }
 
 // ListOf declares a served comma-separated list option.
-func ListOf(o Option) Key[[]string] {
-	return define(o, List, func(s string) ([]string, error) { return SplitList(s), nil })
+func ListOf(o Option, cons ...constraint[[]string]) Key[[]string] {
+	return define(o, List, func(s string) ([]string, error) { return SplitList(s), nil }, cons...)
 }
 
 // CustomOf declares a served option with its own parser (listeners, port ranges, ...).

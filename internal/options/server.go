@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -101,7 +102,7 @@ var _ = registerAll([]Option{
 // Security.
 var (
 	SASLEnabledMechanisms = ListOf(Option{Key: "security.sasl.enabled.mechanisms", Default: "PLAIN", Scope: Server, Versions: Both09And10,
-		Desc: "SASL mechanisms; PLAIN is the only one"})
+		Desc: "SASL mechanisms; PLAIN is the only one, another is refused at start"}, onlyPlain)
 	PlainJAASConfig = StringOf(Option{Key: "security.sasl.plain.jaas.config", Type: Password, Scope: Server, Versions: V10,
 		Why: "Fluss 0.9.1 reads it too (SaslServerAuthenticator) without declaring it",
 		See: "#saslplain", Desc: "users of SASL listeners, as a JAAS string"})
@@ -187,6 +188,17 @@ var (
 	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
 )
+
+// onlyPlain refuses a SASL mechanism Strom does not implement: clients configured for it
+// could not log in, so the server does not start.
+func onlyPlain(ms []string) error {
+	for _, m := range ms {
+		if !strings.EqualFold(m, "PLAIN") {
+			return fmt.Errorf("SASL mechanism %s is not supported (only PLAIN)", m)
+		}
+	}
+	return nil
+}
 
 func atLeastOne(n int32) error {
 	if n < 1 {

@@ -326,6 +326,11 @@ func (c *Config) Warnings() []string {
 			out = append(out, msg)
 		}
 	}
+	for _, r := range c.MetricsReporters {
+		if r != "prometheus" {
+			out = append(out, fmt.Sprintf("option metrics.reporters: reporter %s is not served (Strom has the prometheus reporter only) and is ignored", r))
+		}
+	}
 	return out
 }
 

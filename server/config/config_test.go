@@ -267,6 +267,9 @@ func TestUnknownAndUnservedOptionsWarn(t *testing.T) {
 	if err := c.Set("log.flush.intervall", "1s"); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Set("metrics.reporters", "prometheus,jmx"); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +283,7 @@ func TestUnknownAndUnservedOptionsWarn(t *testing.T) {
 		"option zookeeper.address has no effect in Strom: Strom keeps its metadata in etcd",
 		"option table.log.ttl is a table option",
 		"option client.id is a client option",
+		"reporter jmx is not served",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
@@ -324,9 +328,10 @@ func TestKafkaRefused(t *testing.T) {
 // gets.
 func TestRefusedFlussOptions(t *testing.T) {
 	for key, value := range map[string]string{
-		"config.providers":                "env",
-		"coordinator.port":                "9999",
-		"security.sasl.plain.credentials": "admin:secret",
+		"config.providers":                 "env",
+		"coordinator.port":                 "9999",
+		"security.sasl.plain.credentials":  "admin:secret",
+		"security.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
 	} {
 		c := Default()
 		if err := c.Set(key, value); err == nil {
