@@ -7,14 +7,17 @@
 // the option keys of Fluss 0.9.1 and 1.0 (testdata/, extracted from fluss-common's
 // ConfigOptions.java), so that no Fluss option can be left unclassified.
 //
-// Invariants: a key is declared at most once; a key Fluss has is declared with exactly the
-// versions that have it; an option whose status is Served has an accessor that every reader of
-// it uses (nothing parses a served option's raw value elsewhere, except the packages listed
-// with Parser below, which keep their own parsing while they are being rewritten).
+// Invariants: a key is declared at most once; a key Fluss's ConfigOptions has is declared with
+// exactly the versions that have it (TestRegistryClassifiesEveryFlussKey); a served option is
+// parsed by its typed accessor (Key.Parse, Key.Get), except the options whose Parser names the
+// package that still parses them itself (listener lists in server/config, the lake options in
+// server/lakeconf, KV snapshot options in server/kvsnap), which are declared here all the same.
 //
 // Adding an option:
 //
-//  1. Declare it in the file of its concern (server_*.go, table.go, client.go) with
+//  1. Declare it in the file of its concern (server.go for served server options,
+//     server_fluss.go for Fluss server options Strom does not serve, storage.go for remote
+//     storage, table.go, client.go) with
 //     Key, Type, Default (the default Strom applies, "" for none), Scope, Versions (Fluss's
 //     versions that have the key; 0 for a Strom option), Status and Desc. A Fluss key that Strom
 //     does not serve yet is declared NoEffect (accepted, a WARN at start says why) or Refused
