@@ -235,3 +235,40 @@ func TestDynamicOptions(t *testing.T) {
 		t.Errorf("dynamic options\n%v\nwant\n%v", got, want)
 	}
 }
+
+func TestCheckDynamic(t *testing.T) {
+	if err := CheckDynamic("kv.snapshot.interval", "5min"); err != nil {
+		t.Errorf("kv.snapshot.interval=5min: %v", err)
+	}
+	if err := CheckDynamic("kv.snapshot.interval", "soon"); err == nil {
+		t.Error("a bad duration accepted")
+	}
+	if err := CheckDynamic("default.bucket.number", "3"); err == nil {
+		t.Error("a static option accepted as dynamic")
+	}
+	if err := CheckDynamic("server.data-disk.write-limit-ratio", "x"); err == nil {
+		t.Error("a bad double accepted")
+	}
+}
+
+func TestSensitive(t *testing.T) {
+	for key, want := range map[string]bool{
+		"security.sasl.plain.jaas.config":                      true,
+		"security.sasl.listener.name.client.plain.jaas.config": true,
+		"security.sasl.plain.credentials":                      true,
+		"s3.secret-key":                                        true,
+		"s3.access-key":                                        true,
+		"fs.s3a.access.key":                                    true,
+		"datalake.iceberg.jdbc.password":                       true,
+		"metrics.reporter.influxdb.token":                      true,
+		"metrics.reporter.prometheus-push.password":            true,
+		"default.bucket.number":                                false,
+		"datalake.iceberg.uri":                                 false,
+		"kv.rocksdb.block.cache-index-and-filter-blocks":       false,
+		"bind.listeners":                                       false,
+	} {
+		if got := Sensitive(key); got != want {
+			t.Errorf("Sensitive(%s) = %v, want %v", key, got, want)
+		}
+	}
+}
