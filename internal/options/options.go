@@ -90,7 +90,8 @@ type Option struct {
 	Prefix  bool
 	Type    Type
 	Default string // Strom's default, as text; "" for none
-	// FlussDefault is Fluss's default where it differs from Default ("" when the same).
+	// FlussDefault is Fluss's default where it differs from Default ("" when the same,
+	// NoFlussDefault when Fluss has none).
 	FlussDefault string
 	Scope        Scope
 	Versions     Version
@@ -120,6 +121,10 @@ type Option struct {
 	// check validates a value beyond its type (set by the typed constructors).
 	check func(string) error
 }
+
+// NoFlussDefault is FlussDefault of an option Fluss declares without a default where Strom
+// has one.
+const NoFlussDefault = "none"
 
 var (
 	byKey    = map[string]*Option{}
@@ -187,7 +192,8 @@ func (o *Option) Check(value string) error {
 // text, case-insensitively.
 func (o *Option) IsDefault(value string) bool {
 	v := strings.TrimSpace(value)
-	return (o.Default != "" && strings.EqualFold(v, o.Default)) || (o.FlussDefault != "" && strings.EqualFold(v, o.FlussDefault))
+	return (o.Default != "" && strings.EqualFold(v, o.Default)) ||
+		(o.FlussDefault != "" && o.FlussDefault != NoFlussDefault && strings.EqualFold(v, o.FlussDefault))
 }
 
 // Refusal returns the error of setting a Refused option to value, nil when the option is not

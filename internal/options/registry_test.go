@@ -272,3 +272,38 @@ func TestSensitive(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsMatchFluss checks that a declaration's default is Fluss's (of 1.0, else 0.9.1),
+// or that FlussDefault records Fluss's where Strom's differs.
+func TestDefaultsMatchFluss(t *testing.T) {
+	old, cur := flussKeys(t, "0.9.1"), flussKeys(t, "1.0")
+	for _, o := range All() {
+		cols, ok := cur[o.Key]
+		if !ok {
+			if cols, ok = old[o.Key]; !ok {
+				continue
+			}
+		}
+		fluss := cols[1]
+		if fluss == "-" {
+			fluss = ""
+		}
+		if strings.HasPrefix(fluss, "(") && o.Default == "" {
+			continue // computed by Java at run time, e.g. the system time zone
+		}
+		want := o.Default
+		switch o.FlussDefault {
+		case "":
+		case NoFlussDefault:
+			want = ""
+		default:
+			want = o.FlussDefault
+		}
+		if o.Versions == Both09And10 && old[o.Key][1] != cur[o.Key][1] {
+			continue // the versions differ (max.bucket.num): Why says which Strom keeps
+		}
+		if !strings.EqualFold(want, fluss) {
+			t.Errorf("%s: default %q, Fluss's is %q", o.Key, want, fluss)
+		}
+	}
+}

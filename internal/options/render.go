@@ -94,7 +94,11 @@ func defaultCell(o *Option) string {
 	if o.Default != "" {
 		d = "`" + o.Default + "`"
 	}
-	if o.FlussDefault != "" {
+	switch o.FlussDefault {
+	case "":
+	case NoFlussDefault:
+		d += " (Fluss: none)"
+	default:
 		d += " (Fluss: `" + o.FlussDefault + "`)"
 	}
 	return d

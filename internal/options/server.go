@@ -15,7 +15,7 @@ import (
 var (
 	DataDir = StringOf(Option{Key: "data.dir", Default: "./strom-data", FlussDefault: "/tmp/fluss-data", Scope: Server, Versions: Both09And10,
 		Desc: "metadata (meta/, embedded etcd), bucket logs and primary-key state (tablet/)"})
-	TabletServerID = Int32Of(Option{Key: "tablet-server.id", Default: "0", Scope: Server, Versions: Both09And10,
+	TabletServerID = Int32Of(Option{Key: "tablet-server.id", Default: "0", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
 		Desc: "the tablet server's node id; required, and unique, in a cluster"})
 	DefaultBucketNumber = Int32Of(Option{Key: "default.bucket.number", Default: "1", Scope: Server, Versions: Both09And10,
 		Desc: "buckets of a table created without a bucket count"}, Positive[int32])
@@ -46,7 +46,7 @@ var _ = registerAll([]Option{
 	{Key: "kafka.enabled", Type: Bool, Default: "false", Scope: Server, Versions: Both09And10, Status: Refused,
 		Why:  "Strom has no Kafka listener yet (a KAFKA:// listener is refused too)",
 		Desc: "serve the Kafka protocol on kafka.listener.names"},
-	{Key: "bind.listeners", Type: String, Default: "FLUSS://127.0.0.1:9123", Scope: Server, Versions: Both09And10, Parser: "server/config",
+	{Key: "bind.listeners", Type: String, Default: "FLUSS://127.0.0.1:9123", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "coordinator listeners, NAME://host:port, ..."},
 	{Key: "advertised.listeners", Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		See: "cluster.md", Desc: "NAME://host:port per coordinator listener to announce instead of the bound address"},
@@ -68,7 +68,7 @@ var _ = registerAll([]Option{
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
 		Why:         "Strom's lake is Iceberg only (datalake.format: paimon is refused at start)",
 		Desc:        "Paimon catalog options"},
-	{Key: "remote.data.dir", Type: String, Default: "<data dir>/remote", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
+	{Key: "remote.data.dir", Type: String, Default: "<data dir>/remote", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		See: "kv-snapshots.md#in-a-cluster", Desc: "where KV snapshot files live: a local directory or a file:// URL; in a cluster a directory every node shares"},
 	{Key: "kv.snapshot.interval", Dynamic: true, Type: Duration, Default: "10min", Scope: Server, Versions: Both09And10, Parser: "server/kvsnap",
 		See: "kv-snapshots.md", Desc: "how often each primary-key bucket whose state changed gets a KV snapshot"},
@@ -101,7 +101,7 @@ var _ = registerAll([]Option{
 
 // Security.
 var (
-	SASLEnabledMechanisms = ListOf(Option{Key: "security.sasl.enabled.mechanisms", Default: "PLAIN", Scope: Server, Versions: Both09And10,
+	SASLEnabledMechanisms = ListOf(Option{Key: "security.sasl.enabled.mechanisms", Default: "PLAIN", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
 		Desc: "SASL mechanisms; PLAIN is the only one, another is refused at start"}, onlyPlain)
 	PlainJAASConfig = StringOf(Option{Key: "security.sasl.plain.jaas.config", Type: Password, Scope: Server, Versions: V10,
 		Why: "Fluss 0.9.1 reads it too (SaslServerAuthenticator) without declaring it",
