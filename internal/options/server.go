@@ -30,6 +30,8 @@ var (
 		Desc: "false refuses CREATE_TABLE of log tables"})
 	AllowCreateKvTables = BoolOf(Option{Key: "allow.create.kv.tables", Default: "true", Scope: Server, Versions: Both09And10,
 		Desc: "false refuses CREATE_TABLE of primary-key tables"})
+	DatalakeFormat = CustomOf(Option{Key: "datalake.format", Dynamic: true, Scope: Server, Versions: Both09And10, See: "lake.md",
+		Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; Fluss's other formats are refused at start"}, Enum, parseLakeFormat)
 	DatalakeEnabled = BoolOf(Option{Key: "datalake.enabled", Scope: Server, Versions: V10,
 		Desc: "unset: datalake.format alone lets tables enable the lake; false: new tables are bound to the format but none may enable the lake yet; true: needs datalake.format"})
 	AutoPartitionCheckInterval = DurationOf(Option{Key: "auto-partition.check.interval", Default: "10min", Scope: Server, Versions: Both09And10,
@@ -59,8 +61,6 @@ var _ = registerAll([]Option{
 	{Key: "security.sasl.listener.name.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		FlussSource: "read by prefix by fluss-common SaslServerAuthenticator",
 		Desc:        "security.sasl.listener.name.<listener>.plain.jaas.config: users of one listener, overriding the global ones"},
-	{Key: "datalake.format", Dynamic: true, Type: Enum, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
-		See: "lake.md", Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; other formats are refused at start"},
 	{Key: "datalake.iceberg.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
 		See:         "lake.md", Desc: "Iceberg catalog options, prefix stripped (type sql or rest, name, uri, warehouse, ...)"},
@@ -188,6 +188,20 @@ var (
 	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
 )
+
+// parseLakeFormat reads datalake.format in lower case: iceberg, the one lake Strom tiers to.
+// Fluss's other formats are refused, so that a cluster never accepts lake tables it would not
+// tier.
+func parseLakeFormat(s string) (string, error) {
+	f := strings.ToLower(strings.TrimSpace(s))
+	switch f {
+	case "iceberg":
+		return f, nil
+	case "paimon", "lance", "hudi":
+		return "", fmt.Errorf("%q is not supported by Strom (only iceberg)", s)
+	}
+	return "", fmt.Errorf("%q is not a lake format (Fluss's are paimon, iceberg, lance and hudi; Strom tiers to iceberg)", s)
+}
 
 // onlyPlain refuses a SASL mechanism Strom does not implement: clients configured for it
 // could not log in, so the server does not start.

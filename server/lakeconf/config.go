@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/stromdb/strom/internal/options"
 )
 
-// Cluster options, with Fluss's names.
+// Cluster options, with Fluss's names (declared in internal/options).
 const (
 	OptFormat        = "datalake.format"
 	OptIcebergPrefix = "datalake.iceberg."
@@ -64,12 +66,10 @@ func (c Config) Dir() string { return filepath.Join(c.DataDir, "lake") }
 // is implemented; another datalake.format is an error, so that a cluster never accepts
 // lake-enabled tables it would not tier.
 func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
-	c := Config{DataDir: dataDir, Format: strings.ToLower(strings.TrimSpace(raw[OptFormat]))}
-	if c.Format == "" {
-		return c, nil
-	}
-	if c.Format != "iceberg" {
-		return c, fmt.Errorf("%s: %q is not supported by Strom (only iceberg)", OptFormat, raw[OptFormat])
+	format, err := options.DatalakeFormat.Get(raw)
+	c := Config{DataDir: dataDir, Format: format}
+	if err != nil || c.Format == "" {
+		return c, err
 	}
 	abs, err := filepath.Abs(c.Dir())
 	if err != nil {
