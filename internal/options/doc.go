@@ -11,7 +11,8 @@
 // exactly the versions that have it (TestRegistryClassifiesEveryFlussKey); a served option is
 // parsed by its typed accessor (Key.Parse, Key.Get), except the options whose Parser names the
 // package that still parses them itself (listener lists in server/config, the lake options in
-// server/lakeconf, KV snapshot options in server/kvsnap), which are declared here all the same.
+// server/lakeconf, KV snapshot options in server/kvsnap, remote storage options in
+// server/remote), which are declared here all the same.
 //
 // Adding an option:
 //
