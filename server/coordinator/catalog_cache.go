@@ -177,12 +177,6 @@ func (c *catalogCache) partitionsOf(tableID int64) []*cluster.PartitionInfo {
 	return out
 }
 
-func (c *catalogCache) partitionCount() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.partByID)
-}
-
 func (c *catalogCache) database(name string) (*Database, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -41,7 +41,7 @@ import (
 // Options configures a coordinator.
 type Options struct {
 	Defaults metadata.ClusterDefaults
-	// MaxPartitionNum is max.partition.num: the most partitions the cluster holds (0: no limit).
+	// MaxPartitionNum is max.partition.num: the most partitions a table holds (0: no limit).
 	MaxPartitionNum int32
 	// AutoPartitionInterval is auto-partition.check.interval.
 	AutoPartitionInterval time.Duration
@@ -131,7 +131,7 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 		return nil, err
 	}
 	c.partitions = &partitionService{catalog: c.catalog, cache: c.catalog.cache, store: store, place: place, role: r, access: acc,
-		now: opts.Now, log: log, maxPartitionNum: opts.MaxPartitionNum}
+		now: opts.Now, log: log, maxPartitionNum: opts.MaxPartitionNum, maxBucketNum: opts.Defaults.MaxBucketNum}
 	c.catalog.afterCreate = c.partitions.autoPartition
 	c.metadata = &metadataService{catalog: c.catalog, topo: topo, states: states, access: acc, lakeTableOptions: opts.LakeTableOptions}
 	c.producers = &producerOffsets{store: store, tables: c.catalog, access: acc, now: opts.Now, ttl: opts.ProducerOffsetsTTL}

@@ -58,8 +58,8 @@ func (s *partitionService) createPartitionLocked(ctx context.Context, t *cluster
 		return nil, ferr.New(ferr.PartitionAlreadyExists, "Partition '%s' already exists for table %s",
 			metadata.QualifiedPartitionName(t.Descriptor.PartitionKeys, values), t.Path)
 	}
-	if max := s.maxPartitionNum; max > 0 && s.cache.partitionCount() >= int(max) {
-		return nil, ferr.New(ferr.PartitionMaxNumException, "Exceed the maximum number of partitions in the cluster (max.partition.num = %d).", max)
+	if err := s.checkLimits(t, name); err != nil {
+		return nil, err
 	}
 	id, err := s.store.NextID(ctx, "partition")
 	if err != nil {
@@ -100,4 +100,24 @@ func (s *partitionService) createPartitionLocked(ctx context.Context, t *cluster
 	}
 	s.log.Info("created partition", "table", t.Path, "partition", name, "id", id)
 	return p, nil
+}
+
+// checkLimits refuses a new partition of t as Fluss's MetadataManager.createPartition does:
+// max.partition.num counts the partitions of the table, and max.bucket.num the buckets of all
+// of them with the new one (Fluss 0.9.1; 1.0 checks only the new partition's buckets, which
+// CREATE_TABLE has already checked against the same limit).
+func (s *partitionService) checkLimits(t *cluster.TableInfo, name string) error {
+	existing := len(s.catalog.Partitions(t.ID))
+	if max := s.maxPartitionNum; max > 0 && existing+1 > int(max) {
+		return ferr.New(ferr.PartitionMaxNumException, "Exceed the maximum number of partitions for table %s, only allow %d partitions.", t.Path, max)
+	}
+	maxBuckets := s.maxBucketNum
+	if maxBuckets <= 0 {
+		maxBuckets = metadata.DefaultMaxBucketNum
+	}
+	if total := int64(t.NumBuckets()) * int64(existing+1); total > int64(maxBuckets) {
+		return ferr.New(ferr.BucketMaxNumException, "Adding partition '%s' would result in %d total buckets for table %s, exceeding the maximum of %d buckets.",
+			name, total, t.Path, maxBuckets)
+	}
+	return nil
 }

@@ -114,3 +114,48 @@ func TestPartitionServiceMaxPartitionNum(t *testing.T) {
 	}
 	wantCode(t, p.CreatePartition(ctx, path, map[string]string{"name": "c"}, false), ferr.PartitionMaxNumException, "a third partition with max.partition.num 2")
 }
+
+// max.partition.num limits the partitions of each table, as in Fluss (MetadataManager
+// createPartition): another table has partitions of its own.
+func TestPartitionServiceMaxPartitionNumIsPerTable(t *testing.T) {
+	ctx := context.Background()
+	p, c, _, _ := newTestPartitions(t, 2)
+	for _, table := range []string{"a", "b"} {
+		path := cluster.TablePath{Database: DefaultDatabase, Table: table}
+		if err := c.CreateTable(ctx, path, tableJSON(1, nil, "name"), false); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"x", "y"} {
+			if err := p.CreatePartition(ctx, path, map[string]string{"name": v}, false); err != nil {
+				t.Fatalf("partition %s of table %s: %v", v, table, err)
+			}
+		}
+	}
+	err := p.CreatePartition(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "a"}, map[string]string{"name": "z"}, false)
+	wantCode(t, err, ferr.PartitionMaxNumException, "a third partition of one table")
+	if want := "Exceed the maximum number of partitions for table fluss.a, only allow 2 partitions."; ferr.MessageOf(err) != want {
+		t.Fatalf("message %q, want %q", ferr.MessageOf(err), want)
+	}
+}
+
+// max.bucket.num bounds the buckets of a partitioned table summed over its partitions, as
+// Fluss 0.9.1 counts them.
+func TestPartitionServiceMaxBucketNumAcrossPartitions(t *testing.T) {
+	ctx := context.Background()
+	p, c, _, _ := newTestPartitions(t, 0)
+	p.maxBucketNum = 10
+	path := cluster.TablePath{Database: DefaultDatabase, Table: "events"}
+	if err := c.CreateTable(ctx, path, tableJSON(4, nil, "name"), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"a", "b"} {
+		if err := p.CreatePartition(ctx, path, map[string]string{"name": v}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := p.CreatePartition(ctx, path, map[string]string{"name": "c"}, false)
+	wantCode(t, err, ferr.BucketMaxNumException, "a third partition of 4 buckets with max.bucket.num 10")
+	if want := "Adding partition 'c' would result in 12 total buckets for table fluss.events, exceeding the maximum of 10 buckets."; ferr.MessageOf(err) != want {
+		t.Fatalf("message %q, want %q", ferr.MessageOf(err), want)
+	}
+}

@@ -24,8 +24,11 @@ type partitionService struct {
 	access  access
 	now     func() time.Time
 	log     *slog.Logger
-	// maxPartitionNum is max.partition.num: the most partitions the cluster holds (0: no limit).
+	// maxPartitionNum is max.partition.num: the most partitions a table holds (0: no limit).
 	maxPartitionNum int32
+	// maxBucketNum is max.bucket.num: the most buckets a partitioned table holds, summed over
+	// its partitions (0: metadata.DefaultMaxBucketNum).
+	maxBucketNum int32
 	// replicas is the single node's tablet server (nil in a cluster and before start).
 	replicas cluster.ReplicaManager
 }
@@ -42,11 +45,10 @@ type partitionCatalog interface {
 	lockDDL() func()
 }
 
-// partitionCache is the part of the catalog's in-memory copy the partition service counts
-// and publishes its stored changes to (catalogCache).
+// partitionCache is the part of the catalog's in-memory copy the partition service
+// publishes its stored changes to (catalogCache).
 type partitionCache interface {
 	tablesWhere(keep func(*cluster.TableInfo) bool) []*cluster.TableInfo
-	partitionCount() int
 	addPartition(p *cluster.PartitionInfo)
 	dropPartition(p *cluster.PartitionInfo)
 }
