@@ -173,3 +173,36 @@ func TestStandbyCatalogReloadsOnAMiss(t *testing.T) {
 		t.Fatal("an active coordinator re-read the store on a miss")
 	}
 }
+
+// The single node has one tablet server: a table asking for more replicas is refused as Fluss
+// refuses it (TableAssignmentUtils.generateAssignment), partitioned or not, and nothing is
+// stored.
+func TestSingleNodeRefusesAReplicationFactorAboveOne(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	c := newTestCatalog(t, store)
+	withFactor := func(rf string, partitionKeys ...string) []byte {
+		d, err := metadata.ParseTableDescriptor(tableJSON(1, nil, partitionKeys...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Properties[metadata.PropReplicationFactor] = rf
+		return d.JSON()
+	}
+	for what, js := range map[string][]byte{"log table": withFactor("2"), "partitioned table": withFactor("3", "name")} {
+		err := c.CreateTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, js, false)
+		wantCode(t, err, ferr.InvalidReplicationFactor, what)
+	}
+	if want := "Replication factor: 2 larger than available tablet servers: 1."; ferr.MessageOf(c.CreateTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, withFactor("2"), false)) != want {
+		t.Fatalf("message, want %q", want)
+	}
+	if keys := store.keys("tables/"); len(keys) != 0 {
+		t.Fatalf("refused tables were stored: %v", keys)
+	}
+	if err := c.CreateTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, withFactor("1"), false); err != nil {
+		t.Fatalf("replication factor 1: %v", err)
+	}
+	// default.replication.factor applies the same way.
+	d := newTestCatalogWith(t, newMemStore(), metadata.ClusterDefaults{ReplicationFactor: 3})
+	wantCode(t, d.CreateTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, tableJSON(1, nil), false), ferr.InvalidReplicationFactor, "default.replication.factor 3")
+}

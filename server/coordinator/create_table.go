@@ -114,10 +114,15 @@ func (c *Catalog) createTable(ctx context.Context, path cluster.TablePath, descJ
 // creating transaction (a coordinator killed mid-way leaves either the table with all its
 // states or nothing) and the states themselves. A partitioned table's buckets are placed
 // per partition; its replication factor is checked now so that the table is not created
-// only for its partitions to fail. On the single node there is nothing to place.
+// only for its partitions to fail. On the single node there is nothing to place, but its one
+// tablet server cannot hold more than one replica of a bucket.
 func (c *Catalog) placeTable(t *cluster.TableInfo) (map[cluster.Bucket]cluster.BucketState, []meta.Op, error) {
 	switch {
 	case c.place == nil:
+		const singleNodeServers = 1
+		if rf := t.Descriptor.ReplicationFactor(); rf > singleNodeServers {
+			return nil, nil, ferr.New(ferr.InvalidReplicationFactor, "Replication factor: %d larger than available tablet servers: %d.", rf, singleNodeServers)
+		}
 		return nil, nil, nil
 	case !t.Partitioned():
 		ops, states, err := c.place.Assign(t, cluster.NoPartition)
