@@ -37,10 +37,13 @@ func openAuthorizer(ctx context.Context, cfg config.Config, store meta.Store) (*
 	return a, internal, nil
 }
 
-func boolOption(cfg config.Config, key string) (bool, error) {
+func boolOption(cfg config.Config, key string) (bool, error) { return boolOptionOr(cfg, key, false) }
+
+// boolOptionOr reads a boolean option, def when it is not set.
+func boolOptionOr(cfg config.Config, key string, def bool) (bool, error) {
 	v, ok := cfg.Raw[key]
 	if !ok || v == "" {
-		return false, nil
+		return def, nil
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {

@@ -127,9 +127,18 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	allowLogTables, err := boolOptionOr(cfg, "allow.create.log.tables", true)
+	if err != nil {
+		return nil, err
+	}
+	allowKvTables, err := boolOptionOr(cfg, "allow.create.kv.tables", true)
+	if err != nil {
+		return nil, err
+	}
 	n.coordinator, err = coordinator.Open(ctx, catalogStore, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
 		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
+		DisallowLogTables: !allowLogTables, DisallowKvTables: !allowKvTables,
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
 		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions()}, log.With("role", "coordinator"))
