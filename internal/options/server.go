@@ -23,13 +23,13 @@ var (
 		Desc: "stored as table.replication.factor; in a cluster, the replicas of each bucket"})
 	MaxBucketNum = Int32Of(Option{Key: "max.bucket.num", Default: "128000", Scope: Server, Versions: Both09And10,
 		Why:  "Fluss 1.0's default is 4096, 0.9.1's 128000; Strom keeps 0.9.1's so that tables a 0.9.1 cluster accepted are accepted",
-		Desc: "largest bucket count of a table"})
+		Desc: "largest bucket count of a table; of a partitioned table, summed over its partitions as Fluss 0.9.1 counts it (Fluss 1.0 checks each partition alone) — BUCKET_MAX_NUM_EXCEPTION"})
 	MaxPartitionNum = Int32Of(Option{Key: "max.partition.num", Default: "1000", Scope: Server, Versions: Both09And10,
-		Desc: "most partitions in the cluster"})
+		Desc: "most partitions of one table, as in Fluss — PARTITION_MAX_NUM_EXCEPTION"})
 	AllowCreateLogTables = BoolOf(Option{Key: "allow.create.log.tables", Default: "true", Scope: Server, Versions: Both09And10,
-		Desc: "false refuses CREATE_TABLE of log tables"})
+		Desc: "false refuses CREATE_TABLE of log tables with INVALID_TABLE_EXCEPTION, as Fluss does"})
 	AllowCreateKvTables = BoolOf(Option{Key: "allow.create.kv.tables", Default: "true", Scope: Server, Versions: Both09And10,
-		Desc: "false refuses CREATE_TABLE of primary-key tables"})
+		Desc: "false refuses CREATE_TABLE of primary-key tables with INVALID_TABLE_EXCEPTION, as Fluss does"})
 	DatalakeFormat = CustomOf(Option{Key: "datalake.format", Dynamic: true, Scope: Server, Versions: Both09And10, See: "lake.md",
 		Desc: "iceberg turns on lakehouse tiering in a strom-lake child process; Fluss's other formats are refused at start"}, Enum, parseLakeFormat)
 	DatalakeEnabled = BoolOf(Option{Key: "datalake.enabled", Scope: Server, Versions: V10,
