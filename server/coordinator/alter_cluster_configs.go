@@ -45,7 +45,7 @@ func (cc *clusterConfigs) alter(ctx context.Context, changes []*flusspb.PbAlterC
 	for _, ch := range changes {
 		key := ch.GetConfigKey()
 		if strings.HasPrefix(key, "datalake.") {
-			return ferr.New(ferr.ConfigException, "The config key %s cannot be changed: Strom has no data lake integration.", key)
+			return ferr.New(ferr.ConfigException, "The config key %s is not allowed to be changed dynamically: the data lake options are read at start; restart the servers with the new value.", key)
 		}
 		kind, ok := dynamicOptions[key]
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -77,9 +78,10 @@ var dynamicOptions = map[string]configKind{
 // redacted is how Fluss shows secret values.
 const redacted = "******"
 
+// redactConfig hides the value of every option the registry calls secret (passwords, JAAS
+// strings, s3.secret-key, s3.access-key, …), as Fluss shows them.
 func redactConfig(key, value string) string {
-	if key == "security.sasl.plain.credentials" || key == "security.sasl.plain.jaas.config" ||
-		(strings.HasPrefix(key, "security.sasl.listener.name.") && strings.HasSuffix(key, ".plain.jaas.config")) {
+	if options.Sensitive(key) {
 		return redacted
 	}
 	return value

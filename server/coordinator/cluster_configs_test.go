@@ -21,7 +21,8 @@ func TestClusterConfigsAlterValidatesAndPersists(t *testing.T) {
 	store := newMemStore()
 	open := func() *clusterConfigs {
 		cc := &clusterConfigs{store: store, log: quietLog(), static: map[string]string{
-			"kv.snapshot.interval": "10 min", "security.sasl.plain.credentials": "admin:secret", "bind.listeners": "FLUSS://0:9123"}}
+			"kv.snapshot.interval": "10 min", "security.sasl.plain.credentials": "admin:secret", "bind.listeners": "FLUSS://0:9123",
+			"s3.secret-key": "wJalrXUtnFEMI", "s3.access-key": "AKIDEXAMPLE", "s3.endpoint": "http://127.0.0.1:9000"}}
 		if err := cc.load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +61,10 @@ func TestClusterConfigsAlterValidatesAndPersists(t *testing.T) {
 		"kv.snapshot.interval":            {"1 min", "DYNAMIC_SERVER_CONFIG"},
 		"remote.data.dirs":                {"/b", "DYNAMIC_SERVER_CONFIG"},
 		"security.sasl.plain.credentials": {redacted, "DYNAMIC_SERVER_CONFIG"},
+		// The object store's keys are secrets too; its endpoint is not.
+		"s3.secret-key": {redacted, "INITIAL_SERVER_CONFIG"},
+		"s3.access-key": {redacted, "INITIAL_SERVER_CONFIG"},
+		"s3.endpoint":   {"http://127.0.0.1:9000", "INITIAL_SERVER_CONFIG"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("described %v, want %v", got, want)
