@@ -181,7 +181,7 @@ func (h *harness) put(targets []int32, recs ...rec) int64 {
 }
 
 func (h *harness) tryPut(targets []int32, recs ...rec) (int64, error) {
-	end, err := h.tab.Put(h.kvBatch(1, h.seq, recs...), targets, 100_000)
+	end, err := h.tab.putWait(h.kvBatch(1, h.seq, recs...), WriteOptions{TargetColumns: targets}, 100_000)
 	if err == nil {
 		h.seq++
 	}
@@ -305,3 +305,18 @@ func eqStrings(t testing.TB, what string, got, want []string) {
 		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
 	}
 }
+
+// putWait stages kv and waits until it is durable and applied, as PUT_KV does for one bucket.
+func (t *Tablet) putWait(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, error) {
+	end, p, err := t.PutStaged(kv, o, nowMs)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.Wait(context.Background()); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
+
+// staged reports whether the Pending has a write to wait for.
+func (p Pending) staged() bool { return p.t != nil }
