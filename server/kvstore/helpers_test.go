@@ -54,6 +54,8 @@ type harness struct {
 	policy logstore.FlushPolicy
 	// rowCacheBytes is the store's Options.RowCacheBytes (0: the default, -1: off).
 	rowCacheBytes int64
+	// seqs is the store's Options.Sequences; it outlives reopen, as the metadata store does.
+	seqs SequenceSource
 }
 
 func newHarness(t testing.TB, table Table) *harness {
@@ -79,7 +81,7 @@ func (h *harness) open() {
 	if err != nil {
 		h.t.Fatalf("open log: %v", err)
 	}
-	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), RowCacheBytes: h.rowCacheBytes})
+	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), RowCacheBytes: h.rowCacheBytes, Sequences: h.seqs})
 	if err != nil {
 		h.t.Fatalf("open store: %v", err)
 	}

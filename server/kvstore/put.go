@@ -146,6 +146,9 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if sid < 0 || sid > c.SchemaID {
 		return 0, Pending{}, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
 	}
+	if err := c.autoInc.checkTargets(o.TargetColumns); err != nil {
+		return 0, Pending{}, err
+	}
 	m, err := c.configure(o.TargetColumns, o.Mode)
 	if err != nil {
 		return 0, Pending{}, err
@@ -292,7 +295,7 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		w.val = row.AppendValue(w.val[:0], sid, newRow)
 		return b.Set(w.key, w.val, nil)
 	}
-	if c.Config.ChangelogImage == metadata.ChangelogWAL && m.kind == mergeDefault {
+	if c.Config.ChangelogImage == metadata.ChangelogWAL && m.kind == mergeDefault && c.autoInc.col < 0 {
 		// WAL fast path: no read of the old value; every upsert is +U.
 		if err := w.cl.add(record.UpdateAfter, w.newD); err != nil {
 			return err
@@ -307,7 +310,19 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		if m.kind == mergePartial {
 			merged, _ := row.PartialUpdate(w.mergedD, nil, w.newD, m.targets, c.pkSet, len(c.types))
 			w.mergedD = merged
+			if c.autoInc.col >= 0 {
+				if err := t.assignAutoInc(merged); err != nil {
+					return err
+				}
+			}
 			return t.store1(b, w, record.Insert, merged)
+		}
+		if c.autoInc.col >= 0 {
+			// The row the server inserts is the client's with the new id (Java applyInsert).
+			if err := t.assignAutoInc(w.newD); err != nil {
+				return err
+			}
+			return t.store1(b, w, record.Insert, w.newD)
 		}
 		if err := w.cl.add(record.Insert, w.newD); err != nil {
 			return err

@@ -16,7 +16,13 @@ import (
 // replica manager would).
 func newReplica(t *testing.T, table Table) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), table: table}
+	return newReplicaWith(t, table, nil)
+}
+
+// newReplicaWith is newReplica with the store's auto-increment sequences.
+func newReplicaWith(t *testing.T, table Table, seqs SequenceSource) *harness {
+	t.Helper()
+	h := &harness{t: t, dir: t.TempDir(), table: table, seqs: seqs}
 	var err error
 	h.log, err = logstore.Open(context.Background(), filepath.Join(h.dir, "log"), logstore.Options{Logger: discard(),
 		FlushPolicy: logstore.FlushInterval(0), ExternalHighWatermark: true,
@@ -24,7 +30,7 @@ func newReplica(t *testing.T, table Table) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard()})
+	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), Sequences: seqs})
 	if err != nil {
 		t.Fatal(err)
 	}

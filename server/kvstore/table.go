@@ -48,6 +48,7 @@ type compiled struct {
 	compress arrowlog.Compression
 	aggs     []aggFunc // aggregation merge engine: one per column
 	verCol   int       // versioned merge engine: version column position
+	autoInc  autoInc   // the auto-increment column (autoinc.go); col < 0 when none
 	// compactedKeys is set when clients encode primary keys with the compacted encoding,
 	// the one encodeKey produces (every table without a lake key encoder). Only then can the
 	// server check a KV record's key against its row.
@@ -116,6 +117,9 @@ func compile(t Table) (*compiled, error) {
 		c.compress = arrowlog.CompressionZstd
 	}
 	c.schemas[t.SchemaID] = c.types
+	if c.autoInc, err = compileAutoInc(t); err != nil {
+		return nil, err
+	}
 	switch t.Config.MergeEngine {
 	case metadata.MergeEngineAggregation:
 		c.aggs = make([]aggFunc, len(c.cols))

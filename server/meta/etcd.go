@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -368,6 +369,16 @@ const KeyPrefix = keyPrefix
 
 // NextID implements Store.
 func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
+	return s.AddID(ctx, name, 1)
+}
+
+// AddID atomically adds n (at least 1) to the named counter and returns its previous value:
+// the caller owns the ids prev+1 … prev+n. It is the counter NextID steps by one, so the two
+// share names. Auto-increment columns take their ranges from it (docs/primary-keys.md).
+func (s *EtcdStore) AddID(ctx context.Context, name string, n int64) (int64, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("meta counter %s: cannot add %d", name, n)
+	}
 	key := keyPrefix + "seq/" + name
 	for {
 		resp, err := s.cli.Get(ctx, key)
@@ -385,7 +396,10 @@ func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
 			}
 			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
 		}
-		tr, err := s.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, strconv.FormatInt(cur+1, 10))).Commit()
+		if cur > math.MaxInt64-n {
+			return 0, fmt.Errorf("meta counter %s: %d + %d overflows", name, cur, n)
+		}
+		tr, err := s.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, strconv.FormatInt(cur+n, 10))).Commit()
 		if err != nil {
 			return 0, fmt.Errorf("meta counter %s: %w", name, err)
 		}
