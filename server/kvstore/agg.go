@@ -63,7 +63,9 @@ func newAggFunc(name string, t metadata.DataType, delimiter string) (aggFunc, er
 			out = append(append(append(out, a.B...), delimiter...), b.B...)
 			return row.Datum{B: out}, nil
 		}), nil
-	case metadata.AggRBM32, metadata.AggRBM64:
+	case metadata.AggRBM32:
+		return rbm32, nil
+	case metadata.AggRBM64:
 		return func(acc, in row.Datum) (row.Datum, error) {
 			if acc.Null || in.Null {
 				if acc.Null {
