@@ -410,11 +410,11 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 
 // checkKey refuses a record whose key does not encode its row's primary key: stored under the
 // wrong key, the row would be found by a lookup of another key, and recovery, which re-derives
-// keys from changelog rows, would put it elsewhere. Tables whose clients use a key encoding
-// the server lacks (Paimon's) are not checked.
+// keys from changelog rows, would put it elsewhere. Every primary-key encoding a client can
+// use is one of the three (row.PrimaryKeyEncoding: Hudi tables use the compacted one).
 func (t *Tablet) checkKey(w *writeScratch) error {
 	c := t.tbl
-	if !c.compactedKeys && !c.icebergKeys {
+	if !c.compactedKeys && !c.icebergKeys && !c.paimonKeys {
 		return nil
 	}
 	var err error

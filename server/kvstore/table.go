@@ -57,6 +57,10 @@ type compiled struct {
 	// (table.datalake.format iceberg); encodeKey then produces the same bytes, so recovery
 	// from the changelog stores rows under the keys clients look up.
 	icebergKeys bool
+	// paimonKeys is set when clients encode primary keys with Paimon's key encoder
+	// (table.datalake.format paimon, row.EncodePaimonKey); encodeKey then produces the same
+	// bytes, as for icebergKeys.
+	paimonKeys bool
 
 	mu      sync.Mutex
 	schemas map[int16][]metadata.DataType // older schema field types, by id
@@ -102,6 +106,7 @@ func compile(t Table) (*compiled, error) {
 	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || slices.Equal(t.BucketKeys, physicalKey(t)))
 	c.compactedKeys = err == nil && enc == row.KeyCompacted
 	c.icebergKeys = err == nil && enc == row.KeyIceberg
+	c.paimonKeys = err == nil && enc == row.KeyPaimon
 	as, err := arrowlog.ArrowSchema(c.cols)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: arrow schema: %w", err)
@@ -257,6 +262,10 @@ func (c *compiled) encodeKey(dst []byte, r []row.Datum, scratch []row.Datum) ([]
 	}
 	if c.icebergKeys {
 		out, err := row.EncodeIcebergKey(dst, c.keyTypes, scratch)
+		return out, scratch, err
+	}
+	if c.paimonKeys {
+		out, err := row.EncodePaimonKey(dst, c.keyTypes, scratch)
 		return out, scratch, err
 	}
 	out, err := row.EncodeKey(dst, c.keyTypes, scratch)
