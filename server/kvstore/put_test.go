@@ -490,3 +490,33 @@ func TestInsertMissing(t *testing.T) {
 		t.Fatalf("all keys exist: staged %v, err %v", p.staged(), err)
 	}
 }
+
+// DECIMAL(5,2) sum past its precision, as Java does it (arith, sumDecimalFits): with an ARROW
+// changelog the write fails whole with UNKNOWN_SERVER_ERROR (Java's Arrow writer refuses the
+// wider value); with a COMPACTED changelog the wider sum 1000.00 is stored and logged.
+func TestDecimalSumPastItsPrecision(t *testing.T) {
+	for _, format := range []metadata.LogFormat{metadata.LogFormatArrow, metadata.LogFormatCompacted} {
+		s := metadata.Schema{Columns: []metadata.Column{
+			{Name: "id", Type: metadata.DataType{Root: metadata.Int, NotNull: true}},
+			{Name: "amount", Type: metadata.DataType{Root: metadata.Decimal, Precision: 5, Scale: 2}, AggFunction: &metadata.AggFunction{Type: metadata.AggSum}},
+		}, PrimaryKey: []string{"id"}}
+		h := newHarness(t, Table{ID: 7, SchemaID: 1, Schema: s, Config: metadata.TableConfig{
+			LogFormat: format, MergeEngine: metadata.MergeEngineAggregation, DeleteBehavior: metadata.DeleteIgnore}})
+		h.put(nil, aggRow(1, int64(99999))) // 999.99
+		_, err := h.tryPut(nil, aggRow(1, int64(1)))
+		if format == metadata.LogFormatArrow {
+			wantCode(t, err, ferr.UnknownServerError)
+			if got := h.get(1); got != "(1,99999)" {
+				t.Fatalf("%v: after the refused sum: %q", format, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", format, err)
+		}
+		if got := h.get(1); got != "(1,100000)" {
+			t.Fatalf("%v: %q, want the wider sum", format, got)
+		}
+		eqStrings(t, "changelog", h.changelog(), []string{"+I(1,99999)", "-U(1,99999)", "+U(1,100000)"})
+	}
+}

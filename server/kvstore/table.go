@@ -138,7 +138,7 @@ func compile(t Table) (*compiled, error) {
 					delim = d
 				}
 			}
-			f, err := newAggFunc(name, col.Type, delim)
+			f, err := newAggFunc(name, col.Type, delim, t.Config.LogFormat == metadata.LogFormatArrow)
 			if err != nil {
 				return nil, fmt.Errorf("kvstore: column %q: %w", col.Name, err)
 			}
