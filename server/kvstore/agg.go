@@ -78,15 +78,7 @@ func newAggFunc(name string, t metadata.DataType, delimiter string, arrowLog boo
 	case metadata.AggRBM32:
 		return rbm32, nil
 	case metadata.AggRBM64:
-		return func(acc, in row.Datum) (row.Datum, error) {
-			if acc.Null || in.Null {
-				if acc.Null {
-					return in, nil
-				}
-				return acc, nil
-			}
-			return row.Datum{}, ferr.New(ferr.UnknownServerError, "aggregate function %s is not supported by this server", name)
-		}, nil
+		return rbm64, nil
 	}
 	return nil, fmt.Errorf("unsupported aggregate function %q", name)
 }
