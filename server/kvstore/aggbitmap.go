@@ -13,7 +13,13 @@ import (
 // this library's ToBytes share: github.com/RoaringBitmap/RoaringFormatSpec); the result is
 // run-optimized first, as Java does, so a stored value is what Fluss would store. A NULL on
 // either side yields the other side unchanged.
-func rbm32(acc, in row.Datum) (row.Datum, error) {
+func rbm32(acc, in row.Datum) (out row.Datum, err error) {
+	defer func() {
+		// The library is not trusted never to panic on hostile input it accepted.
+		if r := recover(); r != nil {
+			out, err = row.Datum{}, ferr.New(ferr.UnknownServerError, "Unable to se/deserialize roaring bitmap: %v", r)
+		}
+	}()
 	if acc.Null || in.Null {
 		if acc.Null {
 			return in, nil
@@ -30,25 +36,26 @@ func rbm32(acc, in row.Datum) (row.Datum, error) {
 	}
 	a.Or(b)
 	a.RunOptimize()
-	out, err := a.ToBytes()
+	b32, err := a.ToBytes()
 	if err != nil {
 		return row.Datum{}, ferr.New(ferr.UnknownServerError, "Unable to se/deserialize roaring bitmap: %v", err)
 	}
-	return row.Datum{B: out}, nil
+	return row.Datum{B: b32}, nil
 }
 
-// readBitmap32 decodes a portable 32-bit Roaring bitmap. Bytes that are not one fail as in
-// Java (a RuntimeException there: UNKNOWN_SERVER_ERROR); bytes after the bitmap are ignored,
-// as Java's deserialize(ByteBuffer) ignores them. The library's decoder is not trusted never
-// to panic on hostile input, so a panic is an error too.
-func readBitmap32(b []byte) (bm *roaring.Bitmap, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			bm, err = nil, ferr.New(ferr.UnknownServerError, "Unable to se/deserialize roaring bitmap: %v", r)
-		}
-	}()
-	bm = roaring.New()
-	if _, err := bm.FromUnsafeBytes(b); err != nil {
+// readBitmap32 decodes a portable 32-bit Roaring bitmap and checks that it is well formed
+// (sorted, distinct values in containers of the right kinds). Bytes that are not one fail as
+// in Java (a RuntimeException there: UNKNOWN_SERVER_ERROR); bytes after the bitmap are
+// ignored, as Java's deserialize(ByteBuffer) ignores them.
+func readBitmap32(b []byte) (*roaring.Bitmap, error) {
+	bm := roaring.New()
+	_, err := bm.FromUnsafeBytes(b)
+	if err == nil {
+		// The decoder checks the framing, not the content: unsorted or repeated values
+		// would break the union (FuzzRbm32 found a panic in RunOptimize).
+		err = bm.Validate()
+	}
+	if err != nil {
 		return nil, ferr.New(ferr.UnknownServerError, "Unable to se/deserialize roaring bitmap: %v", err)
 	}
 	return bm, nil
