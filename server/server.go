@@ -160,7 +160,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	tabletOpts := tablet.Options{
-		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
+		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store, IDRanges: n.store,
 		Config: cfg, Authorizer: authz, InternalListener: internalListener,
 		// Parsed once, by config through the registry (internal/options); the tablet server
 		// reads its raw keys only when these are zero.

@@ -220,26 +220,6 @@ func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end 
 	}
 }
 
-// withTimeout bounds a replicated PK write's wait (the pipeline waits for the HW, then
-// applies): after d it answers REQUEST_TIME_OUT, and when ctx (the client's connection) ends
-// its error, while the write goes on in the background.
-func withTimeout(ctx context.Context, wait func() error, b cluster.Bucket, d time.Duration) func() error {
-	return func() error {
-		done := make(chan error, 1)
-		go func() { done <- wait() }()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case err := <-done:
-			return err
-		case <-t.C:
-			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, d)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
 func requestTimeout(ms int32) time.Duration {
 	if ms <= 0 {
 		return defaultRequestTimeout

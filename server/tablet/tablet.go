@@ -29,12 +29,21 @@ type IDAllocator interface {
 	NextID(ctx context.Context, name string) (int64, error)
 }
 
+// IDRanges hands out ranges of a named counter's ids in the metadata store
+// (meta.EtcdStore.AddID): AddID reserves prev+1 … prev+n and returns prev.
+type IDRanges interface {
+	AddID(ctx context.Context, name string, n int64) (prev int64, err error)
+}
+
 // Options configures a tablet server.
 type Options struct {
 	DataDir  string
 	ServerID int32
 	Catalog  cluster.Catalog
 	IDs      IDAllocator
+	// IDRanges gives the ids of auto-increment columns (sequences.go); without it, inserts
+	// into tables with such a column fail.
+	IDRanges IDRanges
 	Config   config.Config
 	Now      func() time.Time
 	// Authorizer, when set, authorises every request that does not arrive on
@@ -113,8 +122,12 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
-	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
-		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)})
+	kvOpts := kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
+		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)}
+	if opts.IDRanges != nil {
+		kvOpts.Sequences = sequences{opts.IDRanges}
+	}
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvOpts)
 	if err != nil {
 		return nil, err
 	}
