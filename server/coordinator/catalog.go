@@ -12,6 +12,7 @@ import (
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/meta"
 )
 
 // DefaultDatabase is created on first start, as a Java coordinator does.
@@ -116,6 +117,18 @@ func partitionKey(tableID int64, name string) string {
 	return fmt.Sprintf("partitions/%d/%s", tableID, name)
 }
 func partitionsPrefix(tableID int64) string { return fmt.Sprintf("partitions/%d/", tableID) }
+
+// sequencesPrefix holds the counters of the table's auto-increment columns, which the tablet
+// servers advance (meta.EtcdStore.AddID, name autoinc/<table>/<column>; server/tablet
+// sequences.go).
+func sequencesPrefix(tableID int64) string { return fmt.Sprintf("seq/autoinc/%d/", tableID) }
+
+// tableRecordOps deletes every record of a dropped table kept beside its table record: its
+// schema versions, partitions and auto-increment counters.
+func tableRecordOps(tableID int64) []meta.Op {
+	return []meta.Op{meta.DeletePrefix(schemasPrefix(tableID)), meta.DeletePrefix(partitionsPrefix(tableID)),
+		meta.DeletePrefix(sequencesPrefix(tableID))}
+}
 
 // lockDDL takes the DDL lock and returns its release.
 func (c *Catalog) lockDDL() func() {

@@ -83,6 +83,8 @@ func TestCatalogDropDatabaseCascades(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl, _ := c.TableByPath(path)
+	// The counter of an auto-increment column, as a tablet server leaves it.
+	store.kv[sequencesPrefix(tbl.ID)+"3"] = []byte("200000")
 	wantCode(t, c.DropDatabase(ctx, "db", false, false), ferr.DatabaseNotEmpty, "DROP_DATABASE of a non-empty database")
 	if err := c.DropDatabase(ctx, "db", false, true); err != nil {
 		t.Fatal(err)
@@ -95,6 +97,9 @@ func TestCatalogDropDatabaseCascades(t *testing.T) {
 	}
 	if keys := store.keys(schemasPrefix(tbl.ID)); len(keys) != 0 {
 		t.Fatalf("the dropped table's schemas remain: %v", keys)
+	}
+	if keys := store.keys(sequencesPrefix(tbl.ID)); len(keys) != 0 {
+		t.Fatalf("the dropped table's auto-increment counters remain: %v", keys)
 	}
 	if !slices.Equal(reps.stopped, []int64{cluster.NoPartition}) {
 		t.Fatalf("stopped replicas %v, want the dropped table's", reps.stopped)

@@ -42,7 +42,7 @@ func (c *Catalog) DropDatabase(ctx context.Context, name string, ignoreIfNotExis
 	}
 	ops := []meta.Op{meta.Delete(databaseKey(name)), meta.DeletePrefix(tablesPrefix(name))}
 	for _, t := range tables {
-		ops = append(ops, meta.DeletePrefix(schemasPrefix(t.ID)), meta.DeletePrefix(partitionsPrefix(t.ID)))
+		ops = append(ops, tableRecordOps(t.ID)...)
 		if c.place != nil {
 			ops = append(ops, c.place.DropOps(t.ID, cluster.NoPartition)...)
 		}

@@ -35,7 +35,7 @@ func (c *Catalog) DropTable(ctx context.Context, path cluster.TablePath, ignoreI
 		}
 		return ferr.New(ferr.TableNotExist, "Table %s does not exist.", path)
 	}
-	ops := []meta.Op{meta.Delete(tableKey(path)), meta.DeletePrefix(schemasPrefix(t.ID)), meta.DeletePrefix(partitionsPrefix(t.ID))}
+	ops := append([]meta.Op{meta.Delete(tableKey(path))}, tableRecordOps(t.ID)...)
 	if c.place != nil {
 		ops = append(ops, c.place.DropOps(t.ID, cluster.NoPartition)...)
 	}
