@@ -68,7 +68,7 @@ func TestNetworkPartitions(t *testing.T) {
 	}
 	r.base = netns.WorkerConfig{
 		Bootstrap: c.Bootstrap(), Database: "part", LogTable: "log", PKTable: "kv",
-		Buckets: 2, Keys: 256, EtcdEndpoints: c.EtcdEndpoints(),
+		Buckets: 2, Keys: 256, EtcdEndpoints: c.EtcdEndpoints(), Acks1Table: "log_acks1",
 	}
 	setup := r.base
 	setup.Mode = "setup"
@@ -119,11 +119,28 @@ func TestNetworkPartitions(t *testing.T) {
 	}
 	t.Logf("history: %d operations; writes ok %d, failed %d, unknown %d; log %d records, changelog %d",
 		len(ops), counts[history.OK], counts[history.Fail], counts[history.Unknown], len(final.Log), len(final.Changelog))
-	for _, f := range r.done {
-		t.Logf("fault %-44s held %5.1fs  healed->all clients acked %5.1fs  longest gap without an acknowledged append %5.1fs, upsert %5.1fs",
-			f.name, f.heal.Sub(f.start).Seconds(), f.recovered.Sub(f.heal).Seconds(),
-			longestGap(ops, history.Append, f.start, f.recovered).Seconds(), longestGap(ops, history.Upsert, f.start, f.recovered).Seconds())
+	appendBucket, keyBucket := map[int64]int32{}, map[int64]int32{}
+	for _, rec := range final.Log {
+		appendBucket[rec.Key] = rec.Bucket
 	}
+	for _, rec := range final.Changelog {
+		keyBucket[rec.Key] = rec.Bucket
+	}
+	acks1 := r.acks1History()
+	lost1 := acks1Lost(acks1, final.Acks1Log)
+	for _, f := range r.done {
+		lost := 0
+		for _, o := range lost1 {
+			if o.Return >= f.start.UnixNano() && o.Return <= f.recovered.UnixNano() {
+				lost++
+			}
+		}
+		t.Logf("fault %-40s held %4.1fs, healed->every client acked %4.1fs; longest time a bucket went without an acknowledged append %4.1fs, upsert %4.1fs; acks=1 appends lost %d",
+			f.name, f.heal.Sub(f.start).Seconds(), f.recovered.Sub(f.heal).Seconds(),
+			longestGap(ops, history.Append, appendBucket, f.start, f.recovered).Seconds(),
+			longestGap(ops, history.Upsert, keyBucket, f.start, f.recovered).Seconds(), lost)
+	}
+	t.Logf("acks=1 appends: %d acknowledged, %d of them lost (measured, not a failure: acks=1 answers before the followers have the batch)", countOK(acks1), len(lost1))
 	check := func(what string, p history.Problems) {
 		if err := p.Err(); err != nil {
 			t.Errorf("%s: %v", what, err)
@@ -151,27 +168,77 @@ func TestNetworkPartitions(t *testing.T) {
 	}
 }
 
-// longestGap is the longest time within [from, to] without an acknowledgement of an
-// operation of kind, counting from from and up to the first acknowledgement after to.
-func longestGap(ops []history.Op, kind history.Kind, from, to time.Time) time.Duration {
-	var acks []int64
+// longestGap is the longest time within [from, to] that a bucket went without an
+// acknowledgement of an operation of kind, counting from from and up to the bucket's first
+// acknowledgement after to; bucketOf maps an operation's key to its bucket (from the final
+// read: an append's id, an upsert's key).
+func longestGap(ops []history.Op, kind history.Kind, bucketOf map[int64]int32, from, to time.Time) time.Duration {
+	acks := map[int32][]int64{}
 	for _, o := range ops {
 		if o.Kind == kind && o.Outcome == history.OK {
-			acks = append(acks, o.Return)
+			if b, ok := bucketOf[o.Key]; ok {
+				acks[b] = append(acks[b], o.Return)
+			}
 		}
 	}
-	slices.Sort(acks)
-	last, end := from.UnixNano(), to.UnixNano()
 	var gap int64
-	for _, a := range acks {
-		if a < last {
-			continue
-		}
-		gap = max(gap, a-last)
-		last = a
-		if a > end {
-			break
+	for _, times := range acks {
+		slices.Sort(times)
+		last, end := from.UnixNano(), to.UnixNano()
+		for _, a := range times {
+			if a < last {
+				continue
+			}
+			gap = max(gap, a-last)
+			last = a
+			if a > end {
+				break
+			}
 		}
 	}
 	return time.Duration(gap)
+}
+
+// acks1History is every client's acks=1 appends.
+func (r *partitionRun) acks1History() []history.Op {
+	r.t.Helper()
+	var all []history.Op
+	for _, w := range r.workers {
+		f, err := os.Open(w.Cfg.Out + ".acks1")
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		ops, err := history.ReadOps(f)
+		f.Close()
+		if err != nil {
+			r.t.Fatalf("acks=1 history of worker %d: %v", w.Cfg.Proc, err)
+		}
+		all = append(all, ops...)
+	}
+	return all
+}
+
+// acks1Lost returns the acknowledged appends of ops missing from log.
+func acks1Lost(ops []history.Op, log []history.Record) []history.Op {
+	in := map[int64]bool{}
+	for _, r := range log {
+		in[r.Key] = true
+	}
+	var lost []history.Op
+	for _, o := range ops {
+		if o.Outcome == history.OK && !in[o.Key] {
+			lost = append(lost, o)
+		}
+	}
+	return lost
+}
+
+func countOK(ops []history.Op) int {
+	n := 0
+	for _, o := range ops {
+		if o.Outcome == history.OK {
+			n++
+		}
+	}
+	return n
 }

@@ -40,6 +40,10 @@ type WorkerConfig struct {
 	Out       string
 	// Acks is the writers' acks ("all", "1", "0"); default all.
 	Acks string
+	// Acks1Table, when set, is a second log table that the workload also appends to, over a
+	// connection of its own with acks=1, recording to Out+".acks1": what such writes lose is
+	// measured, not checked.
+	Acks1Table string
 	// EtcdEndpoints, for meta: the etcd members to ask who leads; MoveEtcdLeaderTo, when set,
 	// makes that member (etcd.name) the etcd leader first.
 	EtcdEndpoints    []string
@@ -53,6 +57,7 @@ type ReadResult struct {
 	Log        []history.Record // the log table, every record from the log start
 	Changelog  []history.Record // the PK table's changelog
 	Final      map[int64]int64  // lookups of every key after the writes stopped
+	Acks1Log   []history.Record // the Acks1Table, when there is one
 }
 
 // Meta is who leads what, as a "meta" worker saw it.

@@ -3,6 +3,7 @@ package netns
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -79,7 +80,11 @@ func runSetup(ctx context.Context, cfg WorkerConfig) error {
 		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("payload", fluss.String())})}
 	pkDesc := fluss.TableDescriptor{BucketCount: cfg.Buckets, Schema: fluss.NewSchema([]fluss.Column{
 		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("v", fluss.BigInt())}, "id")}
-	for name, desc := range map[string]fluss.TableDescriptor{cfg.LogTable: logDesc, cfg.PKTable: pkDesc} {
+	descs := map[string]fluss.TableDescriptor{cfg.LogTable: logDesc, cfg.PKTable: pkDesc}
+	if cfg.Acks1Table != "" {
+		descs[cfg.Acks1Table] = logDesc
+	}
+	for name, desc := range descs {
 		path := fluss.TablePath{Database: cfg.Database, Table: name}
 		if err := admin.CreateTable(ctx, path, desc, true); err != nil {
 			return fmt.Errorf("create %s: %w", path, err)
@@ -133,12 +138,17 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 	base := int64(cfg.Proc) << 40
 
 	var mu sync.Mutex
-	pending := map[int64]history.Op{} // by a number unique in this worker
+	type inflight struct {
+		op  history.Op
+		rec *recorder
+	}
+	pending := map[int64]inflight{} // by a number unique in this worker
 	var nextID int64
 	var wg sync.WaitGroup
 	// write issues one write, recording its outcome when it completes; it blocks while
 	// writeWindow writes of sem are in flight.
-	write := func(sem chan struct{}, o history.Op, do func() (*fluss.WriteResult, error)) bool {
+	var rec1 *recorder // of the acks=1 appends, when asked for
+	write := func(rec *recorder, sem chan struct{}, o history.Op, do func() (*fluss.WriteResult, error)) bool {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -155,7 +165,7 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 		mu.Lock()
 		nextID++
 		id := nextID
-		pending[id] = o
+		pending[id] = inflight{o, rec}
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
@@ -182,13 +192,45 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 		return true
 	}
 	var loops sync.WaitGroup
+	if cfg.Acks1Table != "" {
+		c1 := cfg
+		c1.Acks = "1"
+		conn1, err := connect(bg, c1)
+		if err != nil {
+			return err
+		}
+		t1, err := conn1.Table(bg, fluss.TablePath{Database: cfg.Database, Table: cfg.Acks1Table})
+		if err != nil {
+			return fmt.Errorf("open %s: %w", cfg.Acks1Table, err)
+		}
+		w1, err := t1.NewAppend().CreateWriter()
+		if err != nil {
+			return err
+		}
+		if rec1, err = newRecorder(cfg.Out + ".acks1"); err != nil {
+			return err
+		}
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			sem := make(chan struct{}, writeWindow/8) // acks=1 is fast: keep it from starving the rest
+			for seq := int64(0); ; seq++ {
+				id := base | seq
+				if !write(rec1, sem, history.Op{Proc: cfg.Proc, Kind: history.Append, Key: id}, func() (*fluss.WriteResult, error) {
+					return w1.Append(bg, fluss.Row{id, "p"})
+				}) {
+					return
+				}
+			}
+		}()
+	}
 	loops.Add(4)
 	go func() { // appends
 		defer loops.Done()
 		sem := make(chan struct{}, writeWindow)
 		for seq := int64(0); ; seq++ {
 			id := base | seq
-			if !write(sem, history.Op{Proc: cfg.Proc, Kind: history.Append, Key: id}, func() (*fluss.WriteResult, error) {
+			if !write(rec, sem, history.Op{Proc: cfg.Proc, Kind: history.Append, Key: id}, func() (*fluss.WriteResult, error) {
 				return aw.Append(bg, fluss.Row{id, "p"})
 			}) {
 				return
@@ -201,7 +243,7 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 		rng := rand.New(rand.NewPCG(uint64(cfg.Proc), 1))
 		for seq := int64(0); ; seq++ {
 			key, v := rng.Int64N(cfg.Keys), base|seq
-			if !write(sem, history.Op{Proc: cfg.Proc, Kind: history.Upsert, Key: key, Value: v}, func() (*fluss.WriteResult, error) {
+			if !write(rec, sem, history.Op{Proc: cfg.Proc, Kind: history.Upsert, Key: key, Value: v}, func() (*fluss.WriteResult, error) {
 				return uw.Upsert(bg, fluss.Row{key, v})
 			}) {
 				return
@@ -238,6 +280,9 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 		select {
 		case <-tick.C:
 			rec.flush()
+			if rec1 != nil {
+				rec1.flush()
+			}
 		case <-ctx.Done():
 		}
 	}
@@ -249,13 +294,17 @@ func runWorkload(ctx context.Context, cfg WorkerConfig) error {
 	case <-time.After(stopGrace):
 	}
 	mu.Lock()
-	for id, o := range pending {
-		o.Outcome = history.Unknown
-		rec.add(o)
+	for id, p := range pending {
+		p.op.Outcome = history.Unknown
+		p.rec.add(p.op)
 		delete(pending, id)
 	}
 	mu.Unlock()
-	return rec.close()
+	err = rec.close()
+	if rec1 != nil {
+		err = errors.Join(err, rec1.close())
+	}
+	return err
 }
 
 // runRead reads the final state: both logs from their start, and a lookup of every key. It
@@ -289,6 +338,15 @@ func runRead(ctx context.Context, cfg WorkerConfig) error {
 		}
 		if res.Changelog, _, err = readAll(ctx, conn, pkT); err != nil {
 			return err
+		}
+		if cfg.Acks1Table != "" {
+			t1, err := conn.Table(ctx, fluss.TablePath{Database: cfg.Database, Table: cfg.Acks1Table})
+			if err != nil {
+				return fmt.Errorf("open %s: %w", cfg.Acks1Table, err)
+			}
+			if res.Acks1Log, _, err = readAll(ctx, conn, t1); err != nil {
+				return err
+			}
 		}
 		for k := range cfg.Keys {
 			row, err := lk.Lookup(ctx, fluss.Row{k})
