@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -274,7 +275,8 @@ func run(name string, args ...string) error {
 }
 
 // removeStale deletes the namespaces of this package whose creating process is gone (a test
-// binary killed before its cleanup ran).
+// binary killed before its cleanup ran, e.g. by go test's timeout), with the processes left
+// running inside them.
 func removeStale() {
 	entries, err := os.ReadDir("/var/run/netns")
 	if err != nil {
@@ -296,6 +298,15 @@ func removeStale() {
 		}
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
 			continue // its process still runs
+		}
+		// Servers and clients the dead test started in it outlive it: end them (by pid, only
+		// the processes inside this namespace) before deleting it.
+		if out, err := exec.Command("ip", "netns", "pids", name).Output(); err == nil {
+			for _, f := range strings.Fields(string(out)) {
+				if p, err := strconv.Atoi(f); err == nil {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+			}
 		}
 		run("ip", "netns", "del", name)
 	}

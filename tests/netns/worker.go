@@ -114,7 +114,8 @@ func StartWorker(t testing.TB, h *Host, cfg WorkerConfig) *Worker {
 	w.cmd = exec.Command(bin, args...)
 	w.cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw))
 	w.cmd.Stdout, w.cmd.Stderr = out, out
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed with the test process even when its cleanup cannot run.
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := w.cmd.Start(); err != nil {
 		out.Close()
 		t.Fatalf("netns: start worker: %v", err)
