@@ -7,6 +7,7 @@
 // Nothing touches the namespace the test runs in: traffic between hosts never leaves the
 // namespaces the test created, and every namespace (hence every veth, bridge and nft table
 // in it) is deleted when the test ends. Namespaces left by a test process that was killed are
-// deleted by the next New, with the processes still running in them. Creating namespaces needs root, `ip` (iproute2) and `nft`
-// (nftables); without them New skips the test, saying what is missing.
+// deleted by the next New, with the processes still running in them. Creating namespaces
+// needs root, `ip` (iproute2) and `nft` (nftables); without them New skips the test, saying
+// what is missing.
 package netns
