@@ -47,6 +47,19 @@ var faultKinds = []faultKind{
 		}
 		return fmt.Sprintf("node %d (leader) cut from the other nodes, clients reach all", l.ID)
 	}},
+	{"leader-etcd-peer-traffic-cut", func(r *partitionRun, m netns.Meta, _ time.Duration) string {
+		// Only L's etcd member loses the others (peer port, both ways): L still replicates to
+		// and is notified by the others, but its own etcd member is a minority of one, so it
+		// cannot renew its lease and is replaced while its data path works.
+		l := r.leader(m)
+		var drops []netns.Drop
+		for _, o := range r.others(l) {
+			drops = append(drops, netns.Drop{From: l.Host, To: o.Host, Ports: []int{netns.EtcdPeerPort}},
+				netns.Drop{From: o.Host, To: l.Host, Ports: []int{netns.EtcdPeerPort}})
+		}
+		r.nw.Cut(drops...)
+		return fmt.Sprintf("etcd peer traffic of node %d (leader) cut, replication and clients not", l.ID)
+	}},
 	{"coordinator-and-etcd-leader-in-minority", func(r *partitionRun, m netns.Meta, _ time.Duration) string {
 		co := r.c.NodeByIP(m.Coordinator)
 		if co == nil {

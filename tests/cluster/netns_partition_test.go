@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +17,14 @@ import (
 	"github.com/stromdb/strom/tests/netns"
 )
 
-// seedEnv replays a partition schedule: the test logs the seed it ran with.
-const seedEnv = "STROM_PARTITION_SEED"
+// seedEnv replays a partition schedule: the test logs the seed it ran with. onlyEnv, a
+// comma-separated list of fault kind names, restricts the schedule to them. keepEnv names a
+// directory where a failing run leaves its histories and final read.
+const (
+	seedEnv = "STROM_PARTITION_SEED"
+	onlyEnv = "STROM_PARTITION_FAULTS"
+	keepEnv = "STROM_PARTITION_KEEP"
+)
 
 // TestNetworkPartitions runs a 3-node RF=3 cluster, each node in a network namespace of its
 // own, with three client processes in namespaces of their own running acks=all appends,
@@ -87,11 +95,23 @@ func TestNetworkPartitions(t *testing.T) {
 	if long() {
 		rounds, hold = 3, [2]time.Duration{5 * time.Second, 12 * time.Second}
 	}
+	kinds := faultKinds
+	if only := os.Getenv(onlyEnv); only != "" {
+		kinds = nil
+		for _, f := range faultKinds {
+			if strings.Contains(","+only+",", ","+f.name+",") {
+				kinds = append(kinds, f)
+			}
+		}
+		if len(kinds) == 0 {
+			t.Fatalf("%s=%q names no fault kind", onlyEnv, only)
+		}
+	}
 	var schedule []faultKind
 	for range rounds {
-		perm := rng.Perm(len(faultKinds))
+		perm := rng.Perm(len(kinds))
 		for _, i := range perm {
-			schedule = append(schedule, faultKinds[i])
+			schedule = append(schedule, kinds[i])
 		}
 	}
 	for i, f := range schedule {
@@ -146,6 +166,11 @@ func TestNetworkPartitions(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
+	t.Cleanup(func() {
+		if dir := os.Getenv(keepEnv); dir != "" && t.Failed() {
+			r.keep(dir, final)
+		}
+	})
 	check("appends", history.CheckAppends(ops, final.Log))
 	check("upserts and lookups", history.CheckRegisters(ops, 30*time.Second))
 	check("changelog", history.CheckChangelog(ops, final.Changelog, final.Final))
@@ -197,6 +222,24 @@ func longestGap(ops []history.Op, kind history.Kind, bucketOf map[int64]int32, f
 		}
 	}
 	return time.Duration(gap)
+}
+
+// keep copies the histories and the final read into dir, for a look after the test.
+func (r *partitionRun) keep(dir string, final netns.ReadResult) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.t.Logf("keep: %v", err)
+		return
+	}
+	for _, w := range r.workers {
+		for _, suffix := range []string{"", ".acks1"} {
+			if b, err := os.ReadFile(w.Cfg.Out + suffix); err == nil {
+				os.WriteFile(filepath.Join(dir, filepath.Base(w.Cfg.Out)+suffix), b, 0o644)
+			}
+		}
+	}
+	b, _ := json.Marshal(final)
+	os.WriteFile(filepath.Join(dir, "final.json"), b, 0o644)
+	r.t.Logf("histories and final read kept in %s", dir)
 }
 
 // acks1History is every client's acks=1 appends.

@@ -75,37 +75,37 @@ func CheckRegisters(ops []Op, timeout time.Duration) Problems {
 	res, info := porcupine.CheckOperationsVerbose(registerModel, h, timeout)
 	switch res {
 	case porcupine.Illegal:
-		p.addf("upserts and lookups are not linearizable per key: %s", describeIllegal(info))
+		p.addf("upserts and lookups are not linearizable per key: %s", describeIllegal(registerModel.Partition(h), info))
 	case porcupine.Unknown:
 		p.addf("linearizability check did not finish within %s (%d operations)", timeout, len(h))
 	}
 	return p
 }
 
-// describeIllegal names a key whose history has no linearization, and the longest partial
-// linearization porcupine found for it.
-func describeIllegal(info porcupine.LinearizationInfo) string {
-	parts := info.PartialLinearizationsOperations()
-	for _, part := range parts {
-		// A partition with no complete linearization: its longest partial one ends where the
-		// history could not be explained any further.
+// describeIllegal names the first key whose history has no linearization (porcupine's
+// partitions are in the order Partition returns them: by key) and the end of the longest
+// partial linearization found for it: where the history could not be explained further.
+func describeIllegal(parts [][]porcupine.Operation, info porcupine.LinearizationInfo) string {
+	lins := info.PartialLinearizationsOperations()
+	for i, part := range lins {
+		if i >= len(parts) || len(part) == 0 {
+			continue
+		}
 		longest := []porcupine.Operation(nil)
 		for _, lin := range part {
 			if len(lin) > len(longest) {
 				longest = lin
 			}
 		}
-		if len(longest) == 0 {
-			continue
+		if len(longest) == len(parts[i]) {
+			continue // this key is linearizable
 		}
-		key := longest[0].Input.(registerInput).key
-		n := len(longest)
-		from := max(0, n-5)
+		key := parts[i][0].Input.(registerInput).key
 		var tail []string
-		for _, o := range longest[from:] {
+		for _, o := range longest[max(0, len(longest)-5):] {
 			tail = append(tail, registerModel.DescribeOperation(o.Input, o.Output))
 		}
-		return fmt.Sprintf("key %d, last of the longest partial linearization: %v", key, tail)
+		return fmt.Sprintf("key %d (%d operations, %d linearized), last of the longest partial linearization: %v", key, len(parts[i]), len(longest), tail)
 	}
 	return "no partial linearization"
 }

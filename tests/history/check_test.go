@@ -114,6 +114,9 @@ func TestCheckRegisters(t *testing.T) {
 	for name, h := range fail {
 		wantFail(t, name, CheckRegisters(h, 10*time.Second), "not linearizable")
 	}
+	// The problem names the key that fails, not the first key.
+	mixed := append(append([]Op(nil), pass["keys are independent"]...), op(0, Upsert, 7, 700, 0, 10, OK), op(0, Lookup, 7, Absent, 11, 12, OK))
+	wantFail(t, "second key fails", CheckRegisters(mixed, 10*time.Second), "key 7 (")
 }
 
 func TestCheckChangelog(t *testing.T) {
