@@ -161,6 +161,7 @@ type Control struct {
 
 	conns   *connPool
 	abandon atomic.Bool
+	lease   leaseClock // of this tablet server's registration (lease_clock.go)
 	// pending are states concerning this server whose table or partition the local catalog
 	// does not know yet (its reload lags the watch); retried after each reload.
 	pendingMu sync.Mutex

@@ -39,6 +39,7 @@ func (c *Control) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID
 	ttl := int64(c.opts.TabletTTL / time.Second)
 	deadline := time.Now().Add(2*c.opts.TabletTTL + time.Second)
 	for {
+		sent := time.Now()
 		lease, err := c.cli.Grant(ctx, ttl)
 		if err != nil {
 			return 0, fmt.Errorf("register tablet server %d: %w", reg.ID, err)
@@ -50,6 +51,7 @@ func (c *Control) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID
 			return 0, fmt.Errorf("register tablet server %d: %w", reg.ID, err)
 		}
 		if resp.Succeeded {
+			c.lease.renewed(sent, time.Duration(lease.TTL)*time.Second)
 			c.log.Info("registered tablet server", "id", reg.ID, "lease_ttl", c.opts.TabletTTL)
 			return lease.ID, nil
 		}
@@ -115,6 +117,10 @@ func (c *Control) keepRegistered(lease clientv3.LeaseID) {
 func (c *Control) renewLease(lease clientv3.LeaseID) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.TabletTTL/3)
 	defer cancel()
-	_, err := c.cli.KeepAliveOnce(ctx, lease)
+	sent := time.Now()
+	resp, err := c.cli.KeepAliveOnce(ctx, lease)
+	if err == nil && resp.TTL > 0 {
+		c.lease.renewed(sent, time.Duration(resp.TTL)*time.Second)
+	}
 	return err
 }
