@@ -168,6 +168,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	if n.control != nil {
 		tabletOpts.Replication = n.control
+		tabletOpts.MembershipValid = n.control.MembershipValid
 	}
 	if n.tierer != nil {
 		if err := n.tierer.WaitReady(ctx); err != nil {

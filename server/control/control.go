@@ -87,6 +87,7 @@ type Control struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	abandon atomic.Bool
+	lease   leaseClock // of this tablet server's registration (lease_clock.go)
 
 	members    *membership.Members
 	states     *bucketstate.Cache
@@ -160,7 +161,8 @@ func (c *Control) Start(ctx context.Context) error {
 		return err
 	}
 	if c.opts.Replicas != nil {
-		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load}
+		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load,
+			Renewed: c.lease.renewed}
 		lease, err := reg.Register(ctx)
 		if err != nil {
 			return err

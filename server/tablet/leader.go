@@ -183,6 +183,9 @@ func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 	if !rs.leading.Load() {
 		return nil, ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
 	}
+	if err := s.membershipCurrent(rep.Bucket); err != nil {
+		return nil, err // an acks=1 write here could be lost when a successor truncates us
+	}
 	if acks == -1 && len(rs.state.ISR) < s.minISR {
 		return nil, ferr.New(ferr.NotEnoughReplicasException,
 			"The size of the current ISR %v is insufficient to satisfy the min.isr requirement of %d for bucket %s", rs.state.ISR, s.minISR, rep.Bucket)

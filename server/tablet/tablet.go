@@ -60,6 +60,12 @@ type Options struct {
 	// internal addresses of leaders). Nil when every bucket runs standalone (the single node):
 	// ApplyBucketStates then refuses states that name other servers.
 	Replication cluster.ReplicationControl
+	// MembershipValid, when set, reports whether this server's membership in the cluster is
+	// certainly current (control.Control.MembershipValid: its registration lease cannot have
+	// expired). While it is false a replicated leader answers reads and writes with
+	// NOT_LEADER_OR_FOLLOWER: it may have been replaced without hearing of it, so its reads
+	// could be stale and its acks=1 writes lost at its truncation.
+	MembershipValid func() bool
 	// MinInSyncReplicas and ReplicaMaxLag override log.replica.min-in-sync-replicas-number
 	// and log.replica.max-lag-time of Config when non-zero.
 	MinInSyncReplicas int

@@ -23,6 +23,17 @@ type Registrar struct {
 	// Abandoned reports whether the node leaves as a killed process would: its lease is
 	// then not revoked at the end (tests of failure detection). Nil: never.
 	Abandoned func() bool
+	// Renewed, when set, is told of every grant or renewal etcd answered: when its request
+	// was sent and the TTL granted. The lease is certainly alive until about sent+ttl, which
+	// the tablet server's membership fence reads (control's leaseClock).
+	Renewed func(sent time.Time, ttl time.Duration)
+}
+
+// renewed reports a grant or renewal sent at sent to Renewed, if any.
+func (r *Registrar) renewed(sent time.Time, ttl time.Duration) {
+	if r.Renewed != nil {
+		r.Renewed(sent, ttl)
+	}
 }
 
 // Register publishes the registration under a new lease. A registration of the same id
@@ -38,6 +49,7 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 	ttl := int64(r.TTL / time.Second)
 	deadline := time.Now().Add(2*r.TTL + time.Second)
 	for {
+		sent := time.Now()
 		lease, err := r.Client.Grant(ctx, ttl)
 		if err != nil {
 			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
@@ -49,6 +61,7 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
 		}
 		if resp.Succeeded {
+			r.renewed(sent, time.Duration(lease.TTL)*time.Second)
 			r.Log.Info("registered tablet server", "id", r.Reg.ID, "lease_ttl", r.TTL)
 			return lease.ID, nil
 		}
@@ -114,6 +127,10 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 func (r *Registrar) renew(ctx context.Context, lease clientv3.LeaseID) error {
 	ctx, cancel := context.WithTimeout(ctx, r.TTL/3)
 	defer cancel()
-	_, err := r.Client.KeepAliveOnce(ctx, lease)
+	sent := time.Now()
+	resp, err := r.Client.KeepAliveOnce(ctx, lease)
+	if err == nil && resp.TTL > 0 {
+		r.renewed(sent, time.Duration(resp.TTL)*time.Second)
+	}
 	return err
 }
