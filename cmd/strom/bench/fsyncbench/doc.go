@@ -1,0 +1,16 @@
+// Package fsyncbench measures, on one disk, what acknowledging every append only after it
+// is durable costs under two designs, so that the choice between them rests on this disk's
+// numbers rather than on folklore (issue 26, item 3: "measure first"):
+//
+//   - LayoutFiles, the design Strom has: each of N writers (a bucket with a request in
+//     flight) appends its record to its own file and fdatasyncs that file before the next.
+//   - LayoutJournal: the same N writers hand the same records to one journal file; one
+//     committer writes whatever is pending in one write and acknowledges all of it after one
+//     fdatasync (group commit, as BookKeeper's bookies do).
+//   - LayoutJournalSegments: the journal design in full, each record also written to its
+//     writer's own file without a sync, those files fdatasynced in the background once per
+//     SegmentSyncEvery: what adopting the journal would actually cost the disk.
+//
+// Every run writes into fresh files that grow by appending, as Strom's segments do, and
+// removes them afterwards. Nothing here is used by the server.
+package fsyncbench
