@@ -1,6 +1,7 @@
-// Package fsyncbench measures, on one disk, what acknowledging every append only after it
-// is durable costs under two designs, so that the choice between them rests on this disk's
-// numbers rather than on folklore (issue 26, item 3: "measure first"):
+// Package fsyncbench measures on one disk what making every append durable before it is
+// acknowledged costs with a file per writer (Strom's bucket segments) and with one
+// group-commit journal shared by every writer, so that the choice between the designs rests
+// on this disk's numbers (issue 26, item 3: "measure first"). The layouts:
 //
 //   - LayoutFiles, the design Strom has: each of N writers (a bucket with a request in
 //     flight) appends its record to its own file and fdatasyncs that file before the next.
