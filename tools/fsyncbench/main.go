@@ -35,12 +35,13 @@ func run() error {
 		duration = flag.Duration("duration", time.Second, "length of each run")
 		rounds   = flag.Int("rounds", 2, "interleaved rounds")
 		segSync  = flag.Duration("segment-sync", time.Second, "journal+segments: interval of the background segment syncs")
+		journals = flag.Int("journals", 1, "journal files the journal layouts stripe the writers over (writer w to journal w mod K); 1 is the design of issue 26")
 		refMiB   = flag.Int64("reference-mib", 512, "MiB of the disk's plain fdatasync'd sequential write measured before each round; 0 skips it")
 		outJSON  = flag.String("json", "", "write the samples as JSON here")
 		outMD    = flag.String("md", "", "also write the Markdown table here")
 	)
 	flag.Parse()
-	cfg := fsyncbench.Config{Dir: *dir, Duration: *duration, Rounds: *rounds, SegmentSyncEvery: *segSync,
+	cfg := fsyncbench.Config{Dir: *dir, Duration: *duration, Rounds: *rounds, SegmentSyncEvery: *segSync, Journals: *journals,
 		ReferenceBytes: *refMiB << 20, Log: os.Stderr}
 	var err error
 	if cfg.Writers, err = ints(*writers); err != nil {
@@ -68,8 +69,8 @@ func run() error {
 	started := time.Now()
 	res, runErr := fsyncbench.Run(ctx, cfg)
 	load, _ := os.ReadFile("/proc/loadavg")
-	md := fmt.Sprintf("Measured %s in %s, %d interleaved rounds of %s per run, load average at the end %s; medians (min–max).\n\n",
-		started.UTC().Format("2006-01-02 15:04 UTC"), *dir, *rounds, *duration, strings.Join(strings.Fields(string(load))[:3], " ")) +
+	md := fmt.Sprintf("Measured %s in %s, %d interleaved rounds of %s per run, %d journal file(s), segments of journal+segments synced every %s, load average at the end %s; medians (min–max).\n\n",
+		started.UTC().Format("2006-01-02 15:04 UTC"), *dir, *rounds, *duration, max(*journals, 1), *segSync, strings.Join(strings.Fields(string(load))[:3], " ")) +
 		fsyncbench.Markdown(res.Samples, cfg.Layouts, res.ReferenceMBps)
 	fmt.Print(md)
 	if *outMD != "" {

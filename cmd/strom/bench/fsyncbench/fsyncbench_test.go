@@ -42,6 +42,15 @@ func TestRunCounts(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Errorf("left behind: %v (%v)", left, err)
 	}
+	// Striped over two journals, every writer's appends are still acknowledged and counted.
+	res, err = Run(context.Background(), Config{Dir: dir, Writers: []int{3}, RecordBytes: []int{100}, Duration: 20 * time.Millisecond,
+		Rounds: 1, Journals: 2, Layouts: []Layout{LayoutJournal}})
+	if err != nil || len(res.Samples) != 1 {
+		t.Fatalf("two journals: %+v, %v", res, err)
+	}
+	if s := res.Samples[0]; s.Journals != 2 || s.Appends == 0 || s.Bytes != s.Appends*100 || s.Syncs == 0 || s.Syncs > s.Appends {
+		t.Errorf("two journals: %+v", s)
+	}
 	if _, err := Run(context.Background(), Config{Dir: dir}); err == nil {
 		t.Error("empty config accepted")
 	}

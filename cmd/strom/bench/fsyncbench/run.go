@@ -38,6 +38,7 @@ type Config struct {
 	Duration         time.Duration // length of one run
 	Rounds           int
 	SegmentSyncEvery time.Duration // LayoutJournalSegments: interval of the background segment syncs
+	Journals         int           // journal files the journal layouts stripe the writers over; 0 or 1: one (the design measured)
 	Log              io.Writer     // progress lines; nil discards them
 
 	// ReferenceBytes, when positive, is written before each round as the disk's plain
@@ -58,12 +59,13 @@ type Sample struct {
 	Writers     int     `json:"writers"`
 	RecordBytes int     `json:"record_bytes"`
 	Round       int     `json:"round"`
-	Appends     int64   `json:"appends"` // acknowledged (durable) appends
-	Bytes       int64   `json:"bytes"`   // their payload bytes, each counted once
-	Syncs       int64   `json:"syncs"`   // fdatasync calls, background ones included
-	Seconds     float64 `json:"seconds"` // wall time of the run
-	CPUSeconds  float64 `json:"cpu_s"`   // user + system CPU of this process over the run
-	P50Ms       float64 `json:"p50_ms"`  // append latency, submit to durable
+	Journals    int     `json:"journals,omitempty"` // journal files of a journal layout
+	Appends     int64   `json:"appends"`            // acknowledged (durable) appends
+	Bytes       int64   `json:"bytes"`              // their payload bytes, each counted once
+	Syncs       int64   `json:"syncs"`              // fdatasync calls, background ones included
+	Seconds     float64 `json:"seconds"`            // wall time of the run
+	CPUSeconds  float64 `json:"cpu_s"`              // user + system CPU of this process over the run
+	P50Ms       float64 `json:"p50_ms"`             // append latency, submit to durable
 	P99Ms       float64 `json:"p99_ms"`
 }
 
@@ -131,12 +133,16 @@ func runOne(ctx context.Context, cfg Config, layout Layout, writers, size int) (
 		}
 		defer files[i].Close()
 	}
-	var journal *os.File
+	// Journal layouts: cfg.Journals journal files, writer w committing to journal w mod K.
+	var journals []*os.File
 	if layout != LayoutFiles {
-		if journal, err = os.Create(filepath.Join(dir, "journal")); err != nil {
-			return Sample{}, err
+		journals = make([]*os.File, max(cfg.Journals, 1))
+		for i := range journals {
+			if journals[i], err = os.Create(filepath.Join(dir, fmt.Sprintf("journal-%02d", i))); err != nil {
+				return Sample{}, err
+			}
+			defer journals[i].Close()
 		}
-		defer journal.Close()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
@@ -147,13 +153,14 @@ func runOne(ctx context.Context, cfg Config, layout Layout, writers, size int) (
 
 	var (
 		st      stats
-		commit  *committer
+		commits []*committer
 		bgDone  = make(chan error, 1)
 		workers sync.WaitGroup
 	)
-	if journal != nil {
-		commit = newCommitter(journal, &st)
-		go commit.run()
+	for _, j := range journals {
+		c := newCommitter(j, &st)
+		go c.run()
+		commits = append(commits, c)
 	}
 	if layout == LayoutJournalSegments {
 		go func() { bgDone <- syncSegments(ctx, files, cfg.SegmentSyncEvery, &st) }()
@@ -167,13 +174,17 @@ func runOne(ctx context.Context, cfg Config, layout Layout, writers, size int) (
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			lat[w], errs[w] = write(ctx, layout, files[w], commit, record, &st)
+			var c *committer
+			if len(commits) > 0 {
+				c = commits[w%len(commits)]
+			}
+			lat[w], errs[w] = write(ctx, layout, files[w], c, record, &st)
 		}()
 	}
 	workers.Wait()
 	elapsed, cpu := time.Since(t0), processCPU()-cpu0
-	if commit != nil {
-		commit.close()
+	for _, c := range commits {
+		c.close()
 	}
 	cancel()
 	if err := <-bgDone; err != nil {
@@ -186,7 +197,7 @@ func runOne(ctx context.Context, cfg Config, layout Layout, writers, size int) (
 	}
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	s := Sample{Layout: layout, Writers: writers, RecordBytes: size, Seconds: elapsed.Seconds(), CPUSeconds: cpu.Seconds(),
+	s := Sample{Layout: layout, Writers: writers, RecordBytes: size, Journals: len(journals), Seconds: elapsed.Seconds(), CPUSeconds: cpu.Seconds(),
 		Appends: int64(len(all)), Bytes: int64(len(all)) * int64(size), Syncs: st.syncs()}
 	if len(all) > 0 {
 		s.P50Ms = quantileMs(all, 0.50)
