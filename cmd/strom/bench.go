@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	benchpkg "github.com/stromdb/strom/cmd/strom/bench"
 	"github.com/stromdb/strom/cmd/strom/cli"
@@ -81,6 +82,7 @@ Flags:
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this bench process (the client side) to FILE")
+	serverPids := fs.String("server-pid", "", "comma-separated pids of the server's processes on this machine: each result then carries their CPU time over its timed section (server_cpu_s), read from /proc")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode instead of the summary line")
 	progressMode := fs.String("progress", "auto", "progress bar on stderr while each mode runs: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args, out); err != nil {
@@ -99,6 +101,20 @@ Flags:
 			}
 			cfg.Projection = append(cfg.Projection, i)
 		}
+	}
+	if *serverPids != "" {
+		var pids []int
+		for _, f := range strings.Split(*serverPids, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 {
+				return cli.Usage(fmt.Errorf("-server-pid %q: want positive pids separated by commas", *serverPids))
+			}
+			pids = append(pids, pid)
+		}
+		if _, err := benchpkg.ProcCPU(pids...); err != nil {
+			return cli.Usage(fmt.Errorf("-server-pid: %w", err))
+		}
+		cfg.ServerCPU = func() (time.Duration, error) { return benchpkg.ProcCPU(pids...) }
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
