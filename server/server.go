@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ import (
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/remote"
+	"github.com/stromdb/strom/server/rest"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -51,6 +53,7 @@ type Node struct {
 	limits    *wire.Limits     // shared by every listener
 	metrics   *metrics.Metrics // nil unless the HTTP listener is enabled
 	http      *metrics.Server
+	rest      *rest.Gateway // the REST API on the HTTP listener; nil when off
 
 	storeFailed <-chan struct{}
 	wg          sync.WaitGroup
@@ -314,8 +317,17 @@ func (n *Node) serveHTTP() error {
 	if err != nil {
 		return err
 	}
-	n.http = metrics.Serve(ln, n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}), n.log.With("role", "http"))
-	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled)
+	tlsCfg, err := n.httpTLS()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	h := n.withREST(n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}))
+	n.http = metrics.Serve(ln, h, n.log.With("role", "http"))
+	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled, "tls", tlsCfg != nil, "rest", n.rest != nil)
 	return nil
 }
 
@@ -396,6 +408,9 @@ func (n *Node) close() error {
 	}
 	if n.cancel != nil {
 		n.cancel()
+	}
+	if n.rest != nil {
+		n.rest.Close() // ends streaming tails, which would hold the HTTP shutdown
 	}
 	if n.http != nil {
 		n.http.Close()

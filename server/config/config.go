@@ -84,6 +84,8 @@ type Config struct {
 	HTTPListen string
 	// PprofEnabled serves /debug/pprof/ on the HTTP listener (debug.pprof.enabled, Strom).
 	PprofEnabled bool
+	// HTTP holds the REST API, console and TLS options of the HTTP listener (http.*).
+	HTTP HTTP
 
 	// Cluster holds the options of a multi-node deployment (cluster.go).
 	Cluster Cluster
@@ -259,6 +261,8 @@ func (c *Config) Set(key, value string) error {
 		}
 	case "debug.pprof.enabled":
 		c.PprofEnabled, err = strconv.ParseBool(value)
+	case "http.rest.enabled", "http.rest.max-request-size", "http.tls.cert-file", "http.tls.key-file":
+		err = c.HTTP.set(key, value)
 	default:
 		const s = ".plain.jaas.config"
 		if strings.HasPrefix(key, listenerOptionPrefix) && strings.HasSuffix(key, s) {
