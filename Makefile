@@ -142,4 +142,4 @@ diagrams:
 ## load without console errors, the data browser shows a client's rows, the tail updates
 ## live; writes screenshots to docs/console/ (docs/console.md)
 test-console:
-	STROM_TEST_CONSOLE=1 $(GO) test -count=1 -run TestConsole -v ./server/rest/console
+	STROM_TEST_CONSOLE=1 STROM_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run TestConsole -v ./server/rest/console

@@ -47,7 +47,7 @@ function show(view) {
 }
 
 function refresh() {
-  const f = { overview: loadOverview, tables: loadTables, data: loadDataTables, metrics: () => {} }[current];
+  const f = { overview: loadOverview, tables: loadTables, data: loadDataTables, metrics: async () => {} }[current];
   if (f) f().catch((e) => status(e.message, true));
 }
 
@@ -225,10 +225,11 @@ async function toggleTail() {
 
 // ---- metrics ----
 const series = { writes: [], lookups: [], fetches: [] };
+// The "request" label values of server/metrics (Fluss's request metric names).
 const groups = {
-  writes: ['PRODUCE_LOG', 'PUT_KV'],
-  lookups: ['LOOKUP', 'PREFIX_LOOKUP'],
-  fetches: ['FETCH_LOG'],
+  writes: ['produceLog', 'putKv'],
+  lookups: ['lookup', 'prefixLookup'],
+  fetches: ['fetchLogClient'],
 };
 let last = null;
 
@@ -238,7 +239,7 @@ async function scrape() {
   const sums = {};
   for (const line of text.split('\n')) {
     if (!line.startsWith('fluss_') || !line.includes('_request_requests_total{')) continue;
-    const m = line.match(/request="([A-Z_]+)"[^}]*}\s+([0-9.e+]+)/);
+    const m = line.match(/request="([A-Za-z_]+)"[^}]*}\s+([0-9.e+]+)/);
     if (m) sums[m[1]] = (sums[m[1]] || 0) + Number(m[2]);
   }
   const now = performance.now();
@@ -259,7 +260,8 @@ function draw() {
     const s = series[k];
     const svg = $('#chart-' + k);
     const max = Math.max(1, ...s);
-    const pts = s.map((v, i) => (i * 400 / 59).toFixed(1) + ',' + (110 - v / max * 100).toFixed(1)).join(' ');
+    // The newest point at the right edge; 60 points (two minutes) fill the width.
+    const pts = s.map((v, i) => (400 - (s.length - 1 - i) * 400 / 59).toFixed(1) + ',' + (110 - v / max * 100).toFixed(1)).join(' ');
     const ns = 'http://www.w3.org/2000/svg';
     const line = document.createElementNS(ns, 'polyline');
     line.setAttribute('points', pts);
