@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,7 +32,6 @@ import (
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/remote"
-	"github.com/stromdb/strom/server/rest"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -49,11 +49,13 @@ type Node struct {
 	kvSnapshots *kvsnap.Manager
 	remote      *remote.Storage // remote.data.dir: KV snapshots (and tiered logs)
 
-	listeners []boundListener
-	limits    *wire.Limits     // shared by every listener
-	metrics   *metrics.Metrics // nil unless the HTTP listener is enabled
-	http      *metrics.Server
-	rest      *rest.Gateway // the REST API on the HTTP listener; nil when off
+	listeners   []boundListener
+	limits      *wire.Limits     // shared by every listener
+	metrics     *metrics.Metrics // nil unless the HTTP listener is enabled
+	http        *metrics.Server
+	httpMux     *http.ServeMux // the HTTP listener's routes; HandleHTTP adds to it
+	httpMu      sync.Mutex
+	httpClosers []func() // guarded by httpMu; run by Close before the listener stops
 
 	storeFailed <-chan struct{}
 	wg          sync.WaitGroup
@@ -325,9 +327,10 @@ func (n *Node) serveHTTP() error {
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
-	h := n.withREST(n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}))
-	n.http = metrics.Serve(ln, h, n.log.With("role", "http"))
-	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled, "tls", tlsCfg != nil, "rest", n.rest != nil)
+	n.httpMux = http.NewServeMux()
+	n.httpMux.Handle("/", n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}))
+	n.http = metrics.Serve(ln, n.httpMux, n.log.With("role", "http"))
+	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled, "tls", tlsCfg != nil)
 	return nil
 }
 
@@ -409,10 +412,8 @@ func (n *Node) close() error {
 	if n.cancel != nil {
 		n.cancel()
 	}
-	if n.rest != nil {
-		n.rest.Close() // ends streaming tails, which would hold the HTTP shutdown
-	}
 	if n.http != nil {
+		n.closeHTTPMounts() // ends streaming responses, which would hold the shutdown
 		n.http.Close()
 	}
 	for _, bl := range n.listeners {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/rest"
 )
 
 // node is a single-node Strom with its HTTP listener (REST API and console) on a free port.
@@ -38,6 +39,9 @@ func startNode(t *testing.T, mutate func(*config.Config)) *node {
 		t.Fatalf("start strom: %v", err)
 	}
 	t.Cleanup(func() { n.Close() })
+	if err := rest.Mount(n, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
 	return &node{base: "http://" + n.HTTPAddr(), bootstrap: n.Addr("coordinator"), client: &http.Client{}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/rest"
 )
 
 // chromium finds a Chromium binary, or skips the test saying how to get one.
@@ -48,6 +49,9 @@ func startNode(t *testing.T) (base string, conn *fluss.Connection) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
+	if err := rest.Mount(n, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
 	conn, err = fluss.Connect(t.Context(), fluss.Config{BootstrapServers: n.Addr("coordinator")})
 	if err != nil {
 		t.Fatal(err)
