@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 )
 
 // HandleHTTP mounts h at pattern (net/http's ServeMux syntax) on the node's HTTP listener,
@@ -48,6 +49,35 @@ func (n *Node) GatewayListener() (addr string, sasl bool) {
 	}
 	return "", false
 }
+
+// GatewayPassword returns the password of a SASL/PLAIN user of the gateway's listener, from
+// the listener's JAAS configuration: what lets the gateway log in as the user a bearer token
+// stands for (http.rest.tokens) without the token holder knowing the password.
+func (n *Node) GatewayPassword(user string) (string, bool) {
+	addr, sasl := n.GatewayListener()
+	if !sasl {
+		return "", false
+	}
+	for _, bl := range n.listeners {
+		if bl.ln.Addr().String() != addr {
+			continue
+		}
+		jaas := n.cfg.ListenerJAASConfig[bl.cfg.Name]
+		if jaas == "" {
+			jaas = n.cfg.PlainJAASConfig
+		}
+		for _, m := range jaasUser.FindAllStringSubmatch(jaas, -1) {
+			if m[1] == user {
+				return m[2], true
+			}
+		}
+	}
+	return "", false
+}
+
+// jaasUser matches the user_NAME="PASSWORD" entries of a PlainLoginModule configuration, as
+// server/auth.ParseJAAS reads them.
+var jaasUser = regexp.MustCompile(`user_([^\s=]+)\s*=\s*"([^"]*)"`)
 
 // closeHTTPMounts runs the closers of HandleHTTP.
 func (n *Node) closeHTTPMounts() {

@@ -261,7 +261,7 @@ func (c *Config) Set(key, value string) error {
 		}
 	case "debug.pprof.enabled":
 		c.PprofEnabled, err = strconv.ParseBool(value)
-	case "http.rest.enabled", "http.rest.max-request-size", "http.tls.cert-file", "http.tls.key-file":
+	case "http.rest.enabled", "http.rest.max-request-size", "http.rest.tokens", "http.tls.cert-file", "http.tls.key-file":
 		err = c.HTTP.set(key, value)
 	default:
 		const s = ".plain.jaas.config"

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,10 @@ type Options struct {
 	// SASL says that listener authenticates with SASL/PLAIN: every request must then carry
 	// HTTP Basic credentials, and runs on a connection logged in as that user.
 	SASL bool
+	// Tokens maps the SHA-256 of a bearer token to the SASL user it stands for; Password
+	// returns that user's password, with which the gateway logs in. Both nil: no tokens.
+	Tokens   map[[32]byte]string
+	Password func(user string) (string, bool)
 	// MaxBodyBytes bounds a request body (default 8 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows of one scan or tail page (default 10000).
@@ -87,9 +92,14 @@ func (g *Gateway) connection(ctx context.Context, r *http.Request) (*fluss.Conne
 	var key [32]byte
 	if g.opts.SASL {
 		user, pass, ok := r.BasicAuth()
+		if tok, isBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); isBearer {
+			if user, pass, ok = g.tokenUser(tok); !ok {
+				return nil, &apiError{status: http.StatusUnauthorized, code: fluss.ErrAuthenticate, msg: "unknown bearer token"}
+			}
+		}
 		if !ok || user == "" {
 			return nil, &apiError{status: http.StatusUnauthorized, code: fluss.ErrAuthenticate,
-				msg: "this listener requires SASL/PLAIN credentials: send HTTP Basic authentication"}
+				msg: "this listener requires SASL/PLAIN credentials: send HTTP Basic authentication or a bearer token"}
 		}
 		cfg.SecurityProtocol, cfg.SASLMechanism = "sasl", "PLAIN"
 		cfg.SASLUsername, cfg.SASLPassword = user, pass
@@ -137,6 +147,23 @@ func (g *Gateway) connection(ctx context.Context, r *http.Request) (*fluss.Conne
 	}
 	g.conns[key] = &pooled{conn: conn, lastUse: g.clock}
 	return conn, nil
+}
+
+// tokenUser resolves a bearer token to its user and that user's password. Every configured
+// token's digest is compared, in constant time, so the answer's timing says nothing about
+// which digest came close.
+func (g *Gateway) tokenUser(tok string) (user, pass string, ok bool) {
+	sum := sha256.Sum256([]byte(tok))
+	for digest, u := range g.opts.Tokens {
+		if subtle.ConstantTimeCompare(digest[:], sum[:]) == 1 {
+			user = u
+		}
+	}
+	if user == "" || g.opts.Password == nil {
+		return "", "", false
+	}
+	pass, ok = g.opts.Password(user)
+	return user, pass, ok
 }
 
 // readJSON decodes the request body into v, reading at most MaxBodyBytes.

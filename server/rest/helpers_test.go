@@ -66,6 +66,7 @@ type call struct {
 	body         any    // marshalled to JSON unless a string or []byte
 	contentType  string // default application/json
 	user, pass   string
+	bearer       string
 }
 
 func (n *node) do(t *testing.T, c call) reply {
@@ -97,6 +98,9 @@ func (n *node) do(t *testing.T, c call) reply {
 	}
 	if c.user != "" {
 		req.SetBasicAuth(c.user, c.pass)
+	}
+	if c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
 	}
 	resp, err := n.client.Do(req)
 	if err != nil {

@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 
 	"github.com/stromdb/strom/server"
@@ -24,7 +26,18 @@ func Mount(n *server.Node, cfg config.Config, log *slog.Logger) error {
 	if addr == "" {
 		return nil
 	}
-	g := New(Options{Bootstrap: addr, SASL: sasl, MaxBodyBytes: cfg.HTTP.RestMaxRequestSize, Log: log.With("role", "rest")})
+	if len(cfg.HTTP.RestTokens) > 0 && !sasl {
+		return fmt.Errorf("http.rest.tokens needs a SASL listener to log in to (the gateway's listener %s has no SASL)", addr)
+	}
+	tokens := map[[32]byte]string{}
+	for sum, user := range cfg.HTTP.RestTokens {
+		var d [32]byte
+		b, _ := hex.DecodeString(sum) // validated by config
+		copy(d[:], b)
+		tokens[d] = user
+	}
+	g := New(Options{Bootstrap: addr, SASL: sasl, Tokens: tokens, Password: n.GatewayPassword,
+		MaxBodyBytes: cfg.HTTP.RestMaxRequestSize, Log: log.With("role", "rest")})
 	if err := n.HandleHTTP(Prefix+"/", g.Handler(), func() { g.Close() }); err != nil {
 		g.Close()
 		return err

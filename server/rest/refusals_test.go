@@ -4,9 +4,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"log/slog"
@@ -22,6 +24,7 @@ import (
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/rest"
 )
 
 func TestBadBodies(t *testing.T) {
@@ -75,7 +78,8 @@ func TestAuthentication(t *testing.T) {
 	n := startNode(t, func(c *config.Config) {
 		c.SecurityProtocolMap = map[string]string{"FLUSS": "SASL"}
 		c.PlainJAASConfig = jaas
-		for k, v := range map[string]string{"authorizer.enabled": "true", "super.users": "User:admin", "internal.listener.name": "INTERNAL"} {
+		for k, v := range map[string]string{"authorizer.enabled": "true", "super.users": "User:admin", "internal.listener.name": "INTERNAL",
+			"http.rest.tokens": "admin:" + digest("admin-token") + ", alice:" + digest("alice-token")} {
 			if err := c.Set(k, v); err != nil {
 				t.Fatal(err)
 			}
@@ -120,6 +124,41 @@ func TestAuthentication(t *testing.T) {
 		t.Fatalf("alice's lookup: %s", r.raw)
 	}
 	n.refused(t, 403, 48, alice(rows))
+
+	// Bearer tokens stand for their users: the same rights, no password on the wire.
+	bearer := func(tok string, c call) call { c.bearer = tok; return c }
+	n.refused(t, 401, 46, bearer("nope", call{method: "GET", path: api + "/databases"}))
+	n.refused(t, 403, 48, bearer("alice-token", rows))
+	n.must(t, 200, bearer("alice-token", call{method: "POST", path: api + "/databases/sec/tables/t/lookup", body: map[string]any{"keys": []any{map[string]any{"id": 1}}}}))
+	n.must(t, 200, bearer("admin-token", rows))
+}
+
+func digest(s string) string {
+	d := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(d[:])
+}
+
+func TestTokensNeedSASL(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
+	for k, v := range map[string]string{"http.listen": "127.0.0.1:0", "http.rest.tokens": "alice:" + digest("t")} {
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := server.Start(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := rest.Mount(n, cfg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "SASL") {
+		t.Fatalf("tokens without a SASL listener: %v", err)
+	}
+	if err := cfg.Set("http.rest.tokens", "alice:not-hex"); err == nil {
+		t.Fatal("a token digest that is not SHA-256 hex accepted")
+	}
 }
 
 func TestOpenAPIIsServed(t *testing.T) {
