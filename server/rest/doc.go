@@ -11,6 +11,6 @@
 //   - Every request body is read through a limit (Options.MaxBodyBytes); a larger body is
 //     refused with 413 and RECORD_TOO_LARGE_EXCEPTION before it is decoded.
 //   - With a SASL listener, a request runs on a connection logged in as the user of its
-//     HTTP Basic credentials, so the listener's ACLs apply unchanged; credentials are never
-//     cached in clear (the pool keys on a SHA-256 of user and password).
+//     HTTP Basic credentials (or of the user a bearer token stands for), so the listener's
+//     ACLs apply unchanged; the pool keys on a SHA-256 of user and password.
 package rest
