@@ -157,11 +157,11 @@ func TestConsole(t *testing.T) {
 			return os.WriteFile(filepath.Join(shots, name), buf, 0o644)
 		})
 	}
-	// until waits for a JavaScript predicate (no timeout of its own: the test's deadline
-	// bounds it). contains waits until the element's text contains s.
+	// until waits for a JavaScript predicate; the 2-minute bound only turns a page that never
+	// gets there into a failure instead of a hang, it times nothing. contains waits until the element's text contains s.
 	until := func(expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0))(ctx, tg)
+			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(2*time.Minute))(ctx, tg)
 			return err
 		})
 	}
@@ -180,7 +180,10 @@ func TestConsole(t *testing.T) {
 
 	run("tables", chromedp.KeyEvent("2"), contains("#table-list tbody", "shop.users"),
 		chromedp.Click(chromedp.CSS(`#table-list tr[data-name="shop.users"]`)),
-		contains("#table-detail", "latest offset"), contains("#table-detail", "127.0.0.1"), shot("tables.png"))
+		contains("#table-detail", "latest offset"), contains("#table-detail", "127.0.0.1"),
+		// log and KV sizes from /metrics: bucket 0 holds rows, so both are sizes, not "—"
+		until(`/^0\t.*\t\d+(\.\d)? (B|KiB|MiB)\t\d+(\.\d)? (B|KiB|MiB)$/m.test(document.querySelector('#table-detail table.buckets').innerText)`),
+		shot("tables.png"))
 
 	// The data browser shows the rows the client wrote: limit scan, then a lookup.
 	run("scan", chromedp.KeyEvent("3"), contains("#data-table", "shop.users"),

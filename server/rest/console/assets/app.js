@@ -68,6 +68,34 @@ async function loadOverview() {
   status('updated ' + new Date().toLocaleTimeString());
 }
 
+// ---- sizes ----
+// bucketSizes reads the per-bucket size gauges of this node's /metrics: bytes of log segments
+// and of primary-key state of the replicas this node's tablet server holds, by
+// "database|table|partition|bucket". Buckets held only by other nodes are absent.
+async function bucketSizes() {
+  const text = await (await fetch('/metrics')).text();
+  const out = {};
+  const re = /^fluss_tabletserver_table_bucket_logicalStorage_(logSize|kvSize)\{([^}]*)\}\s+([0-9.e+]+)/;
+  for (const line of text.split('\n')) {
+    const m = line.match(re);
+    if (!m) continue;
+    const l = {};
+    for (const kv of m[2].matchAll(/(\w+)="([^"]*)"/g)) l[kv[1]] = kv[2];
+    const k = [l.database, l.table, l.partition || '', l.bucket].join('|');
+    out[k] = out[k] || {};
+    out[k][m[1]] = Number(m[3]);
+  }
+  return out;
+}
+
+function bytes(n) {
+  if (n === undefined) return '—';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : String(n)) + ' ' + u[i];
+}
+
 // ---- tables ----
 let tableNames = []; // "db.table"
 let selected = -1;
@@ -124,14 +152,20 @@ async function selectTable(tr) {
     parts.push('');
   }
   const sections = [el('h3', {}, name + ' (id ' + info.table_id + ')'), cols];
+  const sizes = await bucketSizes().catch(() => ({}));
+  const db = name.slice(0, name.indexOf('.')), tb = name.slice(name.indexOf('.') + 1);
   for (const p of parts) {
     const b = await api(tableURL(name) + '/buckets' + (p ? '?partition=' + encodeURIComponent(p) : ''));
     sections.push(el('h3', {}, p ? 'partition ' + p : 'buckets'));
     sections.push(el('table', { class: 'buckets' },
-      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'earliest offset', 'latest offset', 'rows'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, ...b.buckets.map((x) => el('tr', {},
-        el('td', { class: 'num' }, x.bucket), el('td', {}, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
-        el('td', { class: 'num' }, x.earliest_offset), el('td', { class: 'num' }, x.latest_offset), el('td', { class: 'num' }, x.rows))))));
+      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'earliest offset', 'latest offset', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...b.buckets.map((x) => {
+        const s = sizes[[db, tb, p, x.bucket].join('|')] || {};
+        return el('tr', {},
+          el('td', { class: 'num' }, x.bucket), el('td', {}, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
+          el('td', { class: 'num' }, x.earliest_offset), el('td', { class: 'num' }, x.latest_offset), el('td', { class: 'num' }, x.rows),
+          el('td', { class: 'num' }, bytes(s.logSize)), el('td', { class: 'num' }, info.primary_key.length ? bytes(s.kvSize) : ''));
+      }))));
   }
   d.replaceChildren(...sections);
 }
