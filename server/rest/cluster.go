@@ -48,7 +48,8 @@ func listOffsets(ctx context.Context, a *fluss.Admin, path fluss.TablePath, part
 }
 
 // getBuckets answers, per bucket of a table (or of one partition, ?partition=NAME), its
-// leader, its earliest and latest offsets and its row count.
+// leader and replica set (tablet server ids), its earliest and latest offsets and its row
+// count. Fluss's metadata has no in-sync replica set to report.
 func (g *Gateway) getBuckets(ctx context.Context, c *fluss.Connection, w http.ResponseWriter, r *http.Request) error {
 	path, partition := tablePath(r), r.URL.Query().Get("partition")
 	admin := c.Admin()
@@ -79,9 +80,17 @@ func (g *Gateway) getBuckets(ctx context.Context, c *fluss.Connection, w http.Re
 	if err != nil {
 		return err
 	}
+	replicas, err := admin.BucketReplicas(ctx, path, partition)
+	if err != nil {
+		return err
+	}
 	out := make([]map[string]any, 0, len(buckets))
 	for _, b := range buckets {
-		e := map[string]any{"bucket": b, "earliest_offset": earliest[b], "latest_offset": latest[b], "rows": rows[b], "leader": nil}
+		reps := replicas[b]
+		if reps == nil {
+			reps = []int32{}
+		}
+		e := map[string]any{"bucket": b, "earliest_offset": earliest[b], "latest_offset": latest[b], "rows": rows[b], "leader": nil, "replicas": reps}
 		if n, ok := leaders[b]; ok {
 			e["leader"] = map[string]any{"id": n.ID, "address": n.Addr()}
 		}

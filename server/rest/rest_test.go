@@ -118,8 +118,8 @@ func TestPrimaryKeyRows(t *testing.T) {
 		m := b.(map[string]any)
 		rows += m["rows"].(float64)
 		latest += m["latest_offset"].(float64)
-		if m["leader"] == nil {
-			t.Fatalf("bucket without leader: %s", r.raw)
+		if m["leader"] == nil || jsonOf(t, m["replicas"]) != "[0]" {
+			t.Fatalf("bucket without leader or replicas: %s", r.raw)
 		}
 	}
 	if rows != 2 || latest != 6 { // 3 inserts, 1 update (-U +U), 1 delete

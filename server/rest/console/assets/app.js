@@ -158,11 +158,12 @@ async function selectTable(tr) {
     const b = await api(tableURL(name) + '/buckets' + (p ? '?partition=' + encodeURIComponent(p) : ''));
     sections.push(el('h3', {}, p ? 'partition ' + p : 'buckets'));
     sections.push(el('table', { class: 'buckets' },
-      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'earliest offset', 'latest offset', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'replicas', 'earliest offset', 'latest offset', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...b.buckets.map((x) => {
         const s = sizes[[db, tb, p, x.bucket].join('|')] || {};
         return el('tr', {},
           el('td', { class: 'num' }, x.bucket), el('td', {}, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
+          el('td', {}, (x.replicas || []).join(', ')),
           el('td', { class: 'num' }, x.earliest_offset), el('td', { class: 'num' }, x.latest_offset), el('td', { class: 'num' }, x.rows),
           el('td', { class: 'num' }, bytes(s.logSize)), el('td', { class: 'num' }, info.primary_key.length ? bytes(s.kvSize) : ''));
       }))));
