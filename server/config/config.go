@@ -86,6 +86,8 @@ type Config struct {
 	HTTPListen string
 	// PprofEnabled serves /debug/pprof/ on the HTTP listener (debug.pprof.enabled, Strom).
 	PprofEnabled bool
+	// HTTP holds the REST API, console and TLS options of the HTTP listener (http.*).
+	HTTP HTTP
 
 	// Cluster holds the options of a multi-node deployment (cluster.go).
 	Cluster Cluster
@@ -276,6 +278,8 @@ func (c *Config) Set(key, value string) error {
 		}
 	case "debug.pprof.enabled":
 		c.PprofEnabled, err = options.PprofEnabled.Parse(value)
+	case "http.rest.enabled", "http.rest.max-request-size", "http.rest.tokens", "http.tls.cert-file", "http.tls.key-file":
+		err = c.HTTP.set(key, value)
 	default:
 		const s = ".plain.jaas.config"
 		if strings.HasPrefix(key, listenerOptionPrefix) && strings.HasSuffix(key, s) {
