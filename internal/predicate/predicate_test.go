@@ -267,3 +267,45 @@ func FuzzDecode(f *testing.F) {
 		_ = p.String()
 	})
 }
+
+func TestLiteralRoundTrip(t *testing.T) {
+	cases := []struct {
+		t metadata.DataType
+		d row.Datum
+	}{
+		{metadata.DataType{Root: metadata.Boolean}, row.Datum{I: 1}},
+		{metadata.DataType{Root: metadata.TinyInt}, row.Datum{I: -7}},
+		{metadata.DataType{Root: metadata.SmallInt}, row.Datum{I: 300}},
+		{metadata.DataType{Root: metadata.Int}, row.Datum{I: -70000}},
+		{metadata.DataType{Root: metadata.BigInt}, row.Datum{I: 1 << 40}},
+		{metadata.DataType{Root: metadata.Float}, row.Datum{F: 1.5}},
+		{metadata.DataType{Root: metadata.Double}, row.Datum{F: -2.25}},
+		{metadata.DataType{Root: metadata.Char, Length: 3}, row.Datum{B: []byte("abc")}},
+		{metadata.DataType{Root: metadata.String}, row.Datum{B: []byte("héllo")}},
+		{metadata.DataType{Root: metadata.Decimal, Precision: 10, Scale: 2}, row.Datum{I: -1234}},
+		{metadata.DataType{Root: metadata.Decimal, Precision: 38, Scale: 2}, row.Datum{B: twosComplement(big.NewInt(-99999))}},
+		{metadata.DataType{Root: metadata.Date}, row.Datum{I: 19000}},
+		{metadata.DataType{Root: metadata.Time}, row.Datum{I: 3600000}},
+		{metadata.DataType{Root: metadata.Timestamp, Precision: 9}, row.Datum{I: 1700000000000, Nanos: 999}},
+		{metadata.DataType{Root: metadata.TimestampLTZ, Precision: 3}, row.Datum{I: -5}},
+		{metadata.DataType{Root: metadata.Binary, Length: 2}, row.Datum{B: []byte{1, 2}}},
+		{metadata.DataType{Root: metadata.Bytes}, row.Datum{B: []byte{0, 255}}},
+		{metadata.DataType{Root: metadata.Bytes}, row.NullDatum},
+	}
+	for _, c := range cases {
+		pb, err := LiteralPB(c.t, c.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := literal(pb, c.t)
+		if err != nil {
+			t.Fatalf("%s: %v", c.t, err)
+		}
+		if got.Null != c.d.Null || got.I != c.d.I || got.F != c.d.F || string(got.B) != string(c.d.B) || got.Nanos != c.d.Nanos {
+			t.Errorf("%s: %+v, want %+v", c.t, got, c.d)
+		}
+	}
+	if _, err := LiteralPB(metadata.DataType{Root: metadata.Array}, row.Datum{}); err == nil {
+		t.Error("ARRAY literal encoded")
+	}
+}
