@@ -15,3 +15,6 @@ func SubscribedOffset(s *LogScanner, bucket int32) int64 {
 	}
 	return -3
 }
+
+// RecordBytes returns the record bytes s received from FETCH_LOG answers.
+func RecordBytes(s *LogScanner) int64 { return s.f.recordBytes.Load() }

@@ -115,6 +115,7 @@ type logFetcher struct {
 	// f itself unless f pushes its projection down.
 	unprojected *logFetcher
 	remoteReads atomic.Int64 // remote segment reads, for tests
+	recordBytes atomic.Int64 // record bytes received in FETCH_LOG answers, for benchmarks
 
 	mu     sync.Mutex
 	subs   map[TableBucket]int64
@@ -379,6 +380,7 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
+			f.recordBytes.Add(int64(len(b.GetRecords())))
 			batches, err := f.decodeBucket(tb, b, subs[tb])
 			if err != nil {
 				releaseAll(out)
