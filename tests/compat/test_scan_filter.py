@@ -49,7 +49,7 @@ async def write_batches(table, first, batches, schema=SCHEMA, extra=None):
 async def scan(table, predicate, end):
     """Every row a filtered scan of bucket 0 returns until its latest offset is passed
     (polled until no row arrives for a while after the last expected offset)."""
-    scanner = await table.new_scan().filter(predicate).create_log_scanner()
+    scanner = await table.new_scan().filter(predicate).create_record_batch_log_scanner()
     scanner.subscribe(bucket_id=0, start_offset=fluss.EARLIEST_OFFSET)
     rows, quiet = [], 0
     deadline = time.monotonic() + 30
