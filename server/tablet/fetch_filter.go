@@ -153,6 +153,12 @@ func (s *Server) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flusspb.P
 	resp.heapBytes += len(out)
 	if !full && lastScanned > lastIncluded && lastScanned > offset {
 		bo.FilteredEndOffset = proto.Int64(lastScanned)
+		if len(out) == 0 {
+			// A pruned range is progress: count it as one byte so that a long poll
+			// (min_bytes) answers now instead of waiting out max_wait_ms, as Java's
+			// delayed fetch completes when data exists past the fetch offset.
+			return 1, nil
+		}
 	}
 	return len(out), nil
 }
@@ -171,8 +177,10 @@ func (s *Server) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch) bool
 // cache or computed now; nil when they cannot be computed.
 func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch {
 	key := statsKey{log: rep.Log, base: batch.BaseOffset(), crc: batch.CRC(), size: int32(len(batch))}
-	if st := s.stats.get(key); st != nil {
-		return st
+	if enc := s.stats.get(key); enc != nil {
+		if st, err := batchstats.Decode(enc); err == nil {
+			return st
+		}
 	}
 	schema, ok := s.opts.Catalog.Schema(rep.Table.ID, int32(batch.SchemaID()))
 	if !ok {
@@ -182,7 +190,7 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 	if err != nil {
 		return nil
 	}
-	s.stats.put(key, st)
+	s.stats.put(key, batchstats.Encode(nil, st))
 	return st
 }
 
@@ -210,28 +218,29 @@ type statsKey struct {
 }
 
 // maxCachedStats bounds the cached batch statistics; older entries are evicted first and
-// recomputed from the batch when a filtered fetch reads it again.
-const maxCachedStats = 1 << 16
+// recomputed from the batch when a filtered fetch reads it again. Entries are kept encoded
+// (batchstats.Encode: tens of bytes per column), so the cache holds a few tens of MB at most.
+const maxCachedStats = 1 << 17
 
-// statsCache holds recent batch statistics, FIFO-evicted.
+// statsCache holds recent batch statistics, encoded, FIFO-evicted.
 type statsCache struct {
 	mu   sync.Mutex
-	m    map[statsKey]*batchstats.Batch
+	m    map[statsKey][]byte
 	ring []statsKey
 	next int
 }
 
-func (c *statsCache) get(k statsKey) *batchstats.Batch {
+func (c *statsCache) get(k statsKey) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[k]
 }
 
-func (c *statsCache) put(k statsKey, st *batchstats.Batch) {
+func (c *statsCache) put(k statsKey, st []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[statsKey]*batchstats.Batch)
+		c.m = make(map[statsKey][]byte)
 	}
 	if _, ok := c.m[k]; ok {
 		return
