@@ -1,0 +1,131 @@
+package tablet_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/predicate"
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/row"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+)
+
+// idBatch is an ARROW batch (schema 1, one INT column "id") of the ids [from, from+n).
+func idBatch(t *testing.T, from, n int) []byte {
+	t.Helper()
+	schema, err := arrowlog.ArrowSchema(intCol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]row.Datum, n)
+	for i := range rows {
+		rows[i] = []row.Datum{{I: int64(from + i)}}
+	}
+	rec, err := arrowlog.RowsToRecord(schema, intCol, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	b, err := arrowlog.AppendBatch(nil, record.V0Header{SchemaID: 1, WriterID: -1, BatchSequence: -1}, rec, nil, arrowlog.CompressionZstd, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func intLit(v int32) *flusspb.PbLiteralValue {
+	return &flusspb.PbLiteralValue{LiteralType: proto.Int32(3), IsNull: proto.Bool(false), IntValue: proto.Int32(v)}
+}
+
+func filteredFetch(tablet *wire.ClientConn, tableID int64, p *flusspb.PbPredicate, schemaID *int32, maxBytes int32) (*flusspb.PbFetchLogRespForBucket, error) {
+	tr := &flusspb.PbFetchLogReqForTable{TableId: proto.Int64(tableID), ProjectionPushdownEnabled: proto.Bool(false),
+		FilterPredicate: p, FilterSchemaId: schemaID,
+		BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(0), MaxFetchBytes: proto.Int32(maxBytes)}}}
+	req := &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(math.MaxInt32), TablesReq: []*flusspb.PbFetchLogReqForTable{tr},
+		MinBytes: proto.Int32(1), MaxWaitMs: proto.Int32(5000)}
+	var resp flusspb.FetchLogResponse
+	if err := tablet.Call(context.Background(), wire.FetchLog, req, &resp); err != nil {
+		return nil, err
+	}
+	return resp.TablesResp[0].BucketsResp[0], nil
+}
+
+// offsetsOf lists the base offsets of the batches in records.
+func offsetsOf(t *testing.T, records []byte) []int64 {
+	t.Helper()
+	var out []int64
+	for b, err := range record.Iterate(records) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b.BaseOffset())
+	}
+	return out
+}
+
+func TestFetchLogFilterPrunesAndReportsFilteredEnd(t *testing.T) {
+	coord, tablet := node(t)
+	id := createLogTableFormat(t, coord, "filtered", "ARROW")
+	var size int
+	for b := range 10 {
+		batch := idBatch(t, b*10, 10)
+		size = len(batch)
+		produce(t, tablet, id, batch)
+	}
+	one := proto.Int32(1)
+	cases := []struct {
+		name     string
+		p        *flusspb.PbPredicate
+		maxBytes int32
+		batches  []int64
+		end      int64 // filtered_end_offset, -1 = absent
+	}{
+		{"last batch matches", predicate.LeafPB(predicate.GreaterOrEqual, 0, intLit(95)), math.MaxInt32, []int64{90}, -1},
+		{"trailing batches pruned", predicate.LeafPB(predicate.LessThan, 0, intLit(15)), math.MaxInt32, []int64{0, 10}, 100},
+		{"leading and trailing pruned", predicate.CompoundPB(true, predicate.LeafPB(predicate.Equal, 0, intLit(55)), predicate.LeafPB(predicate.In, 0, intLit(71), intLit(-3))), math.MaxInt32, []int64{50, 70}, 100},
+		{"nothing matches", predicate.LeafPB(predicate.IsNull, 0), math.MaxInt32, nil, 100},
+		{"response full: no filtered end", predicate.LeafPB(predicate.LessThan, 0, intLit(15)), int32(size), []int64{0}, -1},
+		{"unknown field: unfiltered", predicate.LeafPB(predicate.Equal, 7, intLit(1)), math.MaxInt32, []int64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90}, -1},
+	}
+	for _, c := range cases {
+		bo, err := filteredFetch(tablet, id, c.p, one, c.maxBytes)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if bo.GetErrorCode() != 0 || bo.Records == nil {
+			t.Fatalf("%s: error %d %q, records nil: %v", c.name, bo.GetErrorCode(), bo.GetErrorMessage(), bo.Records == nil)
+		}
+		got := offsetsOf(t, bo.Records)
+		if len(got) != len(c.batches) || (len(got) > 0 && (got[0] != c.batches[0] || got[len(got)-1] != c.batches[len(c.batches)-1])) {
+			t.Errorf("%s: batches at %v, want %v", c.name, got, c.batches)
+		}
+		end := int64(-1)
+		if bo.FilteredEndOffset != nil {
+			end = bo.GetFilteredEndOffset()
+		}
+		if end != c.end {
+			t.Errorf("%s: filtered_end_offset %d, want %d", c.name, end, c.end)
+		}
+		if bo.GetHighWatermark() != 100 {
+			t.Errorf("%s: high watermark %d", c.name, bo.GetHighWatermark())
+		}
+	}
+	// A predicate without filter_schema_id fails the request, as in Fluss.
+	_, err := filteredFetch(tablet, id, predicate.LeafPB(predicate.IsNull, 0), nil, math.MaxInt32)
+	var fe *ferr.Error
+	if !errors.As(err, &fe) || fe.Code != ferr.UnknownServerError {
+		t.Errorf("no filter_schema_id: %v", err)
+	}
+	// A malformed predicate (unknown function) reads unfiltered.
+	bo, err := filteredFetch(tablet, id, predicate.LeafPB(99, 0, intLit(1)), one, math.MaxInt32)
+	if err != nil || len(offsetsOf(t, bo.Records)) != 10 {
+		t.Errorf("malformed predicate: %v", err)
+	}
+}
