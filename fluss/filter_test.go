@@ -157,3 +157,21 @@ func TestScanFilterThroughAddColumn(t *testing.T) {
 		t.Fatalf("id < 100: %d rows", len(got))
 	}
 }
+
+func TestScanFilterRefusesBadInput(t *testing.T) {
+	conn, ctx := connect(t)
+	tbl := createTable(t, ctx, conn, "filter3", logDesc(1))
+	for name, p := range map[string]fluss.Predicate{
+		"unknown column": fluss.Equal("nope", int32(1)),
+		"wrong type":     fluss.Equal("id", "text"),
+		"empty IN":       fluss.In("id"),
+		"empty AND":      fluss.And(),
+	} {
+		if _, err := tbl.NewScan().Filter(p).CreateLogScanner(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := tbl.NewScan().Filter(fluss.IsNull("id")).Limit(5).CreateBucketBatchScanner(fluss.NewTableBucket(tbl.Info().TableID, 0)); err == nil {
+		t.Error("Filter with Limit accepted")
+	}
+}

@@ -323,7 +323,7 @@ func (f *logFetcher) poll(ctx context.Context, maxWait time.Duration) ([]fetched
 			if len(fe.batches) > 0 {
 				f.subs[fe.tb] = fe.batches[len(fe.batches)-1].LastOffset + 1
 			}
-			if fe.filteredEnd > f.subs[fe.tb] {
+			if fe.filteredEnd >= 0 && fe.filteredEnd > f.subs[fe.tb] {
 				f.subs[fe.tb] = fe.filteredEnd
 			}
 		}
