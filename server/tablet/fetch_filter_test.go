@@ -2,7 +2,9 @@ package tablet_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"testing"
 
@@ -127,5 +129,50 @@ func TestFetchLogFilterPrunesAndReportsFilteredEnd(t *testing.T) {
 	bo, err := filteredFetch(tablet, id, predicate.LeafPB(99, 0, intLit(1)), one, math.MaxInt32)
 	if err != nil || len(offsetsOf(t, bo.Records)) != 10 {
 		t.Errorf("malformed predicate: %v", err)
+	}
+}
+
+// toV1 rewrites a V0 batch as a V1 batch carrying the statistics block stats.
+func toV1(t *testing.T, v0 []byte, stats []byte) []byte {
+	t.Helper()
+	out := append([]byte{}, v0[:record.HeaderSizeV0]...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(stats)))
+	out = append(out, stats...)
+	out = append(out, v0[record.HeaderSizeV0:]...)
+	out[12] = record.MagicV1
+	binary.LittleEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.LittleEndian.PutUint32(out[21:], crc32.Checksum(out[25:], crc32.MakeTable(crc32.Castagnoli)))
+	if err := record.Batch(out).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A V1 batch (a Java writer with table.statistics.columns) is pruned by the statistics
+// Strom computes, not by the block the writer attached.
+func TestFetchLogFilterPrunesV1Batches(t *testing.T) {
+	coord, tablet := node(t)
+	id := createLogTableFormat(t, coord, "filtered_v1", "ARROW")
+	stats, err := record.AppendStatistics(nil, []int16{0}, []int32{0}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 3 {
+		if r := produce(t, tablet, id, toV1(t, idBatch(t, b*10, 10), stats)); r.GetErrorCode() != 0 {
+			t.Fatalf("produce V1: %d %s", r.GetErrorCode(), r.GetErrorMessage())
+		}
+	}
+	bo, err := filteredFetch(tablet, id, predicate.LeafPB(predicate.Equal, 0, intLit(15)), proto.Int32(1), math.MaxInt32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := offsetsOf(t, bo.Records)
+	if len(got) != 1 || got[0] != 10 || bo.GetFilteredEndOffset() != 30 {
+		t.Fatalf("batches %v, filtered end %d", got, bo.GetFilteredEndOffset())
+	}
+	for b := range record.Iterate(bo.Records) {
+		if b.Magic() != record.MagicV1 || len(b.Statistics()) != len(stats) {
+			t.Errorf("served batch: magic %d, %d statistics bytes", b.Magic(), len(b.Statistics()))
+		}
 	}
 }
