@@ -173,12 +173,22 @@ func (s *Server) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch) bool
 	return st == nil || f.pred.MayMatch(st)
 }
 
-// batchStats returns the statistics of a stored or just-appended ARROW batch, from the
-// cache or computed now; nil when they cannot be computed.
+// batchStats returns the statistics of a stored or just-appended ARROW batch: from the
+// cache, else from its segment's sidecar (loaded into the cache once per segment), else
+// computed now and recorded in both; nil when they cannot be computed.
 func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch {
 	key := statsKey{log: rep.Log, base: batch.BaseOffset(), crc: batch.CRC(), size: int32(len(batch))}
-	if enc := s.stats.get(key); enc != nil {
-		if st, err := batchstats.Decode(enc); err == nil {
+	if st := s.stats.lookup(key); st != nil {
+		return st
+	}
+	if seg, ok := rep.Log.SegmentBase(key.base); ok && s.stats.firstLoad(rep.Log, seg) {
+		err := rep.Log.ReadBatchStats(seg, func(base int64, crc uint32, size int32, blob []byte) {
+			s.stats.put(statsKey{log: rep.Log, base: base, crc: crc, size: size}, append([]byte(nil), blob...))
+		})
+		if err != nil {
+			s.log.Debug("batch statistics sidecar unreadable; recomputing", "bucket", rep.Bucket, "err", err)
+		}
+		if st := s.stats.lookup(key); st != nil {
 			return st
 		}
 	}
@@ -190,12 +200,17 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 	if err != nil {
 		return nil
 	}
-	s.stats.put(key, batchstats.Encode(nil, st))
+	enc := batchstats.Encode(nil, st)
+	s.stats.put(key, enc)
+	if err := rep.Log.AppendBatchStats(key.base, key.crc, key.size, enc); err != nil {
+		s.log.Debug("batch statistics not recorded", "bucket", rep.Bucket, "err", err)
+	}
 	return st
 }
 
 // noteAppended computes the statistics of batches just appended to rep's log (their base
-// offsets assigned), so that filtered fetches of fresh data find them cached.
+// offsets assigned) and records them in the segment's sidecar, so filtered fetches of any
+// batch find them without decoding it, also after a restart.
 func (s *Server) noteAppended(rep *Replica, batches []record.Batch) {
 	if rep.Table.Descriptor.LogFormat() != metadata.LogFormatArrow {
 		return
@@ -218,22 +233,59 @@ type statsKey struct {
 }
 
 // maxCachedStats bounds the cached batch statistics; older entries are evicted first and
-// recomputed from the batch when a filtered fetch reads it again. Entries are kept encoded
-// (batchstats.Encode: tens of bytes per column), so the cache holds a few tens of MB at most.
+// read again from the sidecar (or recomputed) when a filtered fetch needs them. Entries are
+// kept encoded (batchstats.Encode: tens of bytes per column).
 const maxCachedStats = 1 << 17
 
-// statsCache holds recent batch statistics, encoded, FIFO-evicted.
-type statsCache struct {
-	mu   sync.Mutex
-	m    map[statsKey][]byte
-	ring []statsKey
-	next int
+// maxLoadedSegments bounds the set of segments whose sidecar was loaded; when it is full it
+// is cleared, and a segment loaded again only re-reads its sidecar.
+const maxLoadedSegments = 1 << 16
+
+// segmentKey names one segment of one log.
+type segmentKey struct {
+	log  *logstore.Log
+	base int64
 }
 
-func (c *statsCache) get(k statsKey) []byte {
+// statsCache holds recent batch statistics, encoded, FIFO-evicted, and which segments'
+// sidecars were loaded into it.
+type statsCache struct {
+	mu     sync.Mutex
+	m      map[statsKey][]byte
+	ring   []statsKey
+	next   int
+	loaded map[segmentKey]bool
+}
+
+// lookup returns the cached statistics of k, decoded, or nil.
+func (c *statsCache) lookup(k statsKey) *batchstats.Batch {
+	c.mu.Lock()
+	enc := c.m[k]
+	c.mu.Unlock()
+	if enc == nil {
+		return nil
+	}
+	st, err := batchstats.Decode(enc)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// firstLoad reports whether the sidecar of segment base of log has not been loaded yet, and
+// marks it loaded.
+func (c *statsCache) firstLoad(log *logstore.Log, base int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[k]
+	k := segmentKey{log, base}
+	if c.loaded[k] {
+		return false
+	}
+	if c.loaded == nil || len(c.loaded) >= maxLoadedSegments {
+		c.loaded = make(map[segmentKey]bool)
+	}
+	c.loaded[k] = true
+	return true
 }
 
 func (c *statsCache) put(k statsKey, st []byte) {
