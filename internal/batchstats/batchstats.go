@@ -98,6 +98,10 @@ func Compute(b record.Batch, schema metadata.Schema, mem memory.Allocator) (*Bat
 		if !Ordered(sc.Type.Root) || int(c.NullCount) == n {
 			continue
 		}
+		if ok, handled := fastMinMax(c, col); handled {
+			c.HasMinMax = ok
+			continue
+		}
 		read, err := arrowlog.ColumnReader(col, sc.Type)
 		if err != nil {
 			return nil, fmt.Errorf("batchstats: column %q: %w", sc.Name, err)

@@ -295,3 +295,42 @@ func BenchmarkCompute(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(rows))/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestFastPathAgreesWithReader: the typed fast path finds the same bounds as the generic
+// row.Datum reader.
+func TestFastPathAgreesWithReader(t *testing.T) {
+	s := testSchema()
+	as, err := arrowlog.ArrowSchema(s.Columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := 0; iter < 300; iter++ {
+		rows := make([][]row.Datum, 1+rng.IntN(8))
+		for i := range rows {
+			rows[i] = []row.Datum{randValue(rng, metadata.BigInt), randValue(rng, metadata.Double), randValue(rng, metadata.String), randValue(rng, metadata.Int), row.NullDatum}
+		}
+		rec, err := arrowlog.RowsToRecord(as, s.Columns, rows, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci := 0; ci < 4; ci++ {
+			fast := Column{Type: s.Columns[ci].Type}
+			slow := fast
+			okFast, handled := fastMinMax(&fast, rec.Column(ci))
+			if !handled {
+				t.Fatalf("column %d not handled by the fast path", ci)
+			}
+			read, err := arrowlog.ColumnReader(rec.Column(ci), slow.Type)
+			if err != nil {
+				t.Fatal(err)
+			}
+			okSlow := minMax(&slow, int(rec.NumRows()), read)
+			if okFast != okSlow || okFast && (fast.Min.I != slow.Min.I || fast.Max.I != slow.Max.I ||
+				fast.Min.F != slow.Min.F || fast.Max.F != slow.Max.F || !bytes.Equal(fast.Min.B, slow.Min.B) || !bytes.Equal(fast.Max.B, slow.Max.B)) {
+				t.Fatalf("column %d over %v: fast %v %+v, reader %v %+v", ci, rows, okFast, fast, okSlow, slow)
+			}
+		}
+		rec.Release()
+	}
+}
