@@ -75,7 +75,7 @@ func Ordered(r metadata.TypeRoot) bool {
 // Compute returns the statistics of an ARROW-format batch written under schema (the schema
 // of b.SchemaID()). Columns of unordered types (ARRAY, MAP, ROW) get a null count only.
 func Compute(b record.Batch, schema metadata.Schema, mem memory.Allocator) (*Batch, error) {
-	out := &Batch{SchemaID: b.SchemaID(), Rows: int64(b.RecordCount()), HighestFieldID: schema.HighestFieldID}
+	out := &Batch{SchemaID: b.SchemaID(), Rows: int64(b.RecordCount()), HighestFieldID: highestFieldID(schema)}
 	if b.RecordCount() == 0 {
 		return out, nil
 	}
@@ -164,4 +164,32 @@ func isFloat(r metadata.TypeRoot) bool { return r == metadata.Float || r == meta
 func less(t metadata.DataType, a, b row.Datum) bool {
 	r, _ := predicate.Compare(t, a, b)
 	return r < 0
+}
+
+// highestFieldID is the largest field id the schema uses, nested fields included, and never
+// below its HighestFieldID; a schema with a column of unknown id (-1) gets MaxInt32, so that
+// no field is taken for a column added later (all NULL) when it may be that column.
+func highestFieldID(s metadata.Schema) int32 {
+	hi := s.HighestFieldID
+	var walk func(t *metadata.DataType)
+	walk = func(t *metadata.DataType) {
+		for i := range t.Fields {
+			hi = max(hi, t.Fields[i].ID)
+			walk(&t.Fields[i].Type)
+		}
+		if t.Elem != nil {
+			walk(t.Elem)
+		}
+		if t.Value != nil {
+			walk(t.Value)
+		}
+	}
+	for i := range s.Columns {
+		if s.Columns[i].ID < 0 {
+			return math.MaxInt32
+		}
+		hi = max(hi, s.Columns[i].ID)
+		walk(&s.Columns[i].Type)
+	}
+	return hi
 }

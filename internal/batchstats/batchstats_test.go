@@ -334,3 +334,15 @@ func TestFastPathAgreesWithReader(t *testing.T) {
 		rec.Release()
 	}
 }
+
+func TestHighestFieldIDIsConservative(t *testing.T) {
+	s := testSchema()
+	s.HighestFieldID = 0 // understated: the columns say otherwise
+	if got := highestFieldID(s); got != 4 {
+		t.Errorf("understated HighestFieldID: %d, want 4", got)
+	}
+	s.Columns[1].ID = metadata.UnknownID
+	if got := highestFieldID(s); got != math.MaxInt32 {
+		t.Errorf("unknown column id: %d", got)
+	}
+}
