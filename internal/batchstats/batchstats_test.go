@@ -346,3 +346,23 @@ func TestHighestFieldIDIsConservative(t *testing.T) {
 		t.Errorf("unknown column id: %d", got)
 	}
 }
+
+// FuzzDecode: sidecar bytes are read from disk; Decode never panics on any input, and the
+// statistics it accepts can be queried.
+func FuzzDecode(f *testing.F) {
+	s := testSchema()
+	rows := [][]row.Datum{{{I: 5}, {F: 2.5}, {B: []byte("pear")}, row.NullDatum, row.NullDatum}}
+	st, err := Compute(encode(f, s, rows, arrowlog.CompressionNone), s, memory.DefaultAllocator)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(Encode(nil, st))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := Decode(b)
+		if err != nil {
+			return
+		}
+		st.Column(0)
+		st.Column(1 << 30)
+	})
+}
