@@ -103,7 +103,7 @@ func (s *Server) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flusspb.P
 	lastIncluded, lastScanned := int64(-1), int64(-1)
 	scanned, full := 0, false
 	pos := offset
-	chunk := max(limit, 1<<20)
+	chunk := min(max(limit, 1<<20), maxFilterScanBytes) // bytes copied per read
 	for !full && scanned < maxFilterScanBytes {
 		res, err := rep.Log.Read(pos, chunk, true)
 		if err != nil {
