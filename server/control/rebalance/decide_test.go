@@ -239,6 +239,9 @@ func TestScenarios(t *testing.T) {
 					if m.NewReplicas[0] != m.NewLeader || m.Status != StatusNotStarted {
 						td.Fatalf(t, "move %+v: the new leader is not first, or the move is not NOT_STARTED", m)
 					}
+					if len(racks) > 0 && rackCount(racks, m.NewReplicas) < rackCount(racks, m.OriginalReplicas) {
+						td.Fatalf(t, "move %+v lowers the racks the bucket covers", m)
+					}
 					after[m.Bucket] = cluster.BucketState{Replicas: m.NewReplicas, Leader: m.NewLeader}
 				}
 				replicas, leaders := map[int32]int{}, map[int32]int{}
@@ -253,11 +256,7 @@ func TestScenarios(t *testing.T) {
 				}
 				if len(racks) > 0 {
 					for _, b := range statetext.Buckets(after) {
-						covered := map[string]bool{}
-						for _, r := range after[b].Replicas {
-							covered[racks[r]] = true
-						}
-						fmt.Fprintf(&out, "%s covers %d racks\n", statetext.FormatBucket(b), len(covered))
+						fmt.Fprintf(&out, "%s covers %d racks\n", statetext.FormatBucket(b), rackCount(racks, after[b].Replicas))
 					}
 				}
 			default:
@@ -269,3 +268,12 @@ func TestScenarios(t *testing.T) {
 }
 
 var stepNames = map[StepKind]string{Wait: "wait", AddReplicas: "add", Switch: "switch", SwitchLeader: "switch-leader", RollBack: "roll-back", Done: "done"}
+
+// rackCount is the number of racks replicas cover (a server without a rack counts as rack "").
+func rackCount(racks map[int32]string, replicas []int32) int {
+	covered := map[string]bool{}
+	for _, r := range replicas {
+		covered[racks[r]] = true
+	}
+	return len(covered)
+}
