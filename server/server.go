@@ -247,6 +247,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		for _, ep := range tabletEPs {
 			topo.SetTabletServer(cfg.TabletServerID, ep)
 		}
+		topo.SetRack(cfg.TabletServerID, cfg.TabletServerRack)
 	} else if err := n.startControl(ctx, internalListener, coordEPs, tabletEPs); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ var (
 		Desc: "metadata (meta/, embedded etcd), bucket logs and primary-key state (tablet/)"})
 	TabletServerID = Int32Of(Option{Key: "tablet-server.id", Default: "0", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
 		Desc: "the tablet server's node id; required, and unique, in a cluster"})
+	TabletServerRack = StringOf(Option{Key: "tablet-server.rack", Default: "", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
+		Desc: "the tablet server's rack: each bucket's replicas go to distinct racks; set on every tablet server or on none (docs/cluster.md)"})
 	DefaultBucketNumber = Int32Of(Option{Key: "default.bucket.number", Default: "1", Scope: Server, Versions: Both09And10,
 		Desc: "buckets of a table created without a bucket count"}, Positive[int32])
 	DefaultReplicationFactor = Int32Of(Option{Key: "default.replication.factor", Default: "1", Scope: Server, Versions: Both09And10,

@@ -35,6 +35,7 @@ type Config struct {
 	CoordinatorListeners []Listener // bind.listeners
 	TabletListeners      []Listener // tablet-server.bind.listeners (default: bind.listeners with port+1)
 	TabletServerID       int32      // tablet-server.id
+	TabletServerRack     string     // tablet-server.rack ("" for none)
 	// Advertised endpoints per listener name, where they differ from the bound ones: what
 	// metadata, the cluster's registrations and replication use (behind NAT, a proxy).
 	CoordinatorAdvertised []Listener // advertised.listeners
@@ -197,6 +198,8 @@ func (c *Config) Set(key, value string) error {
 		c.TabletAdvertised, err = ParseListeners(value)
 	case "tablet-server.id":
 		c.TabletServerID, err = options.TabletServerID.Parse(value)
+	case "tablet-server.rack":
+		c.TabletServerRack, err = options.TabletServerRack.Parse(value)
 	case "default.bucket.number":
 		c.DefaultBucketNumber, err = options.DefaultBucketNumber.Parse(value)
 	case "default.replication.factor":
