@@ -1,15 +1,9 @@
 package coordinator
 
 import (
-	"context"
-
-	"google.golang.org/protobuf/proto"
-
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
-	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
-	"github.com/stromdb/strom/server/auth"
 )
 
 // AlterConfigOpType values of PbAlterConfig.op_type.
@@ -38,7 +32,7 @@ func propertyChanges(what string, in []*flusspb.PbAlterConfig) ([]metadata.Prope
 	return out, nil
 }
 
-func addColumns(in []*flusspb.PbAddColumn) ([]metadata.AddColumn, error) {
+func addColumnsOf(in []*flusspb.PbAddColumn) ([]metadata.AddColumn, error) {
 	out := make([]metadata.AddColumn, 0, len(in))
 	for _, pc := range in {
 		t, err := metadata.ParseDataType(pc.GetDataTypeJson())
@@ -62,55 +56,4 @@ func addColumns(in []*flusspb.PbAddColumn) ([]metadata.AddColumn, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-func init() { registerAdmin(wire.AlterTable, 0, 0, (*Coordinator).handleAlterTable) }
-
-func (c *Coordinator) handleAlterTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.AlterTableRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	path := tablePathOf(r.GetTablePath())
-	if err := c.authorize(req, auth.OpAlter, auth.TableResource(path.Database, path.Table)); err != nil {
-		return nil, err
-	}
-	var a TableAlteration
-	var err error
-	if a.Properties, err = propertyChanges("table", r.GetConfigChanges()); err != nil {
-		return nil, err
-	}
-	if a.AddColumns, err = addColumns(r.GetAddColumns()); err != nil {
-		return nil, err
-	}
-	switch {
-	case len(r.GetDropColumns()) > 0:
-		a.Unsupported = "drop"
-	case len(r.GetRenameColumns()) > 0:
-		a.Unsupported = "rename"
-	case len(r.GetModifyColumns()) > 0:
-		a.Unsupported = "modify"
-	}
-	return &flusspb.AlterTableResponse{}, c.AlterTable(ctx, path, a, r.GetIgnoreIfNotExists())
-}
-
-func init() { registerAdmin(wire.AlterDatabase, 0, 0, (*Coordinator).handleAlterDatabase) }
-
-func (c *Coordinator) handleAlterDatabase(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.AlterDatabaseRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpAlter, auth.DatabaseResource(r.GetDatabaseName())); err != nil {
-		return nil, err
-	}
-	changes, err := propertyChanges("database", r.GetConfigChanges())
-	if err != nil {
-		return nil, err
-	}
-	var comment *string
-	if r.Comment != nil {
-		comment = proto.String(r.GetComment())
-	}
-	return &flusspb.AlterDatabaseResponse{}, c.AlterDatabase(ctx, r.GetDatabaseName(), changes, comment, r.GetIgnoreIfNotExists())
 }

@@ -4,18 +4,46 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
+	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
 
-// TableUpdater is implemented by replica managers that apply an altered table (new options,
-// new schema version) to the buckets they already lead.
-type TableUpdater interface {
-	UpdateTable(ctx context.Context, t *cluster.TableInfo) error
+func init() { catalogAPIs.admin(wire.AlterTable, 0, 0, (*Catalog).handleAlterTable) }
+
+func (c *Catalog) handleAlterTable(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	var r flusspb.AlterTableRequest
+	if err := req.Decode(&r); err != nil {
+		return nil, err
+	}
+	path := tablePathOf(r.GetTablePath())
+	if err := c.access.authorize(req, auth.OpAlter, auth.TableResource(path.Database, path.Table)); err != nil {
+		return nil, err
+	}
+	var a TableAlteration
+	var err error
+	if a.Properties, err = propertyChanges("table", r.GetConfigChanges()); err != nil {
+		return nil, err
+	}
+	if a.AddColumns, err = addColumnsOf(r.GetAddColumns()); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(r.GetDropColumns()) > 0:
+		a.Unsupported = "drop"
+	case len(r.GetRenameColumns()) > 0:
+		a.Unsupported = "rename"
+	case len(r.GetModifyColumns()) > 0:
+		a.Unsupported = "modify"
+	}
+	return &flusspb.AlterTableResponse{}, c.AlterTable(ctx, path, a, r.GetIgnoreIfNotExists())
 }
 
 // TableAlteration is one ALTER_TABLE request: option changes or added columns, never both.
@@ -31,7 +59,7 @@ type TableAlteration struct {
 // against the alterable options and the result validated like CREATE_TABLE; added columns
 // produce a new schema version with the next id. The change is stored before it is published,
 // and the table's open buckets learn it before AlterTable returns.
-func (c *Coordinator) AlterTable(ctx context.Context, path cluster.TablePath, a TableAlteration, ignoreIfNotExists bool) error {
+func (c *Catalog) AlterTable(ctx context.Context, path cluster.TablePath, a TableAlteration, ignoreIfNotExists bool) error {
 	if err := metadata.ValidateDatabaseName(path.Database); err != nil {
 		return err
 	}
@@ -43,8 +71,7 @@ func (c *Coordinator) AlterTable(ctx context.Context, path cluster.TablePath, a 
 		return ferr.New(ferr.InvalidAlterTableException,
 			"Table alteration can only be applied to one of the following: table properties or table schema.")
 	}
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
+	defer c.lockDDL()()
 	t, ok := c.TableByPath(path)
 	if !ok {
 		if ignoreIfNotExists {
@@ -65,8 +92,8 @@ func (c *Coordinator) AlterTable(ctx context.Context, path cluster.TablePath, a 
 	return nil
 }
 
-func (c *Coordinator) alterProperties(ctx context.Context, t *cluster.TableInfo, changes []metadata.PropertyChange) error {
-	desc, changed, err := t.Descriptor.AlterProperties(changes, c.opts.Defaults)
+func (c *Catalog) alterProperties(ctx context.Context, t *cluster.TableInfo, changes []metadata.PropertyChange) error {
+	desc, changed, err := t.Descriptor.AlterProperties(changes, c.defaults)
 	if err != nil {
 		return err
 	}
@@ -77,7 +104,7 @@ func (c *Coordinator) alterProperties(ctx context.Context, t *cluster.TableInfo,
 	nt := *t
 	nt.Descriptor = desc
 	nt.DescriptorJSON = desc.JSON()
-	nt.ModifiedMs = c.nowMs()
+	nt.ModifiedMs = c.now().UnixMilli()
 	if err := c.storeAlteredTable(ctx, &nt, nil); err != nil {
 		return err
 	}
@@ -85,20 +112,20 @@ func (c *Coordinator) alterProperties(ctx context.Context, t *cluster.TableInfo,
 	return nil
 }
 
-func (c *Coordinator) addColumns(ctx context.Context, t *cluster.TableInfo, adds []metadata.AddColumn) error {
+func (c *Catalog) addColumns(ctx context.Context, t *cluster.TableInfo, adds []metadata.AddColumn) error {
 	schema, err := t.Descriptor.Schema.AddColumns(adds)
 	if err != nil {
 		return err
 	}
 	desc := t.Descriptor.WithSchema(schema)
-	if err := desc.Validate(c.opts.Defaults); err != nil {
+	if err := desc.Validate(c.defaults); err != nil {
 		return err
 	}
 	nt := *t
 	nt.SchemaID = t.SchemaID + 1
 	nt.Descriptor = desc
 	nt.DescriptorJSON = desc.JSON()
-	nt.ModifiedMs = c.nowMs()
+	nt.ModifiedMs = c.now().UnixMilli()
 	js := metadata.SchemaJSON(schema)
 	if err := c.storeAlteredTable(ctx, &nt, &schemaVersion{schema: schema, json: js}); err != nil {
 		return err
@@ -109,7 +136,7 @@ func (c *Coordinator) addColumns(ctx context.Context, t *cluster.TableInfo, adds
 
 // storeAlteredTable persists nt (and its new schema version, when sv is set), publishes it and
 // hands it to the replica manager. Called with ddlMu held.
-func (c *Coordinator) storeAlteredTable(ctx context.Context, nt *cluster.TableInfo, sv *schemaVersion) error {
+func (c *Catalog) storeAlteredTable(ctx context.Context, nt *cluster.TableInfo, sv *schemaVersion) error {
 	rec, _ := json.Marshal(tableRecord{ID: nt.ID, SchemaID: nt.SchemaID, Descriptor: nt.DescriptorJSON, CreatedMs: nt.CreatedMs, ModifiedMs: nt.ModifiedMs})
 	ops := []meta.Op{meta.Put(tableKey(nt.Path), rec)}
 	conds := []meta.Cond{{Key: tableKey(nt.Path), Exists: true}}
@@ -124,74 +151,13 @@ func (c *Coordinator) storeAlteredTable(ctx context.Context, nt *cluster.TableIn
 	if !ok {
 		return ferr.New(ferr.TableNotExist, "Table %s does not exist.", nt.Path)
 	}
-	c.mu.Lock()
-	c.tables[nt.Path] = nt
-	c.tablesByID[nt.ID] = nt
-	if sv != nil {
-		versions := maps.Clone(c.schemas[nt.ID])
-		if versions == nil {
-			versions = map[int32]schemaVersion{}
-		}
-		versions[nt.SchemaID] = *sv
-		c.schemas[nt.ID] = versions
-	}
-	c.mu.Unlock()
-	u, ok := c.replicas.(TableUpdater)
+	c.cache.putTable(nt, sv)
 	if c.updater != nil {
-		u, ok = c.updater, true
-	}
-	if ok {
-		if err := u.UpdateTable(ctx, nt); err != nil {
+		if err := c.updater.UpdateTable(ctx, nt); err != nil {
 			// The change is durable and published; buckets that could not take it pick it
 			// up when they are next opened.
 			c.log.Error("cannot apply altered table to its buckets", "table", nt.Path, "err", err)
 		}
 	}
-	return nil
-}
-
-// AlterDatabase sets and resets custom properties and the comment of a database, as a Fluss
-// coordinator does: an empty comment removes it; nothing is stored when nothing changes.
-func (c *Coordinator) AlterDatabase(ctx context.Context, name string, changes []metadata.PropertyChange, comment *string, ignoreIfNotExists bool) error {
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
-	d, ok := c.Database(name)
-	if !ok {
-		if ignoreIfNotExists {
-			return nil
-		}
-		return ferr.New(ferr.DatabaseNotExist, "Database %s not exists.", name)
-	}
-	desc := metadata.DatabaseDescriptor{Comment: d.Descriptor.Comment, HasComment: d.Descriptor.HasComment, CustomProperties: maps.Clone(d.Descriptor.CustomProperties)}
-	if desc.CustomProperties == nil {
-		desc.CustomProperties = map[string]string{}
-	}
-	for _, ch := range changes {
-		if ch.Reset {
-			delete(desc.CustomProperties, ch.Key)
-		} else {
-			desc.CustomProperties[ch.Key] = ch.Value
-		}
-	}
-	if comment == nil && maps.Equal(desc.CustomProperties, d.Descriptor.CustomProperties) {
-		return nil
-	}
-	if comment != nil {
-		desc.Comment, desc.HasComment = *comment, *comment != ""
-	}
-	now := c.nowMs()
-	stored := desc.JSON()
-	rec, _ := json.Marshal(databaseRecord{Descriptor: stored, CreatedMs: d.CreatedMs, ModifiedMs: now})
-	ok, err := c.store.Txn(ctx, []meta.Cond{{Key: databaseKey(name), Exists: true}}, []meta.Op{meta.Put(databaseKey(name), rec)})
-	if err != nil {
-		return fmt.Errorf("alter database %s: %w", name, err)
-	}
-	if !ok {
-		return ferr.New(ferr.DatabaseNotExist, "Database %s not exists.", name)
-	}
-	c.mu.Lock()
-	c.databases[name] = &Database{Name: name, Descriptor: desc, JSON: stored, CreatedMs: d.CreatedMs, ModifiedMs: now}
-	c.mu.Unlock()
-	c.log.Info("altered database", "database", name)
 	return nil
 }
