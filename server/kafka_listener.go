@@ -14,25 +14,6 @@ import (
 // The Kafka listeners of the tablet server (kafka.enabled, kafka.listener.names): server/kafka
 // on the node's catalog, the tablet server's data path and the cluster's bucket states.
 
-// kafkaConfig reads and checks the kafka.* options: every named listener must be a tablet
-// server listener.
-func kafkaConfig(cfg config.Config) (kafka.Config, error) {
-	kc, err := kafka.ConfigFrom(cfg.Raw, config.ParseDuration)
-	if err != nil || !kc.Enabled {
-		return kc, err
-	}
-	for _, name := range kc.ListenerNames {
-		found := false
-		for _, l := range cfg.TabletListeners {
-			found = found || l.Name == name
-		}
-		if !found {
-			return kc, fmt.Errorf("%s: listener %s is not in tablet-server.bind.listeners", kafka.OptListenerNames, name)
-		}
-	}
-	return kc, nil
-}
-
 // kafkaServer builds the Kafka protocol server of this node.
 func (n *Node) kafkaServer(kc kafka.Config, topo *cluster.Topology, authz *auth.Authorizer) *kafka.Server {
 	return kafka.New(kafka.Options{

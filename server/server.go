@@ -119,7 +119,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, err
 	}
 	topo := cluster.NewTopology()
-	kafkaCfg, err := kafkaConfig(cfg)
+	kafkaCfg, err := kafka.ConfigFrom(cfg.Raw) // checked by cfg.Finish
 	if err != nil {
 		return nil, err
 	}

@@ -1,72 +1,47 @@
 package kafka
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 	"time"
+
+	"github.com/stromdb/strom/internal/options"
 )
 
-// Option names, Fluss's (ConfigOptions.KAFKA_*).
-const (
-	OptEnabled       = "kafka.enabled"
-	OptListenerNames = "kafka.listener.names"
-	OptDatabase      = "kafka.database"
-	OptMaxIdleTime   = "kafka.connection.max-idle-time"
-)
-
-// Config is the Kafka listener's configuration.
+// Config is the Kafka listener's configuration: Fluss's kafka.* options, declared in
+// internal/options.
 type Config struct {
 	Enabled bool
 	// ListenerNames are the tablet server listeners that speak Kafka instead of Fluss.
 	ListenerNames []string
 	// Database holds the topics: topic t is the log table Database.t.
 	Database string
-	// MaxIdleTime closes a connection without traffic for this long (0: never).
+	// MaxIdleTime closes a connection without a request for this long (0: never).
 	MaxIdleTime time.Duration
 }
 
-// DefaultConfig returns Fluss's defaults.
-func DefaultConfig() Config {
-	return Config{ListenerNames: []string{"KAFKA"}, Database: "kafka", MaxIdleTime: 60 * time.Second}
-}
-
-// ConfigFrom reads the kafka.* options from the raw option map; parseDuration parses
-// Fluss's durations.
-func ConfigFrom(raw map[string]string, parseDuration func(string) (time.Duration, error)) (Config, error) {
-	c := DefaultConfig()
-	if v, ok := raw[OptEnabled]; ok {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true":
-			c.Enabled = true
-		case "false":
-			c.Enabled = false
-		default:
-			return c, fmt.Errorf("%s: %q is not true or false", OptEnabled, v)
-		}
+// ConfigFrom reads the kafka.* options from a server's raw options.
+func ConfigFrom(raw map[string]string) (Config, error) {
+	var c Config
+	var err error
+	if c.Enabled, err = options.KafkaEnabled.Get(raw); err != nil {
+		return c, err
 	}
-	if v, ok := raw[OptListenerNames]; ok {
-		c.ListenerNames = nil
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				c.ListenerNames = append(c.ListenerNames, strings.ToUpper(n))
-			}
-		}
-		if len(c.ListenerNames) == 0 {
-			return c, fmt.Errorf("%s: no listener named", OptListenerNames)
-		}
+	names, err := options.KafkaListenerNames.Get(raw)
+	if err != nil {
+		return c, err
 	}
-	if v, ok := raw[OptDatabase]; ok {
-		if v = strings.TrimSpace(v); v == "" {
-			return c, fmt.Errorf("%s: empty", OptDatabase)
-		}
-		c.Database = v
+	for _, n := range names {
+		c.ListenerNames = append(c.ListenerNames, strings.ToUpper(n))
 	}
-	if v, ok := raw[OptMaxIdleTime]; ok {
-		d, err := parseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("%s: %w", OptMaxIdleTime, err)
-		}
-		c.MaxIdleTime = d
+	if len(c.ListenerNames) == 0 {
+		return c, errors.New("option kafka.listener.names: no listener named")
+	}
+	if c.Database, err = options.KafkaDatabase.Get(raw); err != nil {
+		return c, err
+	}
+	if c.MaxIdleTime, err = options.KafkaConnectionMaxIdleTime.Get(raw); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -167,10 +167,10 @@ type producerBucket struct {
 
 type seqState struct {
 	epoch     int16
-	nextKafka int32            // expected next base sequence
-	lastFluss int32            // last Fluss batch sequence handed out
-	recent    map[int32]int32  // Kafka base sequence -> Fluss sequence, last few batches
-	order     []int32          // keys of recent, oldest first
+	nextKafka int32           // expected next base sequence
+	lastFluss int32           // last Fluss batch sequence handed out
+	recent    map[int32]int32 // Kafka base sequence -> Fluss sequence, last few batches
+	order     []int32         // keys of recent, oldest first
 }
 
 // sequence returns the Fluss sequence for a batch, and a commit that records it once the
