@@ -59,7 +59,7 @@ func topicDescriptor(partitions int32, replication int32, configs map[string]str
 		props[k] = v
 	}
 	return metadata.TableDescriptor{
-		Schema:      metadata.Schema{Columns: topicColumns()},
+		Schema:      metadata.Schema{Columns: topicColumns(), HighestFieldID: 5},
 		BucketCount: partitions, Properties: props,
 		CustomProperties: map[string]string{},
 	}
