@@ -18,7 +18,7 @@ import (
 func (n *Node) kafkaServer(kc kafka.Config, topo *cluster.Topology, authz *auth.Authorizer) *kafka.Server {
 	return kafka.New(kafka.Options{
 		Config: kc, NodeID: n.cfg.TabletServerID, Catalog: n.coordinator, Log: n.tablet,
-		Cluster: kafkaCluster{n: n, topo: topo}, IDs: n.store, Authorizer: authz,
+		Cluster: kafkaCluster{n: n, topo: topo}, IDs: n.store, Store: n.store, Authorizer: authz,
 		MaxFrameSize: n.cfg.MaxRequestSize, DefaultBuckets: n.cfg.DefaultBucketNumber,
 		DefaultReplication: n.cfg.DefaultReplicationFactor,
 	}, n.log.With("role", "kafka"))

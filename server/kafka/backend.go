@@ -6,6 +6,7 @@ import (
 
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -43,12 +44,12 @@ type IDs interface {
 	NextID(ctx context.Context, name string) (int64, error)
 }
 
-// Groups persists consumer group state (in the metadata store).
-type Groups interface {
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	Put(ctx context.Context, key string, value []byte) error
-	Delete(ctx context.Context, key string) error
-	List(ctx context.Context, prefix string) (map[string][]byte, error)
+// Store keeps the consumer groups' committed offsets (the metadata store, unfenced: any
+// tablet server may coordinate a group).
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	List(ctx context.Context, prefix string) ([]meta.KV, error)
+	Txn(ctx context.Context, conds []meta.Cond, ops []meta.Op) (bool, error)
 }
 
 // Options wires the Kafka listener to the node.
@@ -59,7 +60,7 @@ type Options struct {
 	Log     Log
 	Cluster Cluster
 	IDs     IDs
-	Groups  Groups
+	Store   Store
 	// Users authenticates SASL/PLAIN (nil: the listener takes no SASL).
 	Users *auth.Plain
 	// Authorizer checks ACLs (nil: every request is allowed).

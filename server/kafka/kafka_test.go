@@ -26,8 +26,13 @@ type node struct {
 
 func startNode(t *testing.T, set map[string]string) *node {
 	t.Helper()
+	return startNodeIn(t, t.TempDir(), set)
+}
+
+func startNodeIn(t *testing.T, dir string, set map[string]string) *node {
+	t.Helper()
 	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = dir
 	cfg.CoordinatorListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}}
 	cfg.TabletListeners = []config.Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 0}, {Name: "KAFKA", Host: "127.0.0.1", Port: 0}}
 	if err := cfg.Set("kafka.enabled", "true"); err != nil {

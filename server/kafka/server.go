@@ -32,6 +32,8 @@ type Server struct {
 	groups *groupCoordinator
 	pids   *producerIDs
 
+	commitMu sync.Mutex // serialises read-modify-writes of groups' committed offsets
+
 	schemaMu sync.Mutex
 	schemas  map[[2]int64]*arrow.Schema // (table id, schema id)
 }
@@ -52,6 +54,10 @@ func New(opts Options, log *slog.Logger) *Server {
 func (s *Server) Serve(ctx context.Context, ln net.Listener, listener string) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	s.groups.once.Do(func() {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.groups.run(ctx) }()
+	})
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {
