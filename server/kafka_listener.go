@@ -27,6 +27,17 @@ func (n *Node) kafkaServer(kc kafka.Config, topo *cluster.Topology, authz *auth.
 // listenKafka binds a Kafka listener; its users are the listener's SASL users when
 // security.protocol.map names it sasl.
 func (n *Node) listenKafka(l config.Listener, ks *kafka.Server) (cluster.Endpoint, error) {
+	if n.cfg.IsSASL(l.Name) {
+		jaas := n.cfg.ListenerJAASConfig[l.Name]
+		if jaas == "" {
+			jaas = n.cfg.PlainJAASConfig
+		}
+		users, err := auth.ParseJAAS(jaas)
+		if err != nil {
+			return cluster.Endpoint{}, fmt.Errorf("SASL listener %s: security.sasl.plain.jaas.config: %w", l.Name, err)
+		}
+		ks.SetUsers(l.Name, users)
+	}
 	ln, err := net.Listen("tcp", l.Addr())
 	if err != nil {
 		return cluster.Endpoint{}, fmt.Errorf("kafka listener %s on %s: %w", l.Name, l.Addr(), err)

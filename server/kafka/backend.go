@@ -61,8 +61,6 @@ type Options struct {
 	Cluster Cluster
 	IDs     IDs
 	Store   Store
-	// Users authenticates SASL/PLAIN (nil: the listener takes no SASL).
-	Users *auth.Plain
 	// Authorizer checks ACLs (nil: every request is allowed).
 	Authorizer *auth.Authorizer
 	// MaxFrameSize bounds a request frame.

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/stromdb/strom/server/auth"
 )
 
 // DefaultMaxFrameSize bounds a request when Options.MaxFrameSize is 0.
@@ -34,6 +36,9 @@ type Server struct {
 
 	commitMu sync.Mutex // serialises read-modify-writes of groups' committed offsets
 
+	usersMu sync.Mutex
+	users   map[string]*auth.Plain // SASL/PLAIN users by listener name
+
 	schemaMu sync.Mutex
 	schemas  map[[2]int64]*arrow.Schema // (table id, schema id)
 }
@@ -47,6 +52,17 @@ func New(opts Options, log *slog.Logger) *Server {
 	s.groups = newGroupCoordinator(s)
 	s.pids = &producerIDs{}
 	return s
+}
+
+// SetUsers makes a listener a SASL/PLAIN listener with the given users: nothing but
+// ApiVersions, SaslHandshake and SaslAuthenticate is served before authentication.
+func (s *Server) SetUsers(listener string, users *auth.Plain) {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	if s.users == nil {
+		s.users = map[string]*auth.Plain{}
+	}
+	s.users[listener] = users
 }
 
 // Serve accepts connections on ln until ctx is done or ln is closed; listener is the
@@ -71,7 +87,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, listener string) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &conn{s: s, nc: nc, listener: listener}
+			s.usersMu.Lock()
+			users := s.users[listener]
+			s.usersMu.Unlock()
+			c := &conn{s: s, nc: nc, listener: listener, users: users}
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			stopConn := context.AfterFunc(ctx, func() { nc.Close() })
@@ -90,11 +109,15 @@ type conn struct {
 	s        *Server
 	nc       net.Conn
 	listener string
+	users    *auth.Plain // nil: no SASL on this listener
 
 	// SASL state: mechanism chosen by SaslHandshake, principal after SaslAuthenticate.
 	mechanism     string
 	principal     string
 	authenticated bool
+	// closeAfter closes the connection once the current response is written (a failed
+	// SaslAuthenticate).
+	closeAfter bool
 }
 
 // request is one decoded request.
@@ -141,16 +164,19 @@ func (c *conn) serve(ctx context.Context) error {
 		if _, err := bw.Write(resp); err != nil {
 			return err
 		}
-		if br.Buffered() == 0 {
+		if br.Buffered() == 0 || c.closeAfter {
 			if err := bw.Flush(); err != nil {
 				return err
 			}
+		}
+		if c.closeAfter {
+			return errAuthFailed
 		}
 	}
 }
 
 // needsAuth reports whether the connection must still authenticate.
-func (c *conn) needsAuth() bool { return c.s.opts.Users != nil && !c.authenticated }
+func (c *conn) needsAuth() bool { return c.users != nil && !c.authenticated }
 
 // handleFrame decodes one request frame, serves it and returns the response frame. An error
 // closes the connection: a frame whose header cannot be read (there is no correlation id to
