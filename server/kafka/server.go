@@ -182,44 +182,18 @@ func (c *conn) needsAuth() bool { return c.users != nil && !c.authenticated }
 // closes the connection: a frame whose header cannot be read (there is no correlation id to
 // answer).
 func (c *conn) handleFrame(ctx context.Context, frame []byte) (out []byte, respond bool, err error) {
-	r := kbin.Reader{Src: frame}
-	req := &request{conn: c, key: r.Int16(), ver: r.Int16(), corrID: r.Int32()}
-	req.client = r.NullableString()
-	if !r.Ok() {
-		return nil, false, errors.New("request header is truncated")
+	req, api, err := decodeRequest(frame)
+	if errors.Is(err, errUnknownAPIVersions) {
+		// As Kafka: an ApiVersions of a version we do not know is answered at v0 with
+		// UNSUPPORTED_VERSION and the versions we serve.
+		resp := apiVersionsResponse(0)
+		resp.ErrorCode = errUnsupportedVersion
+		return encodeResponse(req.corrID, resp, false), true, nil
 	}
-	api, known := apis[req.key]
-	msg := kmsg.RequestForKey(req.key)
-	if !known || msg == nil || req.ver < api.min || req.ver > api.max {
-		if req.key == apiVersionsKey {
-			// As Kafka: an ApiVersions of a version we do not know is answered at v0 with
-			// UNSUPPORTED_VERSION and the versions we serve.
-			resp := apiVersionsResponse(0)
-			resp.ErrorCode = errUnsupportedVersion
-			return encodeResponse(req.corrID, resp, false), true, nil
-		}
-		return nil, false, fmt.Errorf("unsupported api %d version %d", req.key, req.ver)
+	if err != nil {
+		return nil, false, err
 	}
-	msg.SetVersion(req.ver)
-	body := r.Src
-	if msg.IsFlexible() {
-		// The header's tagged fields (header v2).
-		tr := kbin.Reader{Src: body}
-		n := tr.Uvarint()
-		for i := uint32(0); i < n && tr.Ok(); i++ {
-			tr.Uvarint()
-			tr.Span(int(tr.Uvarint()))
-		}
-		if !tr.Ok() {
-			return nil, false, errors.New("request header tags are truncated")
-		}
-		body = tr.Src
-	}
-	if err := msg.ReadFrom(body); err != nil {
-		// Not decodable: Kafka closes the connection too (InvalidRequestException).
-		return nil, false, fmt.Errorf("decode api %d v%d: %w", req.key, req.ver, err)
-	}
-	req.msg = msg
+	req.conn = c
 	if c.needsAuth() && req.key != apiVersionsKey && req.key != saslHandshakeKey && req.key != saslAuthenticateKey {
 		return nil, false, fmt.Errorf("api %d before SASL authentication", req.key)
 	}
@@ -232,6 +206,48 @@ func (c *conn) handleFrame(ctx context.Context, frame []byte) (out []byte, respo
 	}
 	resp.SetVersion(req.ver)
 	return encodeResponse(req.corrID, resp, req.key != apiVersionsKey && resp.IsFlexible()), true, nil
+}
+
+var errUnknownAPIVersions = errors.New("ApiVersions of an unknown version")
+
+// decodeRequest reads a request frame (without its size): the header, then the body with
+// kmsg. A frame that cannot be read is an error, and the connection is closed, as Kafka does
+// (there may be no correlation id to answer).
+func decodeRequest(frame []byte) (*request, apiEntry, error) {
+	r := kbin.Reader{Src: frame}
+	req := &request{key: r.Int16(), ver: r.Int16(), corrID: r.Int32()}
+	req.client = r.NullableString()
+	if !r.Ok() {
+		return nil, apiEntry{}, errors.New("request header is truncated")
+	}
+	api, known := apis[req.key]
+	msg := kmsg.RequestForKey(req.key)
+	if !known || msg == nil || req.ver < api.min || req.ver > api.max {
+		if req.key == apiVersionsKey {
+			return req, api, errUnknownAPIVersions
+		}
+		return nil, api, fmt.Errorf("unsupported api %d version %d", req.key, req.ver)
+	}
+	msg.SetVersion(req.ver)
+	body := r.Src
+	if msg.IsFlexible() {
+		// The header's tagged fields (header v2).
+		tr := kbin.Reader{Src: body}
+		n := tr.Uvarint()
+		for i := uint32(0); i < n && tr.Ok(); i++ {
+			tr.Uvarint()
+			tr.Span(int(tr.Uvarint()))
+		}
+		if !tr.Ok() {
+			return nil, api, errors.New("request header tags are truncated")
+		}
+		body = tr.Src
+	}
+	if err := msg.ReadFrom(body); err != nil {
+		return nil, api, fmt.Errorf("decode api %d v%d: %w", req.key, req.ver, err)
+	}
+	req.msg = msg
+	return req, api, nil
 }
 
 // serveRequest runs a handler; a panic is logged and closes the connection instead of the
