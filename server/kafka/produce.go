@@ -29,8 +29,8 @@ func handleProduce(ctx context.Context, s *Server, req *request) (kmsg.Response,
 	resp.SetVersion(req.ver)
 	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
 	type pending struct {
-		out  *kmsg.ProduceResponseTopicPartition
-		wait func() error
+		topic, partition int // indexes into resp.Topics and its Partitions
+		wait             func() error
 	}
 	var waits []pending
 	for _, t := range r.Topics {
@@ -58,20 +58,17 @@ func handleProduce(ctx context.Context, s *Server, req *request) (kmsg.Response,
 					rp.ErrorCode, rp.ErrorMessage = errCode(err), errMessage(err)
 				} else {
 					rp.BaseOffset = base
-					rt.Partitions = append(rt.Partitions, rp)
-					waits = append(waits, pending{&rt.Partitions[len(rt.Partitions)-1], wait})
-					continue
+					waits = append(waits, pending{len(resp.Topics), len(rt.Partitions), wait})
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	// Pointers into rt.Partitions stay valid: each topic's slice is complete before the
-	// next topic starts, and resp.Topics copies the slice header only.
 	for _, w := range waits {
 		if err := w.wait(); err != nil {
-			w.out.BaseOffset, w.out.ErrorCode, w.out.ErrorMessage = -1, errCode(err), errMessage(err)
+			out := &resp.Topics[w.topic].Partitions[w.partition]
+			out.BaseOffset, out.ErrorCode, out.ErrorMessage = -1, errCode(err), errMessage(err)
 		}
 	}
 	if r.Acks == 0 {
