@@ -27,6 +27,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/coordinator"
+	"github.com/stromdb/strom/server/kafka"
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/lakehost"
@@ -71,6 +72,8 @@ type boundListener struct {
 	cfg  wire.ListenerConfig
 	ln   net.Listener
 	svc  *wire.Service
+	// kafka serves the listener instead of svc (a Kafka listener of the tablet server).
+	kafka *kafka.Server
 }
 
 // ErrDataDirLocked is returned when another server owns the data directory.
@@ -121,6 +124,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, err
 	}
 	topo := cluster.NewTopology()
+	kafkaCfg, err := kafka.ConfigFrom(cfg.Raw) // checked by cfg.Finish
+	if err != nil {
+		return nil, err
+	}
 	authz, internalListener, err := openAuthorizer(ctx, cfg, n.store)
 	if err != nil {
 		return nil, err
@@ -224,6 +231,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	var coordEPs, tabletEPs []cluster.Endpoint
 	if cfg.HasRole(config.RoleCoordinator) {
 		for _, l := range cfg.CoordinatorListeners {
+			if kafkaCfg.IsListener(l.Name) {
+				continue // Kafka is served by tablet servers only
+			}
 			ep, err := n.listen("coordinator", l, coordSvc)
 			if err != nil {
 				return nil, err
@@ -232,8 +242,18 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 	}
 	if cfg.HasRole(config.RoleTabletServer) {
+		var ks *kafka.Server
 		for _, l := range cfg.TabletListeners {
-			ep, err := n.listen("tablet-server", l, tabletSvc)
+			var ep cluster.Endpoint
+			var err error
+			if kafkaCfg.IsListener(l.Name) {
+				if ks == nil {
+					ks = n.kafkaServer(kafkaCfg, topo, authz)
+				}
+				ep, err = n.listenKafka(l, ks)
+			} else {
+				ep, err = n.listen("tablet-server", l, tabletSvc)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -262,6 +282,12 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
+			if bl.kafka != nil {
+				if err := bl.kafka.Serve(sctx, bl.ln, bl.cfg.Name); err != nil {
+					n.serveErr <- err
+				}
+				return
+			}
 			if err := wire.Serve(sctx, bl.ln, bl.svc, bl.cfg, log.With("role", bl.role)); err != nil {
 				n.serveErr <- err
 			}

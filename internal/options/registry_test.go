@@ -190,12 +190,12 @@ func TestTypedAccessors(t *testing.T) {
 }
 
 func TestRefusal(t *testing.T) {
-	o, _ := Lookup("kafka.enabled")
-	if err := o.Refusal("false"); err != nil {
-		t.Errorf("kafka.enabled=false refused: %v", err)
+	o, _ := Lookup("coordinator.port")
+	if err := o.Refusal("9123"); err != nil {
+		t.Errorf("coordinator.port=9123 (its default) refused: %v", err)
 	}
-	if err := o.Refusal("true"); err == nil || !strings.Contains(err.Error(), "Kafka") {
-		t.Errorf("kafka.enabled=true: %v, want a refusal naming Kafka", err)
+	if err := o.Refusal("9000"); err == nil || !strings.Contains(err.Error(), "bind.listeners") {
+		t.Errorf("coordinator.port=9000: %v, want a refusal naming bind.listeners", err)
 	}
 	if o, _ := Lookup("default.bucket.number"); o.Refusal("3") != nil {
 		t.Error("a served option is refused")

@@ -40,6 +40,14 @@ var (
 		Desc: "how often automatic partitioning runs"})
 	WriterIDExpiration = DurationOf(Option{Key: "server.writer-id.expiration-time", Default: "7d", Scope: Server, Versions: Both09And10,
 		Desc: "idle idempotent writers are forgotten after this"})
+	KafkaEnabled = BoolOf(Option{Key: "kafka.enabled", Default: "false", Scope: Server, Versions: Both09And10, See: "kafka.md",
+		Desc: "serve the Kafka protocol on the tablet server listeners kafka.listener.names"})
+	KafkaListenerNames = ListOf(Option{Key: "kafka.listener.names", Default: "KAFKA", Scope: Server, Versions: Both09And10, See: "kafka.md",
+		Desc: "tablet server listeners (tablet-server.bind.listeners) that speak the Kafka protocol"})
+	KafkaDatabase = StringOf(Option{Key: "kafka.database", Default: "kafka", Scope: Server, Versions: Both09And10, See: "kafka.md",
+		Desc: "database whose log tables are the Kafka topics"})
+	KafkaConnectionMaxIdleTime = DurationOf(Option{Key: "kafka.connection.max-idle-time", Default: "60s", Scope: Server, Versions: Both09And10, See: "kafka.md",
+		Desc: "a Kafka connection without a request for this long is closed (0 never)"})
 	ProducerOffsetsTTL = DurationOf(Option{Key: "coordinator.producer-offsets.ttl", Default: "24h", Scope: Server, Versions: Both09And10,
 		Desc: "default lifetime of registered producer offsets"})
 )
@@ -47,9 +55,6 @@ var (
 // Listeners (parsed by server/config into its Listener type), and served options that other
 // packages parse (Parser).
 var _ = registerAll([]Option{
-	{Key: "kafka.enabled", Type: Bool, Default: "false", Scope: Server, Versions: Both09And10, Status: Refused,
-		Why:  "Strom has no Kafka listener yet (a KAFKA:// listener is refused too)",
-		Desc: "serve the Kafka protocol on kafka.listener.names"},
 	{Key: "bind.listeners", Type: String, Default: "FLUSS://127.0.0.1:9123", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "coordinator listeners, NAME://host:port, ..."},
 	{Key: "advertised.listeners", Type: String, Scope: Server, Versions: Both09And10, Parser: "server/config",

@@ -13,7 +13,6 @@ const (
 	whyFetch    = "followers fetch with Strom's own fetcher and sizes"
 	whyDyn      = "accepted by ALTER_CLUSTER_CONFIGS and described, but Strom has nothing it configures"
 	whyReporter = "Strom has the prometheus reporter only"
-	whyKafka    = "Strom has no Kafka listener yet"
 	whyKvscan   = "Strom does not serve SCAN_KV (1061)"
 )
 
@@ -38,12 +37,6 @@ var _ = registerAll([]Option{
 		Desc: "how often expired producer offsets are cleaned up"},
 	{Key: "data.dirs", Type: List, Default: "", Scope: Server, Versions: V10, Status: NoEffect, Why: "Strom stores everything under one directory, data.dir",
 		Desc: "several local data directories"},
-	{Key: "kafka.connection.max-idle-time", Type: Duration, Default: "60s", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyKafka,
-		Desc: "idle timeout of Kafka connections"},
-	{Key: "kafka.database", Type: String, Default: "kafka", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyKafka,
-		Desc: "database that holds the Kafka topics"},
-	{Key: "kafka.listener.names", Type: List, Default: "KAFKA", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyKafka,
-		Desc: "listeners that speak the Kafka protocol"},
 	{Key: "kv.backpressure.l0-slowdown-trigger", Type: Int, Default: "8", Scope: Server, Versions: V10, Status: NoEffect, Why: "a store that falls behind makes writes wait; Strom never sends STORAGE_BACKPRESSURE_EXCEPTION",
 		Desc: "level-0 file count at which writes are pushed back"},
 	{Key: "kv.flush.thread-num", Type: Int, Default: "10", Scope: Server, Versions: V10, Status: NoEffect, Why: whyJvm,

@@ -387,7 +387,7 @@ func (c *Config) Finish() error {
 			}
 		}
 	}
-	if err := c.refuseKafka(); err != nil {
+	if err := c.checkKafka(); err != nil {
 		return err
 	}
 	if c.PreAuthMaxRequestSize > c.MaxRequestSize {
@@ -399,18 +399,33 @@ func (c *Config) Finish() error {
 	return c.finishCluster()
 }
 
-// refuseKafka refuses a listener of a Kafka listener name (kafka.listener.names, default
-// KAFKA): Strom has no Kafka listener yet, and such a port would speak the Fluss protocol to
-// a Kafka client, which then times out on its first request. kafka.enabled: true is refused
-// by Set (the registry declares it Refused).
-func (c *Config) refuseKafka() error {
-	names := []string{"KAFKA"}
-	if v, ok := c.Raw["kafka.listener.names"]; ok && strings.TrimSpace(v) != "" {
-		names = options.SplitList(strings.ToUpper(v))
+// checkKafka checks the Kafka listeners (kafka.listener.names, default KAFKA). Without
+// kafka.enabled a listener of such a name is refused, as it would speak the Fluss protocol to
+// Kafka clients; with it, each name must be a tablet server listener (the coordinator skips a
+// listener of that name: Kafka is served by tablet servers, docs/kafka.md).
+func (c *Config) checkKafka() error {
+	enabled, err := options.KafkaEnabled.Get(c.Raw)
+	if err != nil {
+		return err
 	}
-	for _, l := range append(append([]Listener(nil), c.CoordinatorListeners...), c.TabletListeners...) {
-		if slices.Contains(names, l.Name) {
-			return fmt.Errorf("listener %s://%s: Strom has no Kafka listener yet (%s names a Kafka listener); remove it or rename it", l.Name, l.Addr(), "kafka.listener.names")
+	names, err := options.KafkaListenerNames.Get(c.Raw)
+	if err != nil {
+		return err
+	}
+	for i := range names {
+		names[i] = strings.ToUpper(names[i])
+	}
+	if !enabled {
+		for _, l := range append(append([]Listener(nil), c.CoordinatorListeners...), c.TabletListeners...) {
+			if slices.Contains(names, l.Name) {
+				return fmt.Errorf("listener %s://%s is a Kafka listener (kafka.listener.names) but kafka.enabled is false; set kafka.enabled: true or rename it", l.Name, l.Addr())
+			}
+		}
+		return nil
+	}
+	for _, name := range names {
+		if !slices.ContainsFunc(c.TabletListeners, func(l Listener) bool { return l.Name == name }) {
+			return fmt.Errorf("kafka.listener.names: %s is not a tablet server listener (tablet-server.bind.listeners); add %s://HOST:PORT there", name, name)
 		}
 	}
 	return nil

@@ -294,32 +294,39 @@ func TestUnknownAndUnservedOptionsWarn(t *testing.T) {
 	}
 }
 
-// TestKafkaRefused checks that a Kafka listener cannot be configured until Strom has one:
-// kafka.enabled: true and a listener named KAFKA (or after kafka.listener.names) fail at
-// start instead of serving the Fluss protocol to Kafka clients.
-func TestKafkaRefused(t *testing.T) {
-	c := Default()
-	if err := c.Set("kafka.enabled", "false"); err != nil {
-		t.Fatalf("kafka.enabled=false: %v", err)
-	}
-	if err := c.Set("kafka.enabled", "true"); err == nil || !strings.Contains(err.Error(), "Kafka") {
-		t.Fatalf("kafka.enabled=true: %v, want a refusal", err)
-	}
-	for _, tc := range []struct{ names, listeners string }{
-		{"", "FLUSS://127.0.0.1:9123, KAFKA://127.0.0.1:9092"},
-		{"K1", "FLUSS://127.0.0.1:9123, K1://127.0.0.1:9092"},
+// TestKafkaListeners checks the Kafka listener options: a listener named after
+// kafka.listener.names is refused unless kafka.enabled, and kafka.enabled needs each named
+// listener among the tablet server's.
+func TestKafkaListeners(t *testing.T) {
+	for _, tc := range []struct {
+		enabled, names, listeners, tablet string
+		wantErr                           string
+	}{
+		{"false", "", "FLUSS://127.0.0.1:9123, KAFKA://127.0.0.1:9092", "", "kafka.enabled"},
+		{"", "K1", "FLUSS://127.0.0.1:9123, K1://127.0.0.1:9092", "", "kafka.enabled"},
+		{"true", "", "FLUSS://127.0.0.1:9123", "FLUSS://127.0.0.1:9124", "not a tablet server listener"},
+		{"true", "", "FLUSS://127.0.0.1:9123", "FLUSS://127.0.0.1:9124, KAFKA://127.0.0.1:9092", ""},
+		{"true", "k1, k2", "FLUSS://127.0.0.1:9123", "FLUSS://127.0.0.1:9124, K1://127.0.0.1:9092", "K2"},
+		{"false", "", "FLUSS://127.0.0.1:9123", "", ""},
 	} {
 		c := Default()
-		if tc.names != "" {
-			if err := c.Set("kafka.listener.names", tc.names); err != nil {
-				t.Fatal(err)
+		set := func(k, v string) {
+			if v != "" {
+				if err := c.Set(k, v); err != nil {
+					t.Fatalf("%s=%s: %v", k, v, err)
+				}
 			}
 		}
-		if err := c.Set("bind.listeners", tc.listeners); err != nil {
-			t.Fatal(err)
+		set("kafka.enabled", tc.enabled)
+		set("kafka.listener.names", tc.names)
+		set("bind.listeners", tc.listeners)
+		set("tablet-server.bind.listeners", tc.tablet)
+		err := c.Finish()
+		if tc.wantErr == "" && err != nil {
+			t.Errorf("%+v: Finish = %v, want nil", tc, err)
 		}
-		if err := c.Finish(); err == nil || !strings.Contains(err.Error(), "Kafka") {
-			t.Errorf("listeners %s: Finish = %v, want a refusal naming Kafka", tc.listeners, err)
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%+v: Finish = %v, want an error naming %q", tc, err, tc.wantErr)
 		}
 	}
 }

@@ -264,3 +264,13 @@ func (c *Coordinator) TableNames(db string) ([]string, error) { return c.catalog
 func (c *Coordinator) CreateDatabase(ctx context.Context, name string, descJSON []byte, ignoreIfExists bool) error {
 	return c.catalog.CreateDatabase(ctx, name, descJSON, ignoreIfExists)
 }
+
+// CreateTable registers a table (the catalog's CreateTable): the Kafka listener's CreateTopics.
+func (c *Coordinator) CreateTable(ctx context.Context, path cluster.TablePath, descJSON []byte, ignoreIfExists bool) error {
+	return c.catalog.CreateTable(ctx, path, descJSON, ignoreIfExists)
+}
+
+// DropTable drops a table (the catalog's DropTable): the Kafka listener's DeleteTopics.
+func (c *Coordinator) DropTable(ctx context.Context, path cluster.TablePath, ignoreIfNotExists bool) error {
+	return c.catalog.DropTable(ctx, path, ignoreIfNotExists)
+}
