@@ -27,6 +27,7 @@ import (
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/lakehost"
+	"github.com/stromdb/strom/server/remotelog"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/tablet"
@@ -44,6 +45,7 @@ type Node struct {
 	tablet      *tablet.Server
 	tierer      *lakehost.Host // the tiering process; nil without datalake.format
 	kvSnapshots *kvsnap.Manager
+	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
 	listeners []boundListener
 	limits    *wire.Limits     // shared by every listener
@@ -154,6 +156,16 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
 	tabletOpts.Snapshots = n.kvSnapshots
+	var lakeFloor func(cluster.Bucket) int64
+	if n.tierer != nil {
+		lakeFloor = n.tierer.Floor
+	}
+	if n.remoteLog, err = openRemoteLog(ctx, cfg, n.store, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, lakeFloor, log.With("role", "remote-log")); err != nil {
+		return nil, err
+	}
+	if n.remoteLog != nil {
+		tabletOpts.RemoteLog = n.remoteLog
+	}
 	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err
@@ -173,6 +185,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
 			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
 				n.metrics.Registry).MustRegister(n.tierer)
+		}
+		if n.remoteLog != nil {
+			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
+				n.metrics.Registry).MustRegister(n.remoteLog)
 		}
 	}
 
@@ -236,6 +252,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.kvSnapshots.Run(sctx) }()
+	if n.remoteLog != nil {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.remoteLog.Run(sctx) }()
+	}
 	context.AfterFunc(ctx, func() { n.Close() })
 	store := n.store
 	n.storeFailed = store.Failed()
@@ -414,6 +434,10 @@ func (n *Node) close() error {
 	if n.tablet != nil {
 		errs = append(errs, n.tablet.Close())
 		n.tablet = nil
+	}
+	if n.remoteLog != nil {
+		errs = append(errs, n.remoteLog.Storage().Close())
+		n.remoteLog = nil
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())

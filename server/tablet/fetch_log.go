@@ -87,7 +87,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return s.handleFollowerFetch(req, &r)
 	}
 	resp, got, parkable := s.fetchOnce(&r)
-	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
+	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable || resp.remote > 0 {
 		return resp, nil
 	}
 	resp.Release() // the wait below reads again
@@ -110,7 +110,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 			// read wakes the wait below; with less than min_bytes and no change, it sleeps.
 			changed := s.changeChannels(&r)
 			resp, got, _ := s.fetchOnce(&r)
-			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
+			if got >= int(r.GetMinBytes()) || resp.remote > 0 || !time.Now().Before(deadline) || cctx.Err() != nil {
 				req.Reserve(int64(resp.heapBytes))
 				return resp, nil
 			}
@@ -211,9 +211,21 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	if err != nil {
 		return 0, err
 	}
-	logStart := rep.Log.LogStartOffset()
+	logStart := s.logStart(rep)
 	if offset == fetchFromEarliest {
 		offset = logStart
+	}
+	// Below the local log start: the records are in remote storage, and the client reads
+	// them there (Fluss ReplicaManager.fetchLogFromRemote).
+	if ri := s.remoteFetchInfo(rep, offset); ri != nil {
+		if err := rep.Log.Offline(); err != nil {
+			return 0, err
+		}
+		bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
+		bo.LogStartOffset = proto.Int64(logStart)
+		bo.RemoteLogFetchInfo = ri
+		resp.remote++
+		return 0, nil
 	}
 	res, err := rep.Log.Read(offset, limit, minOne)
 	if err != nil {

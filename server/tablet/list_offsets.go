@@ -52,7 +52,7 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 	}
 	switch typ {
 	case offsetTypeEarliest:
-		return rep.Log.LogStartOffset(), nil
+		return s.logStart(rep), nil // the remote log start when part of the log is tiered
 	case offsetTypeLatest:
 		return rep.Log.HighWatermark(), nil
 	case offsetTypeLeaderEnd:
