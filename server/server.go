@@ -27,9 +27,9 @@ import (
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/lakeconf"
 	"github.com/stromdb/strom/server/lakehost"
-	"github.com/stromdb/strom/server/remotelog"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
+	"github.com/stromdb/strom/server/remotelog"
 	"github.com/stromdb/strom/server/tablet"
 )
 

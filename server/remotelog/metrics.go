@@ -55,7 +55,9 @@ func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *Manager) Collect(ch chan<- prometheus.Metric) {
-	c := func(d *prometheus.Desc, v int64) { ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v)) }
+	c := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
 	c(descCopyBytes, m.m.copiedBytes.Load())
 	c(descCopyReqs, m.m.copied.Load())
 	c(descCopyErrors, m.m.copyErrors.Load())
