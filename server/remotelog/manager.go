@@ -76,6 +76,7 @@ func recordKey(b cluster.Bucket) string {
 
 // view is a bucket's committed remote log as readers see it; immutable.
 type view struct {
+	path cluster.TablePath
 	dir  string // tablet dir key
 	rec  commitRecord
 	man  *Manifest // nil: nothing tiered
@@ -274,7 +275,7 @@ func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *clust
 	}
 	raw, err := m.opts.Meta.Get(ctx, recordKey(b))
 	if errors.Is(err, meta.ErrNotFound) {
-		v := &view{dir: dir, part: part}
+		v := &view{path: t.Path, dir: dir, part: part}
 		st.v.Store(v)
 		return v, nil
 	}
@@ -292,9 +293,8 @@ func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *clust
 	if err != nil {
 		return nil, err
 	}
-	v := &view{dir: dir, rec: rec, man: man, part: part}
+	v := &view{path: t.Path, dir: dir, rec: rec, man: man, part: part}
 	st.v.Store(v)
-	m.m.setBucket(b, man)
 	return v, nil
 }
 
@@ -348,14 +348,15 @@ func (m *Manager) tierLocked(ctx context.Context, b Bucket, st *bucketState, v *
 	// Commit in groups, so that a long backlog frees local disk as it goes. A copy that fails
 	// ends the pass after what was copied before it is committed.
 	const group = 8
+	tc := m.m.table(b.Table.Path)
 	for len(cands) > 0 || len(expired) > 0 {
 		var added []Segment
 		var copyErr error
 		for _, c := range cands[:min(group, len(cands))] {
-			seg, err := m.copySegment(ctx, v.dir, b.LeaderEpoch, c)
+			seg, err := m.copySegment(ctx, v.dir, b.LeaderEpoch, c, tc)
 			if err != nil {
 				st.needSweep, copyErr = true, err
-				m.m.copyErrors.Add(1)
+				tc.copyErrors.Add(1)
 				break
 			}
 			added = append(added, seg)
@@ -369,13 +370,12 @@ func (m *Manager) tierLocked(ctx context.Context, b Bucket, st *bucketState, v *
 			return v, err
 		}
 		for _, s := range expired {
-			if err := m.deleteSegment(ctx, v.dir, s.ID); err != nil {
+			if err := m.deleteSegment(ctx, v.dir, s.ID, tc); err != nil {
 				st.needSweep = true // an orphan now: the next pass sweeps it
 			}
 		}
 		v, cur, expired = nv, nv.man, nil
 		st.v.Store(nv)
-		m.m.setBucket(b.Bucket, nv.man)
 		cands = cands[len(added):]
 		if copyErr != nil {
 			return v, copyErr
@@ -410,7 +410,7 @@ func (m *Manager) expired(b Bucket, cur *Manifest) []Segment {
 }
 
 // copySegment uploads one segment's files and checks the log file's size.
-func (m *Manager) copySegment(ctx context.Context, dir string, epoch int32, c logstore.TierSegment) (Segment, error) {
+func (m *Manager) copySegment(ctx context.Context, dir string, epoch int32, c logstore.TierSegment, tc *tableCounters) (Segment, error) {
 	if c.Size > math.MaxInt32 {
 		return Segment{}, fmt.Errorf("remotelog: segment %d is %d bytes, more than a remote segment can describe", c.Base, c.Size)
 	}
@@ -446,8 +446,8 @@ func (m *Manager) copySegment(ctx context.Context, dir string, epoch int32, c lo
 			return Segment{}, fmt.Errorf("remotelog: upload %s: %w", f.key, err)
 		}
 	}
-	m.m.copied.Add(1)
-	m.m.copiedBytes.Add(c.Size)
+	tc.copies.Add(1)
+	tc.copyBytes.Add(c.Size)
 	return Segment{ID: id, StartOffset: c.Base, EndOffset: c.End, MaxTimestamp: c.MaxTimestamp, SizeInBytes: int32(c.Size)}, nil
 }
 
@@ -483,16 +483,16 @@ func (m *Manager) commit(ctx context.Context, b Bucket, prev *view, man *Manifes
 			m.log.Debug("remote log: delete previous manifest", "key", prev.rec.ManifestKey, "err", err)
 		}
 	}
-	return &view{dir: prev.dir, rec: rec, man: man, part: prev.part}, nil
+	return &view{path: prev.path, dir: prev.dir, rec: rec, man: man, part: prev.part}, nil
 }
 
 // deleteSegment removes a segment's objects that no committed manifest names any more.
-func (m *Manager) deleteSegment(ctx context.Context, dir, id string) error {
+func (m *Manager) deleteSegment(ctx context.Context, dir, id string, tc *tableCounters) error {
 	bk := m.opts.Storage.Bucket
 	var keys []string
 	err := bk.Iter(ctx, dir+"/"+id+"/", func(name string) error { keys = append(keys, name); return nil }, objectRecursive())
 	if err != nil {
-		m.m.deleteErrors.Add(1)
+		tc.deleteErrors.Add(1)
 		return err
 	}
 	var first error
@@ -502,9 +502,9 @@ func (m *Manager) deleteSegment(ctx context.Context, dir, id string) error {
 		}
 	}
 	if first != nil {
-		m.m.deleteErrors.Add(1)
+		tc.deleteErrors.Add(1)
 		return first
 	}
-	m.m.deleted.Add(1)
+	tc.deletes.Add(1)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/thanos-io/objstore"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -528,3 +529,36 @@ func TestIDCarriesEpoch(t *testing.T) {
 }
 
 var _ = flusspb.PbRemoteLogFetchInfo{}
+
+func TestMetricsUseFlussNames(t *testing.T) {
+	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
+	h.appendRecords(100)
+	m := h.manager(nil)
+	pass(m)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			v := mt.GetGauge().GetValue() + mt.GetCounter().GetValue()
+			got[mf.GetName()] += v
+		}
+	}
+	v := m.state(bucket0).v.Load()
+	for name, want := range map[string]float64{
+		"fluss_tabletserver_table_log_remoteLogCopyRequests_total": float64(len(v.man.Segments)),
+		"fluss_tabletserver_table_log_remoteLogCopyBytes_total":    float64(v.man.Size()),
+		"fluss_tabletserver_table_bucket_remoteLog_numSegments":    float64(len(v.man.Segments)),
+		"fluss_tabletserver_table_bucket_remoteLog_endOffset":      float64(v.man.EndOffset()),
+		"fluss_tabletserver_physicalStorage_remoteLogSize":         float64(v.man.Size()),
+		"fluss_tabletserver_remoteLogTieringFailing":               0,
+	} {
+		if g, ok := got[name]; !ok || g != want {
+			t.Errorf("%s = %v (present %v), want %v", name, g, ok, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package remotelog
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -9,75 +10,109 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
-// metrics are the tiering counters. Names follow Fluss's MetricNames (remoteLogCopyBytes...,
-// remoteLogSize); see docs/tiered-storage.md for how they appear in Prometheus.
+// metrics are the tiering counters, named as Fluss names them (MetricNames upstream) in the
+// Prometheus scheme of server/metrics: the table's log group counts copies and deletions
+// (remoteLogCopyBytesPerSecond -> fluss_tabletserver_table_log_remoteLogCopyBytes_total),
+// each bucket's remoteLog group has numSegments, endOffset and size, and the server's
+// physicalStorage group has remoteLogSize. Strom-only: failed passes, orphans swept, local
+// segments deleted and whether tiering is failing now.
 type metrics struct {
-	copied, copiedBytes, copyErrors atomic.Int64
-	deleted, deleteErrors           atomic.Int64
 	orphans, localDeleted, failures atomic.Int64
 
-	mu   sync.Mutex
-	size map[cluster.Bucket]int64 // remote log bytes per bucket
+	mu     sync.Mutex
+	tables map[cluster.TablePath]*tableCounters
 }
 
-func newMetrics() *metrics { return &metrics{size: map[cluster.Bucket]int64{}} }
+type tableCounters struct {
+	copies, copyBytes, copyErrors, deletes, deleteErrors atomic.Int64
+}
 
-func (m *metrics) setBucket(b cluster.Bucket, man *Manifest) {
+func newMetrics() *metrics { return &metrics{tables: map[cluster.TablePath]*tableCounters{}} }
+
+func (m *metrics) table(p cluster.TablePath) *tableCounters {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if man == nil {
-		delete(m.size, b)
-		return
+	tc := m.tables[p]
+	if tc == nil {
+		tc = &tableCounters{}
+		m.tables[p] = tc
 	}
-	m.size[b] = man.Size()
+	return tc
 }
 
+const (
+	scope   = "fluss_tabletserver_"
+	tableNS = scope + "table_log_"
+	bucket  = scope + "table_bucket_remoteLog_"
+)
+
 var (
-	descCopyBytes   = prometheus.NewDesc("fluss_tabletserver_remoteLogCopyBytes_total", "Bytes of log segments copied to remote storage (Fluss remoteLogCopyBytesPerSecond).", nil, nil)
-	descCopyReqs    = prometheus.NewDesc("fluss_tabletserver_remoteLogCopyRequests_total", "Log segments copied to remote storage (Fluss remoteLogCopyRequestsPerSecond).", nil, nil)
-	descCopyErrors  = prometheus.NewDesc("fluss_tabletserver_remoteLogCopyError_total", "Failed segment copies (Fluss remoteLogCopyErrorPerSecond).", nil, nil)
-	descDeleteReqs  = prometheus.NewDesc("fluss_tabletserver_remoteLogDeleteRequests_total", "Remote segments deleted (Fluss remoteLogDeleteRequestsPerSecond).", nil, nil)
-	descDeleteErrs  = prometheus.NewDesc("fluss_tabletserver_remoteLogDeleteError_total", "Failed remote segment deletions (Fluss remoteLogDeleteErrorPerSecond).", nil, nil)
-	descRemoteSize  = prometheus.NewDesc("fluss_tabletserver_remoteLogSize", "Bytes of the remote log of the buckets this server hosts (Fluss remoteLogSize).", nil, nil)
-	descFailures    = prometheus.NewDesc("strom_remote_log_tiering_failures_total", "Tiering passes of a bucket that failed (remote storage or metadata store errors).", nil, nil)
-	descOrphans     = prometheus.NewDesc("strom_remote_log_orphans_removed_total", "Objects no committed manifest names, removed by the sweep.", nil, nil)
-	descLocalDelete = prometheus.NewDesc("strom_remote_log_local_segments_deleted_total", "Local segments deleted after their copy was committed.", nil, nil)
-	descFailing     = prometheus.NewDesc("strom_remote_log_tiering_failing", "1 while the last tiering pass of some bucket failed.", nil, nil)
+	tableLabels  = []string{"database", "table"}
+	bucketLabels = []string{"database", "table", "partition", "bucket"}
+
+	descCopyBytes    = prometheus.NewDesc(tableNS+"remoteLogCopyBytes_total", "Bytes of log segments copied to remote storage (Fluss remoteLogCopyBytesPerSecond).", tableLabels, nil)
+	descCopyReqs     = prometheus.NewDesc(tableNS+"remoteLogCopyRequests_total", "Log segments copied to remote storage (Fluss remoteLogCopyRequestsPerSecond).", tableLabels, nil)
+	descCopyErrors   = prometheus.NewDesc(tableNS+"remoteLogCopyError_total", "Failed segment copies (Fluss remoteLogCopyErrorPerSecond).", tableLabels, nil)
+	descDeleteReqs   = prometheus.NewDesc(tableNS+"remoteLogDeleteRequests_total", "Remote segments deleted (Fluss remoteLogDeleteRequestsPerSecond).", tableLabels, nil)
+	descDeleteErrs   = prometheus.NewDesc(tableNS+"remoteLogDeleteError_total", "Failed remote segment deletions (Fluss remoteLogDeleteErrorPerSecond).", tableLabels, nil)
+	descBucketSegs   = prometheus.NewDesc(bucket+"numSegments", "Segments in the bucket's committed remote log.", bucketLabels, nil)
+	descBucketEnd    = prometheus.NewDesc(bucket+"endOffset", "End offset (exclusive) of the bucket's committed remote log.", bucketLabels, nil)
+	descBucketSize   = prometheus.NewDesc(bucket+"size", "Bytes of the bucket's committed remote log.", bucketLabels, nil)
+	descRemoteSize   = prometheus.NewDesc(scope+"physicalStorage_remoteLogSize", "Bytes of the remote logs of the buckets this server hosts (Fluss remoteLogSize).", nil, nil)
+	descFailures     = prometheus.NewDesc(scope+"remoteLogTieringFailures_total", "Tiering passes of a bucket that failed (remote storage or metadata store errors).", nil, nil)
+	descOrphans      = prometheus.NewDesc(scope+"remoteLogOrphansRemoved_total", "Objects no committed manifest names, removed by the sweep.", nil, nil)
+	descLocalDeleted = prometheus.NewDesc(scope+"remoteLogLocalSegmentsDeleted_total", "Local segments deleted after their copy was committed.", nil, nil)
+	descFailing      = prometheus.NewDesc(scope+"remoteLogTieringFailing", "1 while remote log tiering fails (since the first failure after a success).", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCopyBytes, descCopyReqs, descCopyErrors, descDeleteReqs, descDeleteErrs,
-		descRemoteSize, descFailures, descOrphans, descLocalDelete, descFailing} {
+		descBucketSegs, descBucketEnd, descBucketSize, descRemoteSize, descFailures, descOrphans, descLocalDeleted, descFailing} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (m *Manager) Collect(ch chan<- prometheus.Metric) {
-	c := func(d *prometheus.Desc, v int64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
-	c(descCopyBytes, m.m.copiedBytes.Load())
-	c(descCopyReqs, m.m.copied.Load())
-	c(descCopyErrors, m.m.copyErrors.Load())
-	c(descDeleteReqs, m.m.deleted.Load())
-	c(descDeleteErrs, m.m.deleteErrors.Load())
-	c(descFailures, m.m.failures.Load())
-	c(descOrphans, m.m.orphans.Load())
-	c(descLocalDelete, m.m.localDeleted.Load())
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
 	m.m.mu.Lock()
-	var size int64
-	for _, v := range m.m.size {
-		size += v
+	for p, tc := range m.m.tables {
+		counter(descCopyBytes, tc.copyBytes.Load(), p.Database, p.Table)
+		counter(descCopyReqs, tc.copies.Load(), p.Database, p.Table)
+		counter(descCopyErrors, tc.copyErrors.Load(), p.Database, p.Table)
+		counter(descDeleteReqs, tc.deletes.Load(), p.Database, p.Table)
+		counter(descDeleteErrs, tc.deleteErrors.Load(), p.Database, p.Table)
 	}
 	m.m.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descRemoteSize, prometheus.GaugeValue, float64(size))
+	var total int64
+	m.mu.Lock()
+	for b, st := range m.buckets {
+		v := st.v.Load()
+		if v == nil || v.man == nil {
+			continue
+		}
+		labels := []string{v.path.Database, v.path.Table, v.part, strconv.Itoa(int(b.Bucket))}
+		gauge(descBucketSegs, float64(len(v.man.Segments)), labels...)
+		gauge(descBucketEnd, float64(v.man.EndOffset()), labels...)
+		gauge(descBucketSize, float64(v.man.Size()), labels...)
+		total += v.man.Size()
+	}
+	m.mu.Unlock()
+	gauge(descRemoteSize, float64(total))
+	counter(descFailures, m.m.failures.Load())
+	counter(descOrphans, m.m.orphans.Load())
+	counter(descLocalDeleted, m.m.localDeleted.Load())
 	failing := 0.0
 	if m.failing.Load() {
 		failing = 1
 	}
-	ch <- prometheus.MustNewConstMetric(descFailing, prometheus.GaugeValue, failing)
+	gauge(descFailing, failing)
 }
 
 // Failures returns the number of failed bucket passes so far (tests, operations).
