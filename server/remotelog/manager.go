@@ -248,6 +248,9 @@ func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) err
 	}
 	if b.Leading {
 		if v, err = m.tierLocked(ctx, b, st, v); err != nil {
+			if errors.Is(err, logstore.ErrClosed) {
+				return nil // closed meanwhile (dropped, or moved off this server)
+			}
 			return err
 		}
 	}

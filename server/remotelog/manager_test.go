@@ -562,3 +562,33 @@ func TestMetricsUseFlussNames(t *testing.T) {
 		}
 	}
 }
+
+func TestOffsetForTimestampNeverSkipsARecord(t *testing.T) {
+	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
+	start := h.now.Load()
+	for range 100 {
+		h.now.Add(1000)
+		h.appendRecords(1) // record i has commit timestamp start + 1000*(i+1)
+	}
+	m := h.manager(nil)
+	pass(m)
+	segs := m.state(bucket0).v.Load().man.Segments
+	for _, i := range []int64{0, 1, 37, segs[2].StartOffset, segs[2].EndOffset - 1} {
+		off, ok := m.OffsetForTimestamp(context.Background(), h.table, nil, bucket0, start+1000*(i+1))
+		if !ok || off > i {
+			t.Fatalf("timestamp of record %d: offset %d (ok %v), must not be after it", i, off, ok)
+		}
+		var seg Segment
+		for _, s := range segs {
+			if s.StartOffset <= i && i < s.EndOffset {
+				seg = s
+			}
+		}
+		if off < seg.StartOffset {
+			t.Fatalf("timestamp of record %d: offset %d before its segment [%d, %d)", i, off, seg.StartOffset, seg.EndOffset)
+		}
+	}
+	if _, ok := m.OffsetForTimestamp(context.Background(), h.table, nil, bucket0, h.now.Load()+1); ok {
+		t.Fatal("a timestamp after every remote record matched")
+	}
+}

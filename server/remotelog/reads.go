@@ -162,3 +162,40 @@ func (c *indexCache) put(id string, b []byte) {
 	c.order = append(c.order, id)
 	c.bytes += len(b)
 }
+
+// OffsetForTimestamp returns an offset of b's remote log from which every record with a
+// commit timestamp >= ts is read: the start of the last time-indexed batch of the first
+// remote segment reaching ts whose timestamp is below ts (Fluss looks up the exact batch in
+// the remote time index and segment; this answer can be a few batches earlier, never later).
+// False when no remote segment reaches ts.
+func (m *Manager) OffsetForTimestamp(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, ts int64) (int64, bool) {
+	v := m.committed(ctx, t, p, b)
+	if v == nil || v.man == nil {
+		return 0, false
+	}
+	for _, s := range v.man.Segments {
+		if s.MaxTimestamp < ts {
+			continue
+		}
+		rc, err := m.opts.Storage.Bucket.Get(ctx, segmentKey(v.dir, s.ID, s.StartOffset, ".timeindex"))
+		if err != nil {
+			return s.StartOffset, true
+		}
+		idx, err := io.ReadAll(io.LimitReader(rc, 64<<20))
+		rc.Close()
+		if err != nil {
+			return s.StartOffset, true
+		}
+		// Entries of 12 bytes {commit timestamp int64, relative offset uint32}, little-endian,
+		// increasing; every batch before an entry has a timestamp <= the entry's.
+		off := s.StartOffset
+		for i := 0; i+12 <= len(idx); i += 12 {
+			if int64(binary.LittleEndian.Uint64(idx[i:])) >= ts {
+				break
+			}
+			off = s.StartOffset + int64(binary.LittleEndian.Uint32(idx[i+8:]))
+		}
+		return off, true
+	}
+	return 0, false
+}

@@ -14,6 +14,9 @@ import (
 type RemoteLog interface {
 	// LogStartOffset returns the first offset of b's committed remote log, if any.
 	LogStartOffset(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket) (int64, bool)
+	// OffsetForTimestamp returns an offset of b's remote log from which every record with a
+	// commit timestamp >= ts is read, if a remote segment reaches ts.
+	OffsetForTimestamp(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, ts int64) (int64, bool)
 	// FetchInfo returns the remote segments holding offset on, or nil.
 	FetchInfo(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, offset int64) *flusspb.PbRemoteLogFetchInfo
 }
@@ -54,4 +57,18 @@ func (s *Server) remoteFetchInfo(rep *Replica, offset int64) *flusspb.PbRemoteLo
 	ctx, cancel := context.WithTimeout(context.Background(), remoteLoadTimeout)
 	defer cancel()
 	return s.opts.RemoteLog.FetchInfo(ctx, rep.Table, s.partitionOf(rep), rep.Bucket, offset)
+}
+
+// remoteOffsetForTimestamp improves a local timestamp lookup that answered the local log
+// start: earlier records with timestamps >= ts may be in the remote log.
+func (s *Server) remoteOffsetForTimestamp(rep *Replica, local, ts int64) int64 {
+	if s.opts.RemoteLog == nil || local > rep.Log.LogStartOffset() {
+		return local
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteLoadTimeout)
+	defer cancel()
+	if off, ok := s.opts.RemoteLog.OffsetForTimestamp(ctx, rep.Table, s.partitionOf(rep), rep.Bucket, ts); ok && off < local {
+		return off
+	}
+	return local
 }
