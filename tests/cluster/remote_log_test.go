@@ -114,4 +114,3 @@ func TestRemoteLogAcrossLeaderFailover(t *testing.T) {
 		}
 	}
 }
-
