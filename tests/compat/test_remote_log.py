@@ -3,6 +3,7 @@ the tablet's directory once their copy is committed, and pyfluss reads them from
 storage (the remote_log_fetch_info of FETCH_LOG) — every row exactly once, also after kill -9."""
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -96,6 +97,50 @@ async def test_scan_from_earliest_reads_tiered_segments(strom_binary, tmp_path):
         ids = await read_all(conn, path, ROWS + 1)
         assert sorted(ids) == list(range(ROWS + 1)), f"after kill -9: {len(ids)} rows"
         assert local_segments(srv, table_id) == {b: 1 for b in range(BUCKETS)}
+        conn.close()
+    finally:
+        srv.kill()
+
+
+async def test_kill_during_tiering_loses_and_duplicates_nothing(strom_binary, tmp_path):
+    """kill -9 while segments are being copied and committed, three times: after each restart
+    tiering resumes, orphans are swept, and a scan reads every row exactly once."""
+    srv = tiering_server(strom_binary, tmp_path).start()
+    try:
+        conn = await connect(srv.bootstrap)
+        admin = conn.get_admin()
+        path = fluss.TablePath("fluss", "compat_remote_log_kill")
+        await admin.create_table(path, fluss.TableDescriptor(
+            fluss.Schema(SCHEMA), bucket_count=BUCKETS, bucket_keys=["id"],
+            properties={"table.log.tiered.local-segments": "1"}))
+        table_id = (await admin.get_table_info(path)).table_id
+        total, step = 0, 2000
+        for round_ in range(3):
+            writer = (await conn.get_table(path)).new_append().create_writer()
+            for start in range(total, total + 5 * step, step):
+                writer.write_arrow_batch(pa.RecordBatch.from_pydict(
+                    {"id": list(range(start, start + step)), "payload": [os.urandom(100).hex() for _ in range(step)]},
+                    schema=SCHEMA))
+            await writer.flush()
+            total += 5 * step
+            await asyncio.sleep(0.4 * round_ + 0.9)  # the 1 s task runs now or soon
+            conn.close()
+            srv.kill()
+            srv.start()
+            conn = await connect(srv.bootstrap)
+        await wait_tiered(srv, table_id)
+        ids = await read_all(conn, path, total)
+        assert len(ids) == total, f"read {len(ids)} rows, want {total}"
+        assert sorted(ids) == list(range(total)), "rows lost or read twice"
+        # Only committed objects are left: every segment directory holds a .log the manifest names.
+        bucket_dirs = list((tmp_path / "remote" / "log" / "fluss").glob(f"compat_remote_log_kill-{table_id}/*"))
+        assert len(bucket_dirs) == BUCKETS
+        for d in bucket_dirs:
+            manifests = list((d / "metadata").glob("*.manifest"))
+            assert len(manifests) == 1, manifests
+            named = {s["segment_id"] for s in json.loads(manifests[0].read_text())["remote_log_segments"]}
+            on_disk = {p.name for p in d.iterdir() if p.name != "metadata"}
+            assert on_disk == named, f"orphans {on_disk - named}, missing {named - on_disk}"
         conn.close()
     finally:
         srv.kill()
