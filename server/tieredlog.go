@@ -32,7 +32,7 @@ func openRemoteLog(ctx context.Context, cfg config.Config, store meta.Store, ctl
 	if err != nil {
 		return nil, fmt.Errorf("open remote log storage: %w", err)
 	}
-	opts := remotelog.Options{Config: c, Storage: storage, Meta: store, LakeFloor: lakeFloor, Logger: log,
+	opts := remotelog.Options{Config: c, Storage: storage, Meta: store, Catalog: catalog, LakeFloor: lakeFloor, Logger: log,
 		Buckets: func() []remotelog.Bucket {
 			ts := tabletServer()
 			if ts == nil {

@@ -48,6 +48,9 @@ type Options struct {
 	Fence LeaderFence
 	// Buckets lists the replicas this server hosts.
 	Buckets func() []Bucket
+	// Catalog, when set, tells dropped tables and partitions: the remote log of a bucket this
+	// server hosted, whose table or partition the catalog no longer has, is deleted.
+	Catalog cluster.Catalog
 	// LakeFloor gives, for a lake-enabled table's bucket, the first offset not yet in the
 	// lake (lakehost.Host.Floor); remote segments at or above it never expire. Nil on a
 	// server without a lake: lake-enabled tables' remote segments then never expire.
@@ -224,14 +227,71 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 	if !anyFailed && m.failing.CompareAndSwap(true, false) {
 		m.log.Info("remote log tiering works again")
 	}
+	type drop struct {
+		b cluster.Bucket
+		v *view
+	}
+	var drops []drop
 	m.mu.Lock()
-	for b := range m.buckets {
-		if !hosted[b] {
-			delete(m.buckets, b) // no longer hosted: forget it (its view is reloaded if it comes back)
+	for b, st := range m.buckets {
+		if hosted[b] {
+			continue
 		}
+		if v := st.v.Load(); v != nil && m.dropped(b) {
+			drops = append(drops, drop{b, v})
+			continue
+		}
+		delete(m.buckets, b) // no longer hosted: forget it (its view is reloaded if it comes back)
 	}
 	m.mu.Unlock()
+	for _, d := range drops {
+		if err := m.deleteRemoteLog(ctx, d.b, d.v); err != nil {
+			m.log.Debug("remote log: delete the remote log of a dropped bucket", "bucket", d.b, "err", err)
+			continue // retried at the next pass
+		}
+		m.mu.Lock()
+		delete(m.buckets, d.b)
+		m.mu.Unlock()
+	}
 	return next
+}
+
+// dropped reports whether b's table or partition is gone from the catalog.
+func (m *Manager) dropped(b cluster.Bucket) bool {
+	if m.opts.Catalog == nil {
+		return false
+	}
+	if _, ok := m.opts.Catalog.TableByID(b.TableID); !ok {
+		return true
+	}
+	if b.PartitionID != cluster.NoPartition {
+		_, ok := m.opts.Catalog.PartitionByID(b.PartitionID)
+		return !ok
+	}
+	return false
+}
+
+// deleteRemoteLog removes every object of a dropped bucket's remote log, then its record
+// (Fluss deletes a dropped table's remote log directory likewise). Idempotent: every
+// replica that hosted the bucket may run it.
+func (m *Manager) deleteRemoteLog(ctx context.Context, b cluster.Bucket, v *view) error {
+	bk := m.opts.Storage.Bucket
+	var keys []string
+	if err := bk.Iter(ctx, v.dir+"/", func(name string) error { keys = append(keys, name); return nil }, objectRecursive()); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := bk.Delete(ctx, k); err != nil && !bk.IsObjNotFoundErr(err) {
+			return err
+		}
+	}
+	if _, err := m.opts.Meta.Txn(ctx, nil, []meta.Op{meta.Delete(recordKey(b))}); err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		m.log.Info("remote log: deleted the remote log of a dropped bucket", "bucket", b, "objects", len(keys))
+	}
+	return nil
 }
 
 // passBucket runs one tiering pass of b: follow the committed record, and as leader sweep

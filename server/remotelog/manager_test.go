@@ -592,3 +592,60 @@ func TestOffsetForTimestampNeverSkipsARecord(t *testing.T) {
 		t.Fatal("a timestamp after every remote record matched")
 	}
 }
+
+// fakeCatalog knows the tables in it.
+type fakeCatalog struct {
+	tables map[int64]*cluster.TableInfo
+}
+
+func (c *fakeCatalog) TableByID(id int64) (*cluster.TableInfo, bool) {
+	t, ok := c.tables[id]
+	return t, ok
+}
+func (c *fakeCatalog) TableByPath(cluster.TablePath) (*cluster.TableInfo, bool) {
+	return nil, false
+}
+func (c *fakeCatalog) Schema(int64, int32) (metadata.Schema, bool)        { return metadata.Schema{}, false }
+func (c *fakeCatalog) PartitionByID(int64) (*cluster.PartitionInfo, bool) { return nil, false }
+func (c *fakeCatalog) PartitionByName(int64, string) (*cluster.PartitionInfo, bool) {
+	return nil, false
+}
+func (c *fakeCatalog) Partitions(int64) []*cluster.PartitionInfo { return nil }
+
+func TestDroppedTableRemoteLogIsDeleted(t *testing.T) {
+	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
+	h.appendRecords(100)
+	cat := &fakeCatalog{tables: map[int64]*cluster.TableInfo{7: h.table}}
+	m := h.manager(nil)
+	m.opts.Catalog = cat
+	hosted := true
+	buckets := m.opts.Buckets
+	m.opts.Buckets = func() []Bucket {
+		if !hosted {
+			return nil
+		}
+		return buckets()
+	}
+	pass(m)
+	if len(h.objects()) == 0 {
+		t.Fatal("nothing tiered")
+	}
+	// Moved to another server: the remote log stays.
+	hosted = false
+	pass(m)
+	if len(h.objects()) == 0 {
+		t.Fatal("the remote log of a bucket that moved away was deleted")
+	}
+	hosted = true
+	pass(m)
+	// Dropped: gone, record too.
+	hosted = false
+	delete(cat.tables, 7)
+	pass(m)
+	if objs := h.objects(); len(objs) != 0 {
+		t.Fatalf("objects left after the drop: %v", objs)
+	}
+	if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
+		t.Fatalf("record left: %v", err)
+	}
+}
