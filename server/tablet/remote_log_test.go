@@ -2,8 +2,8 @@ package tablet_test
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
