@@ -649,3 +649,20 @@ func TestDroppedTableRemoteLogIsDeleted(t *testing.T) {
 		t.Fatalf("record left: %v", err)
 	}
 }
+
+func TestTabletDirIsFlussLayout(t *testing.T) {
+	tbl := &cluster.TableInfo{Path: cluster.TablePath{Database: "db", Table: "orders"}, ID: 12}
+	if got := tabletDir(tbl, nil, cluster.Bucket{TableID: 12, PartitionID: cluster.NoPartition, Bucket: 3}); got != "log/db/orders-12/3" {
+		t.Fatalf("non-partitioned: %s", got)
+	}
+	p := &cluster.PartitionInfo{TableID: 12, ID: 40, Name: "2026$eu"}
+	if got := tabletDir(tbl, p, cluster.Bucket{TableID: 12, PartitionID: 40, Bucket: 0}); got != "log/db/orders-12/2026$eu-p40/0" {
+		t.Fatalf("partitioned: %s", got)
+	}
+	if got := segmentKey("log/db/orders-12/3", "id", 1234, ".log"); got != "log/db/orders-12/3/id/00000000000000001234.log" {
+		t.Fatalf("segment key %s", got)
+	}
+	if got := manifestKey("log/db/orders-12/3", "id"); got != "log/db/orders-12/3/metadata/id.manifest" {
+		t.Fatalf("manifest key %s", got)
+	}
+}
