@@ -331,6 +331,9 @@ func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) err
 // loadLocked reads b's committed record afresh and, when it names a manifest other than
 // the one in memory, that manifest. Caller holds st.loadMu.
 func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, st *bucketState) (*view, error) {
+	if b.PartitionID != cluster.NoPartition && p == nil {
+		return nil, fmt.Errorf("remotelog: partition %d of %s is not known: its remote directory cannot be named", b.PartitionID, b)
+	}
 	dir := tabletDir(t, p, b)
 	part := ""
 	if p != nil && b.PartitionID != cluster.NoPartition {
