@@ -361,9 +361,14 @@ func TestFailingStoreKeepsLocalAndRecovers(t *testing.T) {
 	h.appendRecords(200)
 	before := h.localSegments()
 	m := h.manager(nil)
+	logs := &countingHandler{}
+	m.log = slog.New(logs)
 	h.bucket.failing.Store(true)
 	for range 3 {
 		pass(m)
+	}
+	if w := logs.warns.Load(); w != 1 {
+		t.Fatalf("%d WARN lines for 3 failed passes, want 1", w)
 	}
 	if n := h.localSegments(); n != before {
 		t.Fatalf("local segments %d -> %d while remote storage fails", before, n)
@@ -666,3 +671,16 @@ func TestTabletDirIsFlussLayout(t *testing.T) {
 		t.Fatalf("manifest key %s", got)
 	}
 }
+
+// countingHandler counts WARN records.
+type countingHandler struct{ warns atomic.Int64 }
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		h.warns.Add(1)
+	}
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
