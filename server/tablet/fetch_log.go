@@ -229,6 +229,14 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	}
 	res, err := rep.Log.Read(offset, limit, minOne)
 	if err != nil {
+		// The local copy may have been deleted after the check above, its copy committed.
+		if ri := s.remoteFetchInfo(rep, offset); ri != nil && ferr.CodeOf(err) == ferr.LogOffsetOutOfRangeException {
+			bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
+			bo.LogStartOffset = proto.Int64(logStart)
+			bo.RemoteLogFetchInfo = ri
+			resp.remote++
+			return 0, nil
+		}
 		return 0, err
 	}
 	bo.HighWatermark = proto.Int64(res.HighWatermark)
