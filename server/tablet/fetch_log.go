@@ -221,21 +221,17 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 		if err := rep.Log.Offline(); err != nil {
 			return 0, err
 		}
-		bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
-		bo.LogStartOffset = proto.Int64(logStart)
-		bo.RemoteLogFetchInfo = ri
-		resp.remote++
+		answerRemote(resp, bo, rep, ri, logStart)
 		return 0, nil
 	}
 	res, err := rep.Log.Read(offset, limit, minOne)
 	if err != nil {
 		// The local copy may have been deleted after the check above, its copy committed.
-		if ri := s.remoteFetchInfo(rep, offset); ri != nil && ferr.CodeOf(err) == ferr.LogOffsetOutOfRangeException {
-			bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
-			bo.LogStartOffset = proto.Int64(logStart)
-			bo.RemoteLogFetchInfo = ri
-			resp.remote++
-			return 0, nil
+		if ferr.CodeOf(err) == ferr.LogOffsetOutOfRangeException {
+			if ri := s.remoteFetchInfo(rep, offset); ri != nil {
+				answerRemote(resp, bo, rep, ri, logStart)
+				return 0, nil
+			}
 		}
 		return 0, err
 	}
@@ -259,6 +255,15 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	bo.Records = data
 	resp.heapBytes += len(data)
 	return len(data), nil
+}
+
+// answerRemote answers a bucket with where its records are in remote storage: no records,
+// the high watermark and log start.
+func answerRemote(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, rep *Replica, ri *flusspb.PbRemoteLogFetchInfo, logStart int64) {
+	bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
+	bo.LogStartOffset = proto.Int64(logStart)
+	bo.RemoteLogFetchInfo = ri
+	resp.remote++
 }
 
 // validateProjection checks projected_fields as Fluss does: ARROW log format only, then
