@@ -242,11 +242,8 @@ func (h *harness) scan(m *Manager) []int64 {
 				h.t.Fatalf("offset %d below the local log start %d is not in the remote log", offset, h.log.LogStartOffset())
 			}
 			for i, s := range ri.GetRemoteLogSegments() {
-				path := filepath.Join(ri.GetRemoteLogTabletDir(), s.GetRemoteLogSegmentId(), offsetName(s.GetRemoteLogStartOffset(), ".log"))
-				data, err := os.ReadFile(path)
-				if err != nil {
-					h.t.Fatal(err)
-				}
+				path := h.objectKey(ri.GetRemoteLogTabletDir(), s.GetRemoteLogSegmentId(), offsetName(s.GetRemoteLogStartOffset(), ".log"))
+				data := h.read(path)
 				if int64(len(data)) != int64(s.GetSegmentSizeInBytes()) {
 					h.t.Fatalf("%s: %d bytes, manifest says %d", path, len(data), s.GetSegmentSizeInBytes())
 				}
@@ -264,6 +261,27 @@ func (h *harness) scan(m *Manager) []int64 {
 		take(data)
 	}
 	return got
+}
+
+// objectKey turns a client path (remote_log_tablet_dir and names below it) back into the
+// object's key, as a client opening ClientPath would reach it.
+func (h *harness) objectKey(dir string, names ...string) string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(dir, h.storage.Root()), "/")
+	return strings.Join(append([]string{filepath.ToSlash(rel)}, names...), "/")
+}
+
+func (h *harness) read(key string) []byte {
+	h.t.Helper()
+	rc, err := h.bucket.Get(context.Background(), key)
+	if err != nil {
+		h.t.Fatalf("read %s: %v", key, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return data
 }
 
 func (h *harness) checkExactlyOnce(m *Manager) {
@@ -343,10 +361,7 @@ func TestFetchInfoPositionsMidSegment(t *testing.T) {
 	if ri == nil || ri.GetRemoteLogSegments()[0].GetRemoteLogSegmentId() != seg.ID {
 		t.Fatalf("fetch info at %d: %v", mid, ri)
 	}
-	data, err := os.ReadFile(filepath.Join(ri.GetRemoteLogTabletDir(), seg.ID, offsetName(seg.StartOffset, ".log")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := h.read(h.objectKey(ri.GetRemoteLogTabletDir(), seg.ID, offsetName(seg.StartOffset, ".log")))
 	b, _, ok := record.Split(data[ri.GetFirstStartPos():])
 	if !ok || b.BaseOffset() > mid || b.BaseOffset() < seg.StartOffset {
 		t.Fatalf("first_start_pos %d: batch at %d for offset %d", ri.GetFirstStartPos(), b.BaseOffset(), mid)
