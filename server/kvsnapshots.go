@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/remote"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -18,13 +20,14 @@ import (
 // fenced by the bucket's leader epoch, lease changes and cleanup go through the coordinator's
 // fenced store (admin) and happen on the active coordinator only, and every node follows the
 // snapshot records in etcd.
-func openKvSnapshots(ctx context.Context, cfg config.Config, store *meta.EtcdStore, admin meta.Store, ctl *control.Control,
+func openKvSnapshots(ctx context.Context, cfg config.Config, st *remote.Storage, store *meta.EtcdStore, admin meta.Store, ctl *control.Control,
 	catalog cluster.Catalog, tabletServer func() *tablet.Server, log *slog.Logger) (*kvsnap.Manager, error) {
-	c, err := kvsnap.ConfigFrom(cfg.Raw, cfg.DataDir)
+	c, err := kvsnap.ConfigFrom(cfg.Raw)
 	if err != nil {
 		return nil, err
 	}
 	opts := kvsnap.Options{Config: c, Meta: store, Admin: admin, Catalog: catalog, Logger: log,
+		Remote: st, LocalDir: filepath.Join(cfg.DataDir, "kv-snapshots-local"),
 		Buckets: func() []kvsnap.Bucket {
 			ts := tabletServer()
 			if ts == nil {
@@ -46,11 +49,11 @@ func openKvSnapshots(ctx context.Context, cfg config.Config, store *meta.EtcdSto
 	if ctl != nil {
 		opts.Fence, opts.Active, opts.Watch = ctl, ctl.Active, store.Client()
 		if v := cfg.Raw["remote.data.dir"]; v == "" {
-			log.Warn("remote.data.dir is not set: in a cluster it must be a directory every node shares "+
-				"(the same path on each machine); KV snapshots now go to this node's own "+c.RemoteDir+
+			log.Warn("remote.data.dir is not set: in a cluster it must be storage every node reaches "+
+				"(s3://bucket/prefix, or a directory every node shares at the same path); KV snapshots now go to this node's own "+st.Root()+
 				", which the other nodes cannot read: replicas cannot bootstrap from another leader's snapshots "+
 				"and Flink full reads fail when the leadership moves (docs/kv-snapshots.md)",
-				"remote.data.dir", c.RemoteDir)
+				"remote.data.dir", st.Root())
 		}
 	}
 	return kvsnap.Open(ctx, opts)

@@ -29,6 +29,7 @@ import (
 	"github.com/stromdb/strom/server/lakehost"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
+	"github.com/stromdb/strom/server/remote"
 	"github.com/stromdb/strom/server/remotelog"
 	"github.com/stromdb/strom/server/tablet"
 )
@@ -45,6 +46,7 @@ type Node struct {
 	tablet      *tablet.Server
 	tierer      *lakehost.Host // the tiering process; nil without datalake.format
 	kvSnapshots *kvsnap.Manager
+	remote      *remote.Storage    // remote.data.dir: KV snapshots and tiered logs
 	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
 	listeners []boundListener
@@ -108,6 +110,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	if n.remote, err = openRemote(ctx, cfg, log.With("role", "remote")); err != nil {
+		return nil, err
+	}
 	topo := cluster.NewTopology()
 	authz, internalListener, err := openAuthorizer(ctx, cfg, n.store)
 	if err != nil {
@@ -134,7 +139,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
-		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions()}, log.With("role", "coordinator"))
+		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions(),
+		Remote: n.remote}, log.With("role", "coordinator"))
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -151,7 +157,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		}
 		tabletOpts.RetentionFloor = n.tierer.Floor
 	}
-	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.store, catalogStore, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
+	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.remote, n.store, catalogStore, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
 		return nil, err
 	}
 	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
@@ -160,7 +166,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if n.tierer != nil {
 		lakeFloor = n.tierer.Floor
 	}
-	if n.remoteLog, err = openRemoteLog(ctx, cfg, n.store, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, lakeFloor, log.With("role", "remote-log")); err != nil {
+	if n.remoteLog, err = openRemoteLog(cfg, n.remote, n.store, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, lakeFloor, log.With("role", "remote-log")); err != nil {
 		return nil, err
 	}
 	if n.remoteLog != nil {
@@ -435,9 +441,10 @@ func (n *Node) close() error {
 		errs = append(errs, n.tablet.Close())
 		n.tablet = nil
 	}
-	if n.remoteLog != nil {
-		errs = append(errs, n.remoteLog.Storage().Close())
-		n.remoteLog = nil
+	n.remoteLog = nil // its storage is n.remote
+	if n.remote != nil {
+		errs = append(errs, n.remote.Close())
+		n.remote = nil
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/stromdb/strom/server/cluster"
@@ -14,12 +12,14 @@ import (
 	"github.com/stromdb/strom/server/tablet"
 )
 
-// openRemoteLog opens log tiering (docs/tiered-storage.md) when remote.data.dir is set and
-// remote.log.task-interval-duration is not 0; otherwise it returns nil and every segment
-// stays on local disk until table.log.ttl deletes it. tabletServer is called lazily (the
-// tablet server is created after the manager, which it reads from). In a cluster (ctl
-// non-nil) commits are fenced by the bucket's leader epoch in etcd.
-func openRemoteLog(ctx context.Context, cfg config.Config, store meta.Store, ctl *control.Control, catalog cluster.Catalog,
+// openRemoteLog opens log tiering (docs/tiered-storage.md) into storage, the node's
+// remote.data.dir, when that option is set explicitly and remote.log.task-interval-duration
+// is not 0; otherwise it returns nil and every segment stays on local disk until
+// table.log.ttl deletes it (the default remote.data.dir, a directory on the node's own disk,
+// would free nothing). tabletServer is called lazily (the tablet server is created after the
+// manager, which it reads from). In a cluster (ctl non-nil) commits are fenced by the
+// bucket's leader epoch in etcd.
+func openRemoteLog(cfg config.Config, storage *remote.Storage, store meta.Store, ctl *control.Control, catalog cluster.Catalog,
 	tabletServer func() *tablet.Server, lakeFloor func(cluster.Bucket) int64, log *slog.Logger) (*remotelog.Manager, error) {
 	c, enabled, err := remotelog.ConfigFrom(cfg.Raw)
 	if err != nil {
@@ -27,10 +27,6 @@ func openRemoteLog(ctx context.Context, cfg config.Config, store meta.Store, ctl
 	}
 	if !enabled {
 		return nil, nil
-	}
-	storage, err := remote.Open(ctx, remote.Config{DataDir: cfg.Raw[remotelog.OptDataDir]}, log)
-	if err != nil {
-		return nil, fmt.Errorf("open remote log storage: %w", err)
 	}
 	opts := remotelog.Options{Config: c, Storage: storage, Meta: store, Catalog: catalog, LakeFloor: lakeFloor, Logger: log,
 		Buckets: func() []remotelog.Bucket {

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"maps"
 	"net"
 	"slices"
 
@@ -213,10 +214,18 @@ func init() {
 	registerReadOnly(wire.GetFilesystemSecurityToken, 0, 0, (*Coordinator).handleGetFileSystemSecurityToken)
 }
 
-// handleGetFileSystemSecurityToken answers as Fluss does for a local remote-data directory:
-// no credentials are needed.
+// handleGetFileSystemSecurityToken answers the remote store's scheme and what a client needs
+// to open its objects (remote.Storage.Token: nothing for a file store).
 func (c *Coordinator) handleGetFileSystemSecurityToken(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	return &flusspb.GetFileSystemSecurityTokenResponse{Schema: proto.String("file"), Token: []byte{}}, nil
+	if c.opts.Remote == nil {
+		return &flusspb.GetFileSystemSecurityTokenResponse{Schema: proto.String("file"), Token: []byte{}}, nil
+	}
+	t := c.opts.Remote.Token()
+	resp := &flusspb.GetFileSystemSecurityTokenResponse{Schema: proto.String(t.Scheme), Token: t.Token, ExpirationTime: t.ExpirationTime}
+	for _, k := range slices.Sorted(maps.Keys(t.AdditionInfo)) {
+		resp.AdditionInfo = append(resp.AdditionInfo, &flusspb.PbKeyValue{Key: proto.String(k), Value: proto.String(t.AdditionInfo[k])})
+	}
+	return resp, nil
 }
 
 func init() { registerReadOnly(wire.GetMetadata, 0, 0, (*Coordinator).handleGetMetadata) }

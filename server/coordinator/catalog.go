@@ -23,6 +23,7 @@ import (
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/remote"
 )
 
 // DefaultDatabase is created on first start, as a Java coordinator does.
@@ -53,6 +54,9 @@ type Options struct {
 	// (`table.datalake.iceberg.*`, lake.Config.ReaderTableOptions), as Fluss's coordinator adds
 	// the cluster's lake catalog options; nil without a data lake.
 	LakeTableOptions map[string]string
+	// Remote is remote.data.dir, whose scheme and client credentials
+	// GET_FILESYSTEM_SECURITY_TOKEN answers; nil answers a file store's.
+	Remote *remote.Storage
 }
 
 // Database is a registered database.

@@ -13,6 +13,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/remote"
 )
 
 // noReplicas gives a Control the tablet role without a tablet server.
@@ -82,7 +83,12 @@ func (h *etcdHarness) coordinatorManager(fenceKey string) *Manager {
 
 func (h *etcdHarness) open(o Options) *Manager {
 	h.t.Helper()
-	o.Config = Config{RemoteDir: h.remote, Interval: time.Hour, NumRetained: 1}
+	o.Config = Config{Interval: time.Hour, NumRetained: 1}
+	st, err := remote.Open(h.ctx, remote.Config{DataDir: h.remote}, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	o.Remote, o.LocalDir = st, h.t.TempDir() // one store, a local directory per node
 	o.Catalog, o.Logger, o.Watch = catalog{}, discard(), h.store.Client()
 	o.Now = func() time.Time { return h.now }
 	m, err := Open(h.ctx, o)
@@ -162,16 +168,7 @@ func TestClusterSnapshotsFencedByLeaderEpoch(t *testing.T) {
 // readWith reads snapshot s from the files m lists for it.
 func (h *etcdHarness) readWith(m *Manager, s *Snapshot) map[string]string {
 	h.t.Helper()
-	st, err := openState(filepath.Join(m.bucketDir(testBucket), sharedDirName), s)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer st.close()
-	out := map[string]string{}
-	for ; st.valid(); st.next() {
-		out[string(st.key)] = string(st.value)
-	}
-	return out
+	return readSnapshot(h.t, m.opts.Remote, s)
 }
 
 // TestClusterLeasesSurviveCoordinatorFailover: leases live in etcd; every node's floor honours
@@ -266,7 +263,7 @@ func TestLeaderSweepsFilesOfFailedPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := m1.bucketDir(testBucket)
+	dir := filepath.Join(h.remote, filepath.FromSlash(bucketKey(testBucket)))
 	shared := filepath.Join(dir, sharedDirName)
 	touch := func(path string) string {
 		t.Helper()

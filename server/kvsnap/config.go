@@ -3,7 +3,6 @@ package kvsnap
 import (
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,11 +10,9 @@ import (
 	"github.com/stromdb/strom/server/config"
 )
 
-// Config configures KV snapshots, with Fluss's option names.
+// Config configures KV snapshots, with Fluss's option names. Where the files live is
+// remote.data.dir, opened by the server (Options.Remote).
 type Config struct {
-	// RemoteDir is where snapshot files live (remote.data.dir); a local directory, handed to
-	// clients as file:// paths. Default: <data dir>/remote.
-	RemoteDir string
 	// Interval is the period of snapshots (kv.snapshot.interval, default 10 min as in Fluss).
 	Interval time.Duration
 	// NumRetained is how many newest snapshots per bucket are kept besides leased ones
@@ -24,15 +21,8 @@ type Config struct {
 }
 
 // ConfigFrom reads the options from the server's raw option map.
-func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
-	c := Config{RemoteDir: filepath.Join(dataDir, "remote"), Interval: 10 * time.Minute, NumRetained: 2}
-	if v, ok := raw["remote.data.dir"]; ok && v != "" {
-		dir, err := localPath(v)
-		if err != nil {
-			return c, fmt.Errorf("remote.data.dir: %w", err)
-		}
-		c.RemoteDir = dir
-	}
+func ConfigFrom(raw map[string]string) (Config, error) {
+	c := Config{Interval: 10 * time.Minute, NumRetained: 2}
 	if v, ok := raw["kv.snapshot.interval"]; ok {
 		d, err := config.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -48,22 +38,6 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 		c.NumRetained = n
 	}
 	return c, nil
-}
-
-// localPath accepts a plain path or a file:// URL; other schemes need a filesystem Strom does
-// not have.
-func localPath(v string) (string, error) {
-	if !strings.Contains(v, "://") {
-		return filepath.Abs(v)
-	}
-	u, err := url.Parse(v)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "file" {
-		return "", fmt.Errorf("scheme %q is not supported (only local directories and file://)", u.Scheme)
-	}
-	return filepath.Abs(u.Path)
 }
 
 // fileURL is the file:// URL of a local absolute path, as Fluss's FileSystem reads it.

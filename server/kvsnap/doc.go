@@ -9,9 +9,18 @@
 // rows changed and deleted since, one LSM level above; a full rewrite happens when the levels
 // are used up or the changes outweigh the rows.
 //
+// The files live in remote storage (remote.Storage: a file system or S3), under the same keys
+// for every node; a snapshot is built in a local directory and uploaded, and read back by
+// downloading it (remotefiles.go). No node reads another's disk.
+//
 // Invariants:
-//   - A snapshot's metadata is written to the metadata store only after its files are synced, and
-//     files are deleted only after no retained or leased snapshot's metadata names them.
+//   - A snapshot's metadata is written to the metadata store only after every upload of its
+//     files returned (uploads are atomic and durable), and files are deleted only after no
+//     retained or leased snapshot's metadata names them.
+//   - The local directory holds copies only: it is emptied at Open, and a local table is used
+//     as the base of an incremental snapshot only if its size is the one the committed
+//     snapshot lists (table numbers are never reused with other content by a committed
+//     snapshot).
 //   - The changelog of a bucket is retained from the smallest log offset among its retained
 //     (kv.snapshot.num-retained newest) and leased snapshots (Floor); a primary-key bucket with no
 //     snapshot keeps its whole changelog. So a bucket whose log start offset is above 0 always has

@@ -21,6 +21,7 @@ import (
 	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/logstore"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/remote"
 )
 
 var testBucket = cluster.Bucket{TableID: 7, PartitionID: cluster.NoPartition, Bucket: 0}
@@ -108,12 +109,16 @@ type harness struct {
 	tab   *kvstore.Tablet
 	meta  *memMeta
 	m     *Manager
+	st    *remote.Storage
 	seq   int32
 	now   time.Time
 }
 
-func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, dir: t.TempDir(), meta: &memMeta{kv: map[string][]byte{}}, now: time.UnixMilli(1_000_000)}
+func newHarness(t *testing.T) *harness { return newHarnessOn(t, nil) }
+
+// newHarnessOn is newHarness with snapshots in st (nil: a file store in the test's directory).
+func newHarnessOn(t *testing.T, st *remote.Storage) *harness {
+	h := &harness{t: t, dir: t.TempDir(), meta: &memMeta{kv: map[string][]byte{}}, now: time.UnixMilli(1_000_000), st: st}
 	var err error
 	h.log, err = logstore.Open(context.Background(), filepath.Join(h.dir, "log"), logstore.Options{Logger: discard(), FlushPolicy: logstore.FlushInterval(0)})
 	if err != nil {
@@ -127,6 +132,12 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if h.st == nil {
+		h.st, err = remote.Open(context.Background(), remote.Config{DataDir: filepath.Join(h.dir, "remote")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	h.openManager()
 	t.Cleanup(func() {
 		h.tab.Close()
@@ -139,13 +150,19 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) openManager() {
 	var err error
 	h.m, err = Open(context.Background(), Options{
-		Config: Config{RemoteDir: filepath.Join(h.dir, "remote"), Interval: time.Hour, NumRetained: 2},
-		Meta:   h.meta, Catalog: catalog{}, Logger: discard(), Now: func() time.Time { return h.now },
+		Config: Config{Interval: time.Hour, NumRetained: 2},
+		Remote: h.st, LocalDir: filepath.Join(h.dir, "local"),
+		Meta: h.meta, Catalog: catalog{}, Logger: discard(), Now: func() time.Time { return h.now },
 		Buckets: func() []Bucket { return []Bucket{{Bucket: testBucket, KV: h.tab}} },
 	})
 	if err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// bucketDir is the test bucket's directory in the file store.
+func (h *harness) bucketDir() string {
+	return filepath.Join(h.dir, "remote", filepath.FromSlash(bucketKey(testBucket)))
 }
 
 func key(id int) string {
@@ -203,9 +220,19 @@ func (h *harness) current() map[string]string {
 // read returns the rows snapshot s holds, merged from its files as RocksDB would.
 func (h *harness) read(s *Snapshot) map[string]string {
 	h.t.Helper()
-	st, err := openState(filepath.Join(h.m.bucketDir(testBucket), sharedDirName), s)
+	return readSnapshot(h.t, h.st, s)
+}
+
+// readSnapshot downloads snapshot s's tables from st and merges them as RocksDB would.
+func readSnapshot(t *testing.T, st0 *remote.Storage, s *Snapshot) map[string]string {
+	t.Helper()
+	d := t.TempDir()
+	if err := fetchTables(context.Background(), st0.Bucket, testBucket, s.Tables, d); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openState(d, s)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer st.close()
 	out := map[string]string{}
@@ -213,7 +240,7 @@ func (h *harness) read(s *Snapshot) map[string]string {
 		out[string(st.key)] = string(st.value)
 	}
 	if st.err != nil {
-		h.t.Fatal(st.err)
+		t.Fatal(st.err)
 	}
 	return out
 }
@@ -357,7 +384,7 @@ func TestRetentionFloorAndCleanup(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(h.m.bucketDir(testBucket), snapDirName(snaps[1].ID))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.bucketDir(), snapDirName(snaps[1].ID))); !os.IsNotExist(err) {
 		t.Errorf("snapshot 1's directory: %v", err)
 	}
 
@@ -469,9 +496,10 @@ func TestLostTableFallsBackToFullSnapshot(t *testing.T) {
 	}
 	h.put(batch)
 	s1, _ := h.snapshot()
-	if err := os.Remove(filepath.Join(h.m.bucketDir(testBucket), sharedDirName, rocksdbdir.TableName(s1.Tables[0].Number))); err != nil {
+	if err := os.Remove(filepath.Join(h.bucketDir(), sharedDirName, rocksdbdir.TableName(s1.Tables[0].Number))); err != nil {
 		t.Fatal(err)
 	}
+	h.openManager() // a restart: the local copy of the table is gone too
 	h.put(map[int]string{1: "b"})
 	s2, fresh := h.snapshot()
 	if !fresh || len(s2.Tables) != 1 || s2.Tables[0].Level != rocksdbdir.NumLevels-1 {

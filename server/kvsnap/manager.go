@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,12 +16,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/thanos-io/objstore"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/rocksdbdir"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/meta"
+	"github.com/stromdb/strom/server/remote"
 )
 
 // Bucket is a primary-key bucket this server leads: its state, whose views snapshots are made of.
@@ -62,8 +66,16 @@ type Options struct {
 	Catalog cluster.Catalog
 	// Buckets lists the primary-key buckets to snapshot (the tablet server's leaders).
 	Buckets func() []Bucket
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Remote is remote.data.dir, where the snapshot files live: written by each bucket's
+	// leader, read by every node and handed to clients (remote.Storage.ClientPath).
+	Remote *remote.Storage
+	// LocalDir is a local directory of this manager's alone (under the server's data
+	// directory): snapshots are built in it before their upload, and the newest snapshot's
+	// tables of each bucket this node leads are kept in it, so an incremental snapshot does
+	// not download its base. It is emptied at Open.
+	LocalDir string
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Ref names one snapshot of one bucket.
@@ -96,6 +108,8 @@ type Manager struct {
 	mu     sync.Mutex
 	snaps  map[cluster.Bucket][]*Snapshot // ascending ids
 	leases map[string]*lease
+
+	local map[cluster.Bucket]bool // buckets with a local directory; under runMu
 }
 
 // Metadata store keys. Snapshot ids are zero-padded so that List returns them in order.
@@ -142,7 +156,18 @@ func Open(ctx context.Context, opts Options) (*Manager, error) {
 	if opts.Config.NumRetained < 1 {
 		opts.Config.NumRetained = 1
 	}
-	m := &Manager{opts: opts, log: opts.Logger, snaps: map[cluster.Bucket][]*Snapshot{}, leases: map[string]*lease{}}
+	if opts.Remote == nil || opts.LocalDir == "" {
+		return nil, fmt.Errorf("kvsnap: remote storage and a local directory are required")
+	}
+	// What a previous process left is unlisted or a copy of what the store holds.
+	if err := os.RemoveAll(opts.LocalDir); err != nil {
+		return nil, fmt.Errorf("kvsnap: clear %s: %w", opts.LocalDir, err)
+	}
+	if err := os.MkdirAll(opts.LocalDir, 0o755); err != nil {
+		return nil, fmt.Errorf("kvsnap: %w", err)
+	}
+	m := &Manager{opts: opts, log: opts.Logger, snaps: map[cluster.Bucket][]*Snapshot{}, leases: map[string]*lease{},
+		local: map[cluster.Bucket]bool{}}
 	kvs, err := opts.Meta.List(ctx, watchPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("kvsnap: load snapshots and leases: %w", err)
@@ -248,13 +273,21 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // SnapshotAll runs one pass: a snapshot of every changed bucket this server leads, then
-// cleanup if this node is the active coordinator.
+// cleanup if this node is the active coordinator. A failure of remote storage itself ends the
+// pass, cleanup included: the other buckets would each wait out the store's retries in vain,
+// and the next pass tries again.
 func (m *Manager) SnapshotAll(ctx context.Context) {
-	for _, b := range m.opts.Buckets() {
+	buckets := m.opts.Buckets()
+	defer m.dropLocal(buckets)
+	for _, b := range buckets {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, _, err := m.SnapshotBucket(ctx, b); err != nil {
+		if _, _, err := m.SnapshotBucket(ctx, b); isRemote(err) {
+			m.log.Warn("kv snapshots: remote storage failed; this pass stops, the next one retries",
+				"remote.data.dir", m.opts.Remote.Root(), "bucket", b.Bucket, "err", err)
+			return
+		} else if err != nil {
 			lvl := slog.LevelWarn
 			if ferr.CodeOf(err) == ferr.FencedLeaderEpochException {
 				lvl = slog.LevelInfo // the leadership moved on during the pass
@@ -328,19 +361,61 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 		id = max(id, s.ID+1)
 		nextFile = max(nextFile, s.nextFileNumber())
 	}
-	dir := m.bucketDir(b.Bucket)
-	if err := sweepOrphans(dir, committed, b.LeaderEpoch); err != nil {
+	bkt := m.opts.Remote.Bucket
+	if err := sweepOrphans(ctx, bkt, b.Bucket, committed, b.LeaderEpoch); isRemote(err) {
+		return nil, false, err
+	} else if err != nil {
 		m.log.Warn("kv snapshot: remove files of failed passes", "bucket", b.Bucket, "err", err)
 	}
 	name := snapDirName(id)
 	if b.LeaderEpoch > 0 {
 		name = fmt.Sprintf("%s-e%d", name, b.LeaderEpoch)
 	}
-	private := filepath.Join(dir, name)
+	local := m.localBucketDir(b.Bucket)
+	shared, private := filepath.Join(local, sharedDirName), filepath.Join(local, name)
 	_ = os.RemoveAll(private) // left by a pass of this leadership that failed before its metadata was written
-	s, err := build(view, prev, filepath.Join(dir, sharedDirName), private, id, nextFile, m.log.With("bucket", b.Bucket))
+	defer os.RemoveAll(private)
+	// The local tables kept are the newest committed snapshot's: prev's, or the new one's
+	// once committed.
+	var localTables []rocksdbdir.Table
+	if prev != nil {
+		localTables = prev.Tables
+	}
+	defer func() { pruneLocal(shared, localTables) }()
+	m.noteLocal(b.Bucket)
+	if prev != nil && prev.minLevel() > 1 {
+		// The base of an incremental snapshot (build's condition for one), from the local
+		// copy when this node took it. Without it build writes a full snapshot.
+		if err := fetchTables(ctx, bkt, b.Bucket, prev.Tables, shared); isRemote(err) {
+			return nil, false, err
+		} else if err != nil {
+			m.log.Warn("kv snapshot: read the previous snapshot's tables", "bucket", b.Bucket, "snapshot", prev.ID, "err", err)
+		}
+	}
+	s, err := build(view, prev, shared, private, id, nextFile, m.log.With("bucket", b.Bucket))
 	if err != nil {
 		return nil, false, fmt.Errorf("kvsnap: build snapshot %d of %s: %w", id, b.Bucket, err)
+	}
+	// Upload the new tables, then the MANIFEST, then CURRENT, and only then commit: a crash
+	// or an error leaves unlisted objects, which the next pass of a leader sweeps.
+	keep := map[uint64]bool{}
+	if prev != nil {
+		for _, t := range prev.Tables {
+			keep[t.Number] = true
+		}
+	}
+	for _, t := range s.Tables {
+		if keep[t.Number] {
+			continue
+		}
+		if err := uploadFile(ctx, bkt, tableKey(b.Bucket, t.Number), filepath.Join(shared, tableName(t.Number))); err != nil {
+			return nil, false, err
+		}
+	}
+	for _, f := range []string{manifestName(s.Manifest), "CURRENT"} {
+		if err := uploadFile(ctx, bkt, path.Join(bucketKey(b.Bucket), name, f), filepath.Join(private, f)); err != nil {
+			return nil, false, err
+		}
 	}
 	s.Dir = name
 	s.LeaderEpoch = b.LeaderEpoch
@@ -364,20 +439,21 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	if err != nil {
 		return nil, false, fmt.Errorf("kvsnap: commit snapshot %d of %s: %w", id, b.Bucket, err)
 	}
+	localTables = s.Tables
 	m.noteSnapshot(b.Bucket, s)
 	m.log.Debug("kv snapshot taken", "bucket", b.Bucket, "id", id, "log_offset", s.LogOffset, "rows", s.Rows, "tables", len(s.Tables))
 	return s, true, nil
 }
 
-// sweepOrphans deletes, in a bucket's directory, the files no committed snapshot lists that a
-// leader of epoch at most epoch wrote: tables and private directories of passes that failed
-// before their commit or whose commit was fenced. Called by the bucket's leader at epoch, with
-// the committed snapshots read afresh, before it builds: no pass of its own is in flight
+// sweepOrphans deletes, in a bucket's remote directory, the files no committed snapshot lists
+// that a leader of epoch at most epoch wrote: tables and private directories of passes that
+// failed before their commit or whose commit was fenced. Called by the bucket's leader at epoch,
+// with the committed snapshots read afresh, before it builds: no pass of its own is in flight
 // (runMu); a leader of an earlier epoch can no longer commit (its commit needs the bucket state
 // to name it leader at its epoch), so its unlisted files are garbage even while it still writes
 // them; files a later leader may be writing (numbered from epochFileBase(epoch+1), directories
 // tagged with a later epoch) are left alone. Listed files are never touched.
-func sweepOrphans(dir string, committed []*Snapshot, epoch int32) error {
+func sweepOrphans(ctx context.Context, bkt objstore.Bucket, b cluster.Bucket, committed []*Snapshot, epoch int32) error {
 	limit := epochFileBase(epoch + 1)
 	tables, dirs := map[uint64]bool{}, map[string]bool{}
 	for _, s := range committed {
@@ -387,28 +463,30 @@ func sweepOrphans(dir string, committed []*Snapshot, epoch int32) error {
 		dirs[s.dirName()] = true
 	}
 	var errs []error
-	shared, err := os.ReadDir(filepath.Join(dir, sharedDirName))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
+	root := bucketKey(b)
+	shared, err := listDir(ctx, bkt, path.Join(root, sharedDirName))
+	if err != nil {
+		return err // the store does not answer: nothing else will work either
 	}
-	for _, e := range shared {
-		num, ok := strings.CutSuffix(e.Name(), ".sst")
+	for _, key := range shared {
+		num, ok := strings.CutSuffix(path.Base(key), ".sst")
 		n, err := strconv.ParseUint(num, 10, 64)
 		if !ok || err != nil || tables[n] || n >= limit {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, sharedDirName, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := bkt.Delete(ctx, key); err != nil && !bkt.IsObjNotFoundErr(err) {
 			errs = append(errs, err)
 		}
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	entries, err := listDir(ctx, bkt, root)
+	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, key := range entries {
+		name, isDir := strings.CutSuffix(key, "/")
+		name = path.Base(name)
 		rest, ok := strings.CutPrefix(name, "snap-")
-		if !ok || !e.IsDir() || dirs[name] {
+		if !ok || !isDir || dirs[name] {
 			continue
 		}
 		var dirEpoch int64
@@ -420,23 +498,49 @@ func sweepOrphans(dir string, committed []*Snapshot, epoch int32) error {
 		if dirEpoch > int64(epoch) {
 			continue
 		}
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, name)))
+		errs = append(errs, deletePrefix(ctx, bkt, path.Join(root, name)))
 	}
 	return errors.Join(errs...)
+}
+
+// noteLocal records that b has a local directory. Caller holds runMu.
+func (m *Manager) noteLocal(b cluster.Bucket) { m.local[b] = true }
+
+// dropLocal removes the local directories of the buckets this node no longer leads.
+func (m *Manager) dropLocal(leading []Bucket) {
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
+	lead := map[cluster.Bucket]bool{}
+	for _, b := range leading {
+		lead[b.Bucket] = true
+	}
+	for b := range m.local {
+		if !lead[b] {
+			os.RemoveAll(m.localBucketDir(b))
+			delete(m.local, b)
+		}
+	}
+}
+
+// pruneLocal removes from a bucket's local table directory every table that tables does not
+// list.
+func pruneLocal(dir string, tables []rocksdbdir.Table) {
+	keep := map[string]bool{}
+	for _, t := range tables {
+		keep[tableName(t.Number)] = true
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !keep[e.Name()] {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Layout of a bucket's files under the remote directory (docs/kv-snapshots.md).
 const sharedDirName = "shared"
 
 func snapDirName(id int64) string { return fmt.Sprintf("snap-%d", id) }
-
-func (m *Manager) bucketDir(b cluster.Bucket) string {
-	root := filepath.Join(m.opts.Config.RemoteDir, "kv", fmt.Sprintf("table-%d", b.TableID))
-	if b.PartitionID != cluster.NoPartition {
-		root = filepath.Join(root, fmt.Sprintf("partition-%d", b.PartitionID))
-	}
-	return filepath.Join(root, fmt.Sprintf("bucket-%d", b.Bucket))
-}
 
 // Latest returns the bucket's newest snapshot.
 func (m *Manager) Latest(b cluster.Bucket) (*Snapshot, bool) {
@@ -478,8 +582,8 @@ func (m *Manager) Active(tableID, partitionID int64) map[int32][]int64 {
 	return out
 }
 
-// File is one file of a snapshot: where it is (a file:// URL) and the name it must have in the
-// reader's database directory.
+// File is one file of a snapshot: where a client opens it (a file:// URL for a file store,
+// s3://bucket/key for S3) and the name it must have in the reader's database directory.
 type File struct {
 	RemotePath    string
 	LocalFileName string
@@ -487,17 +591,26 @@ type File struct {
 
 // Files lists the files of snapshot s of bucket b.
 func (m *Manager) Files(b cluster.Bucket, s *Snapshot) []File {
-	dir := m.bucketDir(b)
+	dir := bucketKey(b)
 	var out []File
 	for _, t := range s.Tables {
 		name := tableName(t.Number)
-		out = append(out, File{fileURL(filepath.Join(dir, sharedDirName, name)), name})
+		out = append(out, File{m.clientPath(tableKey(b, t.Number)), name})
 	}
 	manifest := manifestName(s.Manifest)
-	private := filepath.Join(dir, s.dirName())
 	return append(out,
-		File{fileURL(filepath.Join(private, manifest)), manifest},
-		File{fileURL(filepath.Join(private, "CURRENT")), "CURRENT"})
+		File{m.clientPath(path.Join(dir, s.dirName(), manifest)), manifest},
+		File{m.clientPath(path.Join(dir, s.dirName(), "CURRENT")), "CURRENT"})
+}
+
+// clientPath is where a client opens the object at key: Fluss's readers take a local path as a
+// file:// URL.
+func (m *Manager) clientPath(key string) string {
+	p := m.opts.Remote.ClientPath(key)
+	if m.opts.Remote.Scheme == "file" {
+		return fileURL(p)
+	}
+	return p
 }
 
 // Floor is the first changelog offset of b that log retention must keep: the smallest log
@@ -735,7 +848,7 @@ func (m *Manager) Cleanup(ctx context.Context) error {
 		for _, s := range victims {
 			m.forgetSnapshot(b, s.ID)
 		}
-		errs = append(errs, m.removeFiles(b, victims, held))
+		errs = append(errs, m.removeFiles(ctx, b, victims, held))
 	}
 	return errors.Join(errs...)
 }
@@ -754,10 +867,11 @@ func (m *Manager) exists(b cluster.Bucket) bool {
 }
 
 // removeFiles deletes the private directories of victims and the tables no kept snapshot uses.
-func (m *Manager) removeFiles(b cluster.Bucket, victims, kept []*Snapshot) error {
-	dir := m.bucketDir(b)
+func (m *Manager) removeFiles(ctx context.Context, b cluster.Bucket, victims, kept []*Snapshot) error {
+	bkt := m.opts.Remote.Bucket
+	dir := bucketKey(b)
 	if len(kept) == 0 {
-		return os.RemoveAll(dir)
+		return deletePrefix(ctx, bkt, dir)
 	}
 	used := map[uint64]bool{}
 	for _, s := range kept {
@@ -767,10 +881,10 @@ func (m *Manager) removeFiles(b cluster.Bucket, victims, kept []*Snapshot) error
 	}
 	var errs []error
 	for _, s := range victims {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, s.dirName())))
+		errs = append(errs, deletePrefix(ctx, bkt, path.Join(dir, s.dirName())))
 		for _, t := range s.Tables {
 			if !used[t.Number] {
-				if err := os.Remove(filepath.Join(dir, sharedDirName, tableName(t.Number))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				if err := bkt.Delete(ctx, tableKey(b, t.Number)); err != nil && !bkt.IsObjNotFoundErr(err) {
 					errs = append(errs, err)
 				}
 			}

@@ -3,7 +3,7 @@ package kvsnap
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"os"
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/kvstore"
@@ -14,7 +14,8 @@ import (
 // stored value. A replica that bootstraps from a snapshot loads them into its own state
 // (kvstore.Store.LoadBucket).
 type Rows struct {
-	st *state
+	st  *state
+	dir string // the local copy of the tables, removed by Close
 	// Snapshot is the snapshot read; its LogOffset is the first changelog offset the rows do
 	// not reflect.
 	Snapshot *Snapshot
@@ -35,10 +36,10 @@ func (r *Rows) Next() { r.st.next() }
 // Err is the first read error met, if any (the iteration then ends).
 func (r *Rows) Err() error { return r.st.err }
 
-// Close releases the files.
+// Close releases the files and removes the local copy.
 func (r *Rows) Close() error {
 	r.st.close()
-	return nil
+	return os.RemoveAll(r.dir)
 }
 
 // OpenLatest opens the rows of b's newest snapshot as the metadata store has it now (not the
@@ -52,12 +53,22 @@ func (m *Manager) OpenLatest(ctx context.Context, b cluster.Bucket) (_ *Rows, ok
 		return nil, false, nil
 	}
 	s := ss[len(ss)-1]
-	st, err := openState(filepath.Join(m.bucketDir(b), sharedDirName), s)
+	// The tables are downloaded to local disk (the sstable reader reads at offsets), into a
+	// directory of this read's own.
+	dir, err := os.MkdirTemp(m.opts.LocalDir, "read-")
 	if err != nil {
-		return nil, false, fmt.Errorf("kvsnap: open snapshot %d of %s under %s (remote.data.dir must be shared by every node): %w",
-			s.ID, b, m.opts.Config.RemoteDir, err)
+		return nil, false, fmt.Errorf("kvsnap: %w", err)
 	}
-	return &Rows{st: st, Snapshot: s}, true, nil
+	if err := fetchTables(ctx, m.opts.Remote.Bucket, b, s.Tables, dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, false, fmt.Errorf("kvsnap: read snapshot %d of %s from %s: %w", s.ID, b, m.opts.Remote.Root(), err)
+	}
+	st, err := openState(dir, s)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, false, fmt.Errorf("kvsnap: open snapshot %d of %s: %w", s.ID, b, err)
+	}
+	return &Rows{st: st, Snapshot: s, dir: dir}, true, nil
 }
 
 // OpenLatestState is OpenLatest in the shape a tablet server's replica bootstrap takes

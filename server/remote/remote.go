@@ -35,6 +35,20 @@ type Config struct {
 	DataDir string
 	// S3 holds the s3.* options; used only for an s3:// DataDir.
 	S3 S3Config
+	// MaxInflight bounds the operations in flight on the store at once (an upload, a delete,
+	// a listing, a read until its reader is closed); 0 means 16.
+	MaxInflight int
+	// MaxRetries is how often a request that failed transiently (a network error, 5xx, 429,
+	// SlowDown) is retried, with exponential backoff and jitter, before the operation fails;
+	// 0 means 10, negative means none. S3 only: a local file system has no transient errors.
+	MaxRetries int
+	// PartSize is the part size of multipart uploads: larger objects are uploaded in parts
+	// of this size; 0 means 16 MiB, at least 5 MiB (S3's minimum). An upload holds one part in
+	// memory, so MaxInflight × PartSize bounds the memory uploads take.
+	PartSize int64
+	// ClientCredentials is what GET_FILESYSTEM_SECURITY_TOKEN hands to clients of an S3
+	// store; "" means CredentialsStatic.
+	ClientCredentials ClientCredentials
 }
 
 // S3Config holds Fluss's s3.* options (website/docs/maintenance/filesystems/s3.md upstream).
@@ -58,8 +72,14 @@ type Storage struct {
 	cfg  Config
 }
 
-// Open opens the store cfg names.
+// Open opens the store cfg names. For S3 it checks that the bucket exists: a store that
+// answers that it does not, or refuses the keys, fails Open; one that does not answer (after
+// the retries) is logged and Open succeeds, so a node starts during an outage.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Storage, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
 	v := strings.TrimSpace(cfg.DataDir)
 	if v == "" {
 		return nil, fmt.Errorf("remote: remote.data.dir is empty")
@@ -85,7 +105,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Storage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("remote: open %s: %w", dir, err)
 		}
-		return &Storage{Bucket: b, Scheme: "file", root: dir, cfg: cfg}, nil
+		fb := &fileBucket{Bucket: b, root: dir}
+		return &Storage{Bucket: newLimitBucket(fb, cfg.MaxInflight), Scheme: "file", root: dir, cfg: cfg}, nil
+	case "s3", "s3a":
+		u, _ := url.Parse(v)
+		b, err := newS3Bucket(ctx, cfg, u.Host, strings.Trim(u.Path, "/"), log)
+		if err != nil {
+			return nil, err
+		}
+		root := "s3://" + u.Host
+		if p := strings.Trim(u.Path, "/"); p != "" {
+			root += "/" + p
+		}
+		return &Storage{Bucket: newLimitBucket(b, cfg.MaxInflight), Scheme: "s3", root: root, cfg: cfg}, nil
 	default:
 		return nil, fmt.Errorf("remote: remote.data.dir %q: scheme %q is not supported (file system paths, file:// and s3:// are)", v, scheme)
 	}
@@ -104,9 +136,11 @@ func (s *Storage) ClientPath(key string) string {
 func (s *Storage) Root() string { return s.root }
 
 // SecurityToken is what GET_FILESYSTEM_SECURITY_TOKEN answers: the scheme and the properties
-// a client needs to open ClientPath locations. A file store needs none.
+// (the response's addition_info) a client needs to open ClientPath locations. A file store
+// needs none. The credentials themselves are in Token.
 func (s *Storage) SecurityToken() (scheme string, props map[string]string) {
-	return s.Scheme, nil
+	t := s.Token()
+	return t.Scheme, t.AdditionInfo
 }
 
 // Close releases the store's connections.

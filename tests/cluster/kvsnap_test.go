@@ -183,7 +183,7 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := readSnapshotFiles(t, md)
+	state := readSnapshotFiles(t, md, localFile)
 	end := offsets(fluss.OffsetLatest())
 	t.Logf("full read: snapshot %d at offset %d with %d rows, then the changelog up to %d", s.SnapshotID, md.LogOffset, len(state), end)
 	if md.LogOffset < end {
@@ -249,10 +249,21 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
+// localFile is the local path of a file:// snapshot file.
+func localFile(t *testing.T, remotePath string) string {
+	t.Helper()
+	u, err := url.Parse(remotePath)
+	if err != nil || u.Scheme != "file" {
+		t.Fatalf("snapshot file %q", remotePath)
+	}
+	return u.Path
+}
+
 // readSnapshotFiles reads a snapshot as a RocksDB reader sees its directory: the union of its
 // tables, the entry of the highest sequence number winning per key, deletions hiding keys.
-// Values are Fluss KV values (2-byte schema id, compacted row (id, version)).
-func readSnapshotFiles(t *testing.T, md *fluss.KvSnapshotMetadata) map[int64]int64 {
+// Values are Fluss KV values (2-byte schema id, compacted row (id, version)). fetch returns a
+// local copy of a file the metadata names.
+func readSnapshotFiles(t *testing.T, md *fluss.KvSnapshotMetadata, fetch func(t *testing.T, remotePath string) string) map[int64]int64 {
 	t.Helper()
 	type entry struct {
 		seq   uint64
@@ -261,14 +272,11 @@ func readSnapshotFiles(t *testing.T, md *fluss.KvSnapshotMetadata) map[int64]int
 	}
 	merged := map[string]entry{}
 	for _, f := range md.Files {
-		u, err := url.Parse(f.RemotePath)
-		if err != nil || u.Scheme != "file" {
-			t.Fatalf("snapshot file %q", f.RemotePath)
-		}
 		if len(f.LocalFileName) < 4 || f.LocalFileName[len(f.LocalFileName)-4:] != ".sst" {
 			continue
 		}
-		file, err := os.Open(u.Path)
+		path := fetch(t, f.RemotePath)
+		file, err := os.Open(path)
 		if err != nil {
 			t.Fatalf("snapshot file: %v", err)
 		}
@@ -278,7 +286,7 @@ func readSnapshotFiles(t *testing.T, md *fluss.KvSnapshotMetadata) map[int64]int
 		}
 		r, err := sstable.NewReader(rd, sstable.ReaderOptions{})
 		if err != nil {
-			t.Fatalf("open %s: %v", u.Path, err)
+			t.Fatalf("open %s: %v", path, err)
 		}
 		it, err := r.NewIter(nil, nil)
 		if err != nil {
