@@ -26,6 +26,7 @@ import (
 	"github.com/stromdb/strom/server/logstore"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/remote"
+	"github.com/stromdb/strom/server/remote/remotetest"
 )
 
 // memStore is a meta.Store in memory; failTxn makes every transaction fail.
@@ -126,18 +127,41 @@ type harness struct {
 	records int          // appended so far
 	epoch   int32
 	leading bool
+	s3      *remotetest.Emulator // nil for a file store
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func newHarness(t *testing.T, props map[string]string) *harness {
+	return newHarnessOn(t, "file", props)
+}
+
+// storeKinds are the remote stores the tests run on: a file system directory and S3 (the
+// in-process emulator of server/remote/remotetest).
+var storeKinds = []string{"file", "s3"}
+
+// onEachStore runs f as a subtest per store kind.
+func onEachStore(t *testing.T, f func(t *testing.T, kind string)) {
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { f(t, kind) })
+	}
+}
+
+func newHarnessOn(t *testing.T, kind string, props map[string]string) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), store: newMemStore(), epoch: 3, leading: true}
 	h.now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
-	st, err := remote.Open(context.Background(), remote.Config{DataDir: filepath.Join(h.dir, "remote")}, quiet())
+	cfg := remote.Config{DataDir: filepath.Join(h.dir, "remote")}
+	if kind == "s3" {
+		h.s3 = remotetest.Start(t)
+		cfg = h.s3.Config("cluster1")
+		cfg.MaxRetries = -1 // the tests' faults should fail at once
+	}
+	st, err := remote.Open(context.Background(), cfg, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
 	h.bucket = &faultyBucket{Bucket: st.Bucket}
 	st.Bucket = h.bucket
 	h.storage = st
@@ -298,111 +322,117 @@ func (h *harness) checkExactlyOnce(m *Manager) {
 }
 
 func TestTieringCopiesCommitsAndDeletesLocal(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "2"})
-	h.appendRecords(200) // about 60 KiB: ~15 segments of 4 KiB
-	before := h.localSegments()
-	m := h.manager(nil)
-	pass(m)
-	if n := h.localSegments(); n != 2 || before < 10 {
-		t.Fatalf("local segments: %d before, %d after; want >= 10 and 2", before, n)
-	}
-	start, end, size, ok := m.Stats(bucket0)
-	if !ok || start != 0 || end < h.log.LogStartOffset() || end > h.log.HighWatermark() || size <= 0 {
-		t.Fatalf("remote log [%d, %d) %d bytes (ok %v), local start %d", start, end, size, ok, h.log.LogStartOffset())
-	}
-	// The record in the metadata store names a manifest in Fluss's JSON.
-	raw, err := h.store.Get(context.Background(), recordKey(bucket0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte(`"manifest_key":"log/fluss/events-7/0/metadata/`)) {
-		t.Fatalf("record: %s", raw)
-	}
-	rc, err := h.bucket.Get(context.Background(), m.state(bucket0).v.Load().rec.ManifestKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mj, _ := io.ReadAll(rc)
-	rc.Close()
-	for _, field := range []string{`"version":1`, `"database":"fluss"`, `"table":"events"`, `"table_id":7`, `"bucket_id":0`,
-		`"remote_log_segments":[{"segment_id":"`, `"start_offset":0,`, `"end_offset":`, `"max_timestamp":`, `"size_in_bytes":`} {
-		if !bytes.Contains(mj, []byte(field)) {
-			t.Errorf("manifest lacks %s: %s", field, mj)
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "2"})
+		h.appendRecords(200) // about 60 KiB: ~15 segments of 4 KiB
+		before := h.localSegments()
+		m := h.manager(nil)
+		pass(m)
+		if n := h.localSegments(); n != 2 || before < 10 {
+			t.Fatalf("local segments: %d before, %d after; want >= 10 and 2", before, n)
 		}
-	}
-	h.checkExactlyOnce(m)
+		start, end, size, ok := m.Stats(bucket0)
+		if !ok || start != 0 || end < h.log.LogStartOffset() || end > h.log.HighWatermark() || size <= 0 {
+			t.Fatalf("remote log [%d, %d) %d bytes (ok %v), local start %d", start, end, size, ok, h.log.LogStartOffset())
+		}
+		// The record in the metadata store names a manifest in Fluss's JSON.
+		raw, err := h.store.Get(context.Background(), recordKey(bucket0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(raw, []byte(`"manifest_key":"log/fluss/events-7/0/metadata/`)) {
+			t.Fatalf("record: %s", raw)
+		}
+		rc, err := h.bucket.Get(context.Background(), m.state(bucket0).v.Load().rec.ManifestKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mj, _ := io.ReadAll(rc)
+		rc.Close()
+		for _, field := range []string{`"version":1`, `"database":"fluss"`, `"table":"events"`, `"table_id":7`, `"bucket_id":0`,
+			`"remote_log_segments":[{"segment_id":"`, `"start_offset":0,`, `"end_offset":`, `"max_timestamp":`, `"size_in_bytes":`} {
+			if !bytes.Contains(mj, []byte(field)) {
+				t.Errorf("manifest lacks %s: %s", field, mj)
+			}
+		}
+		h.checkExactlyOnce(m)
 
-	// More data: the next pass continues from the committed end, offsets stay contiguous.
-	h.appendRecords(100)
-	pass(m)
-	h.checkExactlyOnce(m)
-	v := m.state(bucket0).v.Load()
-	for i := 1; i < len(v.man.Segments); i++ {
-		if v.man.Segments[i].StartOffset != v.man.Segments[i-1].EndOffset {
-			t.Fatalf("segments %d and %d not contiguous: %+v", i-1, i, v.man.Segments)
+		// More data: the next pass continues from the committed end, offsets stay contiguous.
+		h.appendRecords(100)
+		pass(m)
+		h.checkExactlyOnce(m)
+		v := m.state(bucket0).v.Load()
+		for i := 1; i < len(v.man.Segments); i++ {
+			if v.man.Segments[i].StartOffset != v.man.Segments[i-1].EndOffset {
+				t.Fatalf("segments %d and %d not contiguous: %+v", i-1, i, v.man.Segments)
+			}
 		}
-	}
-	// Exactly the committed objects exist: every segment's files and one manifest.
-	objs := h.objects()
-	if want := 3*len(v.man.Segments) + 1; len(objs) < want || len(objs) > 4*len(v.man.Segments)+1 {
-		t.Fatalf("%d objects for %d segments: %v", len(objs), len(v.man.Segments), objs)
-	}
+		// Exactly the committed objects exist: every segment's files and one manifest.
+		objs := h.objects()
+		if want := 3*len(v.man.Segments) + 1; len(objs) < want || len(objs) > 4*len(v.man.Segments)+1 {
+			t.Fatalf("%d objects for %d segments: %v", len(objs), len(v.man.Segments), objs)
+		}
+	})
 }
 
 func TestFetchInfoPositionsMidSegment(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
-	h.appendRecords(200)
-	m := h.manager(nil)
-	pass(m)
-	v := m.state(bucket0).v.Load()
-	seg := v.man.Segments[1]
-	mid := (seg.StartOffset + seg.EndOffset) / 2
-	ri := m.FetchInfo(context.Background(), h.table, nil, bucket0, mid)
-	if ri == nil || ri.GetRemoteLogSegments()[0].GetRemoteLogSegmentId() != seg.ID {
-		t.Fatalf("fetch info at %d: %v", mid, ri)
-	}
-	data := h.read(h.objectKey(ri.GetRemoteLogTabletDir(), seg.ID, offsetName(seg.StartOffset, ".log")))
-	b, _, ok := record.Split(data[ri.GetFirstStartPos():])
-	if !ok || b.BaseOffset() > mid || b.BaseOffset() < seg.StartOffset {
-		t.Fatalf("first_start_pos %d: batch at %d for offset %d", ri.GetFirstStartPos(), b.BaseOffset(), mid)
-	}
-	if ri := m.FetchInfo(context.Background(), h.table, nil, bucket0, h.log.LogStartOffset()); ri != nil {
-		t.Fatalf("the local log start is answered from remote: %v", ri)
-	}
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1"})
+		h.appendRecords(200)
+		m := h.manager(nil)
+		pass(m)
+		v := m.state(bucket0).v.Load()
+		seg := v.man.Segments[1]
+		mid := (seg.StartOffset + seg.EndOffset) / 2
+		ri := m.FetchInfo(context.Background(), h.table, nil, bucket0, mid)
+		if ri == nil || ri.GetRemoteLogSegments()[0].GetRemoteLogSegmentId() != seg.ID {
+			t.Fatalf("fetch info at %d: %v", mid, ri)
+		}
+		data := h.read(h.objectKey(ri.GetRemoteLogTabletDir(), seg.ID, offsetName(seg.StartOffset, ".log")))
+		b, _, ok := record.Split(data[ri.GetFirstStartPos():])
+		if !ok || b.BaseOffset() > mid || b.BaseOffset() < seg.StartOffset {
+			t.Fatalf("first_start_pos %d: batch at %d for offset %d", ri.GetFirstStartPos(), b.BaseOffset(), mid)
+		}
+		if ri := m.FetchInfo(context.Background(), h.table, nil, bucket0, h.log.LogStartOffset()); ri != nil {
+			t.Fatalf("the local log start is answered from remote: %v", ri)
+		}
+	})
 }
 
 func TestFailingStoreKeepsLocalAndRecovers(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
-	h.appendRecords(200)
-	before := h.localSegments()
-	m := h.manager(nil)
-	logs := &countingHandler{}
-	m.log = slog.New(logs)
-	h.bucket.failing.Store(true)
-	for range 3 {
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1"})
+		h.appendRecords(200)
+		before := h.localSegments()
+		m := h.manager(nil)
+		logs := &countingHandler{}
+		m.log = slog.New(logs)
+		h.bucket.failing.Store(true)
+		for range 3 {
+			pass(m)
+		}
+		if w := logs.warns.Load(); w != 1 {
+			t.Fatalf("%d WARN lines for 3 failed passes, want 1", w)
+		}
+		if n := h.localSegments(); n != before {
+			t.Fatalf("local segments %d -> %d while remote storage fails", before, n)
+		}
+		if m.Failures() < 3 || !m.failing.Load() {
+			t.Fatalf("failures %d, failing %v", m.Failures(), m.failing.Load())
+		}
+		if len(h.objects()) == 0 {
+			t.Fatal("the failing store holds no partial object: the test injects nothing")
+		}
+		// Appends never wait for remote storage.
+		h.appendRecords(10)
+		h.bucket.failing.Store(false)
 		pass(m)
-	}
-	if w := logs.warns.Load(); w != 1 {
-		t.Fatalf("%d WARN lines for 3 failed passes, want 1", w)
-	}
-	if n := h.localSegments(); n != before {
-		t.Fatalf("local segments %d -> %d while remote storage fails", before, n)
-	}
-	if m.Failures() < 3 || !m.failing.Load() {
-		t.Fatalf("failures %d, failing %v", m.Failures(), m.failing.Load())
-	}
-	if len(h.objects()) == 0 {
-		t.Fatal("the failing store holds no partial object: the test injects nothing")
-	}
-	// Appends never wait for remote storage.
-	h.appendRecords(10)
-	h.bucket.failing.Store(false)
-	pass(m)
-	if m.failing.Load() || h.localSegments() != 1 {
-		t.Fatalf("after recovery: failing %v, %d local segments", m.failing.Load(), h.localSegments())
-	}
-	h.checkExactlyOnce(m)
-	assertOnlyCommitted(t, h, m)
+		if m.failing.Load() || h.localSegments() != 1 {
+			t.Fatalf("after recovery: failing %v, %d local segments", m.failing.Load(), h.localSegments())
+		}
+		h.checkExactlyOnce(m)
+		assertOnlyCommitted(t, h, m)
+	})
 }
 
 // assertOnlyCommitted checks that every object in remote storage is named by the committed
@@ -426,62 +456,66 @@ func assertOnlyCommitted(t *testing.T, h *harness, m *Manager) {
 }
 
 func TestCrashBeforeCommitLeavesNoEntryAndOrphansAreSwept(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
-	h.appendRecords(200)
-	before := h.localSegments()
-	m := h.manager(nil)
-	// Uploads succeed, the commit fails: as a crash between copy and commit.
-	h.store.failTxn.Store(true)
-	pass(m)
-	if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
-		t.Fatalf("a record was committed: %v", err)
-	}
-	if h.localSegments() != before || len(h.objects()) == 0 {
-		t.Fatalf("local %d -> %d, %d objects", before, h.localSegments(), len(h.objects()))
-	}
-	// A restarted server (a new manager, the log reopened) sweeps and tiers again.
-	h.store.failTxn.Store(false)
-	_ = h.log.Close()
-	h.openLog()
-	m = h.manager(nil)
-	pass(m)
-	h.checkExactlyOnce(m)
-	assertOnlyCommitted(t, h, m)
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1"})
+		h.appendRecords(200)
+		before := h.localSegments()
+		m := h.manager(nil)
+		// Uploads succeed, the commit fails: as a crash between copy and commit.
+		h.store.failTxn.Store(true)
+		pass(m)
+		if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
+			t.Fatalf("a record was committed: %v", err)
+		}
+		if h.localSegments() != before || len(h.objects()) == 0 {
+			t.Fatalf("local %d -> %d, %d objects", before, h.localSegments(), len(h.objects()))
+		}
+		// A restarted server (a new manager, the log reopened) sweeps and tiers again.
+		h.store.failTxn.Store(false)
+		_ = h.log.Close()
+		h.openLog()
+		m = h.manager(nil)
+		pass(m)
+		h.checkExactlyOnce(m)
+		assertOnlyCommitted(t, h, m)
+	})
 }
 
 func TestDeposedLeaderCommitsNothing(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
-	h.appendRecords(200)
-	before := h.localSegments()
-	fence := &epochFence{store: h.store}
-	fence.epoch.Store(4) // a newer leader exists
-	m := h.manager(fence)
-	pass(m)
-	if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
-		t.Fatalf("the deposed leader committed: %v", err)
-	}
-	if h.localSegments() != before {
-		t.Fatalf("the deposed leader deleted local segments: %d -> %d", before, h.localSegments())
-	}
-	stale := len(h.objects())
-	if stale == 0 {
-		t.Fatal("nothing uploaded")
-	}
-	// This server leads again at epoch 4: its sweep removes the epoch-3 orphans.
-	h.epoch = 4
-	pass(m)
-	h.checkExactlyOnce(m)
-	assertOnlyCommitted(t, h, m)
-	// Objects of a later epoch (a newer leader's uploads in flight) survive a sweep.
-	later := segmentKey(m.state(bucket0).v.Load().dir, newID(5), 0, ".log")
-	if err := h.bucket.Upload(context.Background(), later, strings.NewReader("x")); err != nil {
-		t.Fatal(err)
-	}
-	m.state(bucket0).needSweep = true
-	pass(m)
-	if !slices.Contains(h.objects(), later) {
-		t.Fatal("the sweep removed a later leader's object")
-	}
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1"})
+		h.appendRecords(200)
+		before := h.localSegments()
+		fence := &epochFence{store: h.store}
+		fence.epoch.Store(4) // a newer leader exists
+		m := h.manager(fence)
+		pass(m)
+		if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
+			t.Fatalf("the deposed leader committed: %v", err)
+		}
+		if h.localSegments() != before {
+			t.Fatalf("the deposed leader deleted local segments: %d -> %d", before, h.localSegments())
+		}
+		stale := len(h.objects())
+		if stale == 0 {
+			t.Fatal("nothing uploaded")
+		}
+		// This server leads again at epoch 4: its sweep removes the epoch-3 orphans.
+		h.epoch = 4
+		pass(m)
+		h.checkExactlyOnce(m)
+		assertOnlyCommitted(t, h, m)
+		// Objects of a later epoch (a newer leader's uploads in flight) survive a sweep.
+		later := segmentKey(m.state(bucket0).v.Load().dir, newID(5), 0, ".log")
+		if err := h.bucket.Upload(context.Background(), later, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+		m.state(bucket0).needSweep = true
+		pass(m)
+		if !slices.Contains(h.objects(), later) {
+			t.Fatal("the sweep removed a later leader's object")
+		}
+	})
 }
 
 func TestFollowerDeletesOnlyCommitted(t *testing.T) {
@@ -500,40 +534,42 @@ func TestFollowerDeletesOnlyCommitted(t *testing.T) {
 }
 
 func TestTTLExpiresRemoteSegmentsButNotPastTheLake(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1", "table.log.ttl": "1h",
-		"table.datalake.enabled": "true"})
-	h.appendRecords(100)
-	m := h.manager(nil)
-	var lakeFloor atomic.Int64
-	m.opts.LakeFloor = func(cluster.Bucket) int64 { return lakeFloor.Load() }
-	pass(m)
-	v := m.state(bucket0).v.Load()
-	n := len(v.man.Segments)
-	if n < 5 {
-		t.Fatalf("%d remote segments", n)
-	}
-	h.now.Add(2 * time.Hour.Milliseconds())
-	h.appendRecords(1) // keeps the log's newest data young
-	pass(m)
-	if got := len(m.state(bucket0).v.Load().man.Segments); got != n {
-		t.Fatalf("segments not yet in the lake expired: %d -> %d", n, got)
-	}
-	lakeFloor.Store(v.man.Segments[2].EndOffset) // the lake holds the first three segments
-	pass(m)
-	nv := m.state(bucket0).v.Load()
-	if got := len(nv.man.Segments); got != n-3 || nv.man.StartOffset() != v.man.Segments[3].StartOffset {
-		t.Fatalf("after the lake caught up: %d segments from %d, want %d from %d", got, nv.man.StartOffset(), n-3, v.man.Segments[3].StartOffset)
-	}
-	for _, s := range v.man.Segments[:3] {
-		for _, o := range h.objects() {
-			if strings.Contains(o, s.ID) {
-				t.Fatalf("expired segment's object left: %s", o)
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1", "table.log.ttl": "1h",
+			"table.datalake.enabled": "true"})
+		h.appendRecords(100)
+		m := h.manager(nil)
+		var lakeFloor atomic.Int64
+		m.opts.LakeFloor = func(cluster.Bucket) int64 { return lakeFloor.Load() }
+		pass(m)
+		v := m.state(bucket0).v.Load()
+		n := len(v.man.Segments)
+		if n < 5 {
+			t.Fatalf("%d remote segments", n)
+		}
+		h.now.Add(2 * time.Hour.Milliseconds())
+		h.appendRecords(1) // keeps the log's newest data young
+		pass(m)
+		if got := len(m.state(bucket0).v.Load().man.Segments); got != n {
+			t.Fatalf("segments not yet in the lake expired: %d -> %d", n, got)
+		}
+		lakeFloor.Store(v.man.Segments[2].EndOffset) // the lake holds the first three segments
+		pass(m)
+		nv := m.state(bucket0).v.Load()
+		if got := len(nv.man.Segments); got != n-3 || nv.man.StartOffset() != v.man.Segments[3].StartOffset {
+			t.Fatalf("after the lake caught up: %d segments from %d, want %d from %d", got, nv.man.StartOffset(), n-3, v.man.Segments[3].StartOffset)
+		}
+		for _, s := range v.man.Segments[:3] {
+			for _, o := range h.objects() {
+				if strings.Contains(o, s.ID) {
+					t.Fatalf("expired segment's object left: %s", o)
+				}
 			}
 		}
-	}
-	if start, _ := m.LogStartOffset(context.Background(), h.table, nil, bucket0); start != v.man.Segments[3].StartOffset {
-		t.Fatalf("remote log start %d", start)
-	}
+		if start, _ := m.LogStartOffset(context.Background(), h.table, nil, bucket0); start != v.man.Segments[3].StartOffset {
+			t.Fatalf("remote log start %d", start)
+		}
+	})
 }
 
 func TestIDCarriesEpoch(t *testing.T) {
@@ -633,41 +669,43 @@ func (c *fakeCatalog) PartitionByName(int64, string) (*cluster.PartitionInfo, bo
 func (c *fakeCatalog) Partitions(int64) []*cluster.PartitionInfo { return nil }
 
 func TestDroppedTableRemoteLogIsDeleted(t *testing.T) {
-	h := newHarness(t, map[string]string{"table.log.tiered.local-segments": "1"})
-	h.appendRecords(100)
-	cat := &fakeCatalog{tables: map[int64]*cluster.TableInfo{7: h.table}}
-	m := h.manager(nil)
-	m.opts.Catalog = cat
-	hosted := true
-	buckets := m.opts.Buckets
-	m.opts.Buckets = func() []Bucket {
-		if !hosted {
-			return nil
+	onEachStore(t, func(t *testing.T, kind string) {
+		h := newHarnessOn(t, kind, map[string]string{"table.log.tiered.local-segments": "1"})
+		h.appendRecords(100)
+		cat := &fakeCatalog{tables: map[int64]*cluster.TableInfo{7: h.table}}
+		m := h.manager(nil)
+		m.opts.Catalog = cat
+		hosted := true
+		buckets := m.opts.Buckets
+		m.opts.Buckets = func() []Bucket {
+			if !hosted {
+				return nil
+			}
+			return buckets()
 		}
-		return buckets()
-	}
-	pass(m)
-	if len(h.objects()) == 0 {
-		t.Fatal("nothing tiered")
-	}
-	// Moved to another server: the remote log stays.
-	hosted = false
-	pass(m)
-	if len(h.objects()) == 0 {
-		t.Fatal("the remote log of a bucket that moved away was deleted")
-	}
-	hosted = true
-	pass(m)
-	// Dropped: gone, record too.
-	hosted = false
-	delete(cat.tables, 7)
-	pass(m)
-	if objs := h.objects(); len(objs) != 0 {
-		t.Fatalf("objects left after the drop: %v", objs)
-	}
-	if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
-		t.Fatalf("record left: %v", err)
-	}
+		pass(m)
+		if len(h.objects()) == 0 {
+			t.Fatal("nothing tiered")
+		}
+		// Moved to another server: the remote log stays.
+		hosted = false
+		pass(m)
+		if len(h.objects()) == 0 {
+			t.Fatal("the remote log of a bucket that moved away was deleted")
+		}
+		hosted = true
+		pass(m)
+		// Dropped: gone, record too.
+		hosted = false
+		delete(cat.tables, 7)
+		pass(m)
+		if objs := h.objects(); len(objs) != 0 {
+			t.Fatalf("objects left after the drop: %v", objs)
+		}
+		if _, err := h.store.Get(context.Background(), recordKey(bucket0)); !errors.Is(err, meta.ErrNotFound) {
+			t.Fatalf("record left: %v", err)
+		}
+	})
 }
 
 func TestTabletDirIsFlussLayout(t *testing.T) {
@@ -699,3 +737,33 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// S3 refusing every request (503 SlowDown) while appends go on: nothing is committed or
+// deleted locally, appends are not held up; once S3 answers, everything is tiered once.
+func TestS3OutageKeepsLocalAndResumes(t *testing.T) {
+	h := newHarnessOn(t, "s3", map[string]string{"table.log.tiered.local-segments": "1"})
+	h.appendRecords(100)
+	m := h.manager(nil)
+	pass(m)
+	tiered := m.state(bucket0).v.Load().man.EndOffset()
+	h.s3.Refuse(true)
+	h.appendRecords(100)
+	before := h.localSegments()
+	for range 3 {
+		pass(m)
+	}
+	if h.localSegments() != before || m.state(bucket0).v.Load().man.EndOffset() != tiered || !m.failing.Load() {
+		t.Fatalf("during the outage: %d -> %d local segments, remote end %d -> %d, failing %v",
+			before, h.localSegments(), tiered, m.state(bucket0).v.Load().man.EndOffset(), m.failing.Load())
+	}
+	if h.s3.Refused() == 0 {
+		t.Fatal("the emulator refused nothing: the test exercised no outage")
+	}
+	h.s3.Refuse(false)
+	pass(m)
+	if h.localSegments() != 1 || m.failing.Load() {
+		t.Fatalf("after the outage: %d local segments, failing %v", h.localSegments(), m.failing.Load())
+	}
+	h.checkExactlyOnce(m)
+	assertOnlyCommitted(t, h, m)
+}
