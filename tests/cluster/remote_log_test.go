@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/stromdb/strom/server/remote/remotetest"
 	"github.com/stromdb/strom/tests/clustertest"
 )
 
@@ -21,8 +22,9 @@ type remoteRecord struct {
 	LeaderEpoch int32 `json:"leader_epoch"`
 }
 
-// TestRemoteLogAcrossLeaderFailover tiers a log table's segments to a shared remote.data.dir
-// on a 3-node RF=3 cluster (docs/tiered-storage.md) while appends stream:
+// TestRemoteLogAcrossLeaderFailover tiers a log table's segments to remote storage — a
+// directory the nodes share, and S3 — on a 3-node RF=3 cluster (docs/tiered-storage.md) while
+// appends stream:
 //
 //   - followers delete local segments only once the leader's copy is committed, so each node
 //     keeps few segments;
@@ -35,8 +37,18 @@ func TestRemoteLogAcrossLeaderFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (-short)")
 	}
+	t.Run("shared-directory", func(t *testing.T) {
+		remoteLogAcrossLeaderFailover(t, map[string]string{"remote.data.dir": t.TempDir()}) // one directory all three nodes share
+	})
+	t.Run("s3", func(t *testing.T) {
+		// No shared directory: the nodes and the client meet in the bucket.
+		remoteLogAcrossLeaderFailover(t, remotetest.Start(t).Options("cluster"))
+	})
+}
+
+func remoteLogAcrossLeaderFailover(t *testing.T, remoteOpts map[string]string) {
 	set := maps.Clone(faultOptions)
-	set["remote.data.dir"] = t.TempDir() // one directory all three nodes share
+	maps.Copy(set, remoteOpts)
 	set["log.segment.file-size"] = "16kb"
 	set["remote.log.task-interval-duration"] = "200ms"
 	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
