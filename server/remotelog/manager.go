@@ -93,8 +93,8 @@ type bucketState struct {
 	v          atomic.Pointer[view]
 	sweptEpoch int32 // the epoch at which this server last swept orphans; math.MinInt32: never
 	needSweep  bool  // a pass failed after uploading: sweep before the next copy
-	failures   int
-	retryAt    time.Time
+	failures   int       // consecutive failed passes
+	dueAt      time.Time // when the next pass is due; zero: at once
 }
 
 // Manager tiers the closed segments of the buckets this server leads and serves the
@@ -109,7 +109,6 @@ type Manager struct {
 	idx     indexCache
 
 	failing atomic.Bool // the store is failing: WARNed once, INFO when it works again
-	wake    chan struct{}
 }
 
 // New returns a manager; Run drives it.
@@ -127,7 +126,7 @@ func New(opts Options) *Manager {
 		opts.MaxBackoff = max(opts.Config.Interval, time.Second)
 	}
 	return &Manager{opts: opts, log: opts.Logger, m: newMetrics(), buckets: map[cluster.Bucket]*bucketState{},
-		idx: indexCache{max: 64 << 20}, wake: make(chan struct{}, 1)}
+		idx: indexCache{max: 64 << 20}}
 }
 
 // Storage is the remote store the manager writes to.
@@ -143,18 +142,9 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-m.wake:
 		}
 		next := m.RunOnce(ctx)
 		t.Reset(max(time.Until(next), 10*time.Millisecond))
-	}
-}
-
-// Trigger asks Run for a pass now (tests, and a bucket that just became leader).
-func (m *Manager) Trigger() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
 	}
 }
 
@@ -169,8 +159,9 @@ func (m *Manager) state(b cluster.Bucket) *bucketState {
 	return st
 }
 
-// RunOnce runs one pass over the hosted buckets due for one, at most Config.Threads at a
-// time, and returns when the next pass is due.
+// RunOnce runs a pass of every hosted bucket that is due (each Config.Interval after its
+// last pass, sooner with backoff after a failure), at most Config.Threads at a time, and
+// returns when the next bucket is due.
 func (m *Manager) RunOnce(ctx context.Context) time.Time {
 	now := m.opts.Now()
 	next := now.Add(m.opts.Config.Interval)
@@ -178,55 +169,69 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 	hosted := make(map[cluster.Bucket]bool, len(buckets))
 	sem := make(chan struct{}, m.opts.Config.Threads)
 	var wg sync.WaitGroup
-	var nextMu sync.Mutex
-	anyFailed := false
+	var due []*bucketState
 	for _, b := range buckets {
 		hosted[b.Bucket] = true
 		st := m.state(b.Bucket)
-		if st.retryAt.After(now) {
-			nextMu.Lock()
-			if st.retryAt.Before(next) {
-				next = st.retryAt
-			}
-			nextMu.Unlock()
+		if st.dueAt.After(now) {
 			continue
 		}
+		due = append(due, st)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := m.passBucket(ctx, b, st)
-			if err == nil || ctx.Err() != nil {
-				st.failures = 0
-				st.retryAt = time.Time{}
-				return
-			}
-			st.failures++
-			backoff := min(time.Second<<min(st.failures-1, 16), m.opts.MaxBackoff)
-			st.retryAt = m.opts.Now().Add(backoff)
-			nextMu.Lock()
-			anyFailed = true
-			if st.retryAt.Before(next) {
-				next = st.retryAt
-			}
-			nextMu.Unlock()
-			if ferr.CodeOf(err) == ferr.FencedLeaderEpochException {
-				m.log.Info("remote log: not committed, the bucket has a newer leader", "bucket", b.Bucket, "err", err)
-				return
-			}
-			m.m.failures.Add(1)
-			if m.failing.CompareAndSwap(false, true) {
-				m.log.Warn("remote log tiering failing; local segments are kept until their copy is committed, retrying with backoff",
-					"bucket", b.Bucket, "err", err)
-			} else {
-				m.log.Debug("remote log tiering failed", "bucket", b.Bucket, "err", err)
-			}
+			m.finishPass(b, st, m.passBucket(ctx, b, st), ctx.Err() != nil)
 		}()
 	}
 	wg.Wait()
-	if !anyFailed && m.failing.CompareAndSwap(true, false) {
+	stillFailing := false
+	m.mu.Lock()
+	for b, st := range m.buckets {
+		if hosted[b] {
+			stillFailing = stillFailing || st.failures > 0
+			if st.dueAt.Before(next) {
+				next = st.dueAt
+			}
+		}
+	}
+	m.mu.Unlock()
+	if len(due) > 0 && !stillFailing && m.failing.CompareAndSwap(true, false) {
 		m.log.Info("remote log tiering works again")
 	}
+	m.dropGone(ctx, hosted)
+	return next
+}
+
+// finishPass records the outcome of a pass of b: when the next one is due, and the failure
+// signals (one WARN when tiering starts failing, the metric).
+func (m *Manager) finishPass(b Bucket, st *bucketState, err error, cancelled bool) {
+	now := m.opts.Now()
+	switch {
+	case err == nil || cancelled:
+		st.failures = 0
+		st.dueAt = now.Add(m.opts.Config.Interval)
+	case ferr.CodeOf(err) == ferr.FencedLeaderEpochException:
+		// Not a failure of the store: the next pass sees the new leadership.
+		st.failures = 0
+		st.dueAt = now.Add(m.opts.Config.Interval)
+		m.log.Info("remote log: not committed, the bucket has a newer leader", "bucket", b.Bucket, "err", err)
+	default:
+		st.failures++
+		st.dueAt = now.Add(min(time.Second<<min(st.failures-1, 16), m.opts.MaxBackoff))
+		m.m.failures.Add(1)
+		if m.failing.CompareAndSwap(false, true) {
+			m.log.Warn("remote log tiering failing; local segments are kept until their copy is committed, retrying with backoff",
+				"bucket", b.Bucket, "err", err)
+		} else {
+			m.log.Debug("remote log tiering failed", "bucket", b.Bucket, "err", err)
+		}
+	}
+}
+
+// dropGone forgets the buckets no longer hosted, deleting the remote logs of those whose
+// table or partition was dropped.
+func (m *Manager) dropGone(ctx context.Context, hosted map[cluster.Bucket]bool) {
 	type drop struct {
 		b cluster.Bucket
 		v *view
@@ -253,7 +258,6 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 		delete(m.buckets, d.b)
 		m.mu.Unlock()
 	}
-	return next
 }
 
 // dropped reports whether b's table or partition is gone from the catalog.

@@ -210,7 +210,7 @@ var bucket0 = cluster.Bucket{TableID: 7, PartitionID: cluster.NoPartition, Bucke
 func pass(m *Manager) {
 	m.mu.Lock()
 	for _, st := range m.buckets {
-		st.retryAt = time.Time{}
+		st.dueAt = time.Time{}
 	}
 	m.mu.Unlock()
 	m.RunOnce(context.Background())
