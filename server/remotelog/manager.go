@@ -91,8 +91,8 @@ type bucketState struct {
 	mu         sync.Mutex // one pass at a time
 	loadMu     sync.Mutex // one load of the record at a time (a pass's, or a reader's first)
 	v          atomic.Pointer[view]
-	sweptEpoch int32 // the epoch at which this server last swept orphans; math.MinInt32: never
-	needSweep  bool  // a pass failed after uploading: sweep before the next copy
+	sweptEpoch int32     // the epoch at which this server last swept orphans; math.MinInt32: never
+	needSweep  bool      // a pass failed after uploading: sweep before the next copy
 	failures   int       // consecutive failed passes
 	dueAt      time.Time // when the next pass is due; zero: at once
 }
