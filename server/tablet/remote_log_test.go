@@ -134,6 +134,14 @@ func TestFetchBelowLocalStartAnswersRemoteLogFetchInfo(t *testing.T) {
 	if earliest := list(0); earliest != 0 {
 		t.Fatalf("LIST_OFFSETS earliest %d, want the remote log start 0", earliest)
 	}
+	var stats flusspb.GetTableStatsResponse
+	if err := tablet.Call(ctx, wire.GetTableStats, &flusspb.GetTableStatsRequest{TableId: proto.Int64(id),
+		BucketsReq: []*flusspb.PbTableStatsReqForBucket{{BucketId: proto.Int32(0)}}}, &stats); err != nil {
+		t.Fatal(err)
+	}
+	if rc := stats.BucketsResp[0].GetRowCount(); rc != 1200 {
+		t.Fatalf("GET_TABLE_STATS row count %d, want all 1200 rows, tiered or not", rc)
+	}
 	// An offset inside the second segment: the first segment named is the one holding it,
 	// and first_start_pos points at a batch at or before it.
 	mid := segs[1].GetRemoteLogStartOffset() + 25
