@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +18,9 @@ import (
 // from the fetch offset on; a client reads them in order and fetches again from where they
 // end, so a cap changes nothing but the answer's size.
 const maxFetchSegments = 64
+
+// firstLoadTimeout bounds a reader's first read of a bucket's committed record and manifest.
+const firstLoadTimeout = 5 * time.Second
 
 // committed returns b's committed view, loading it on first use (a fetch that arrives
 // before the first pass, e.g. right after a restart). Nil when it cannot be read.
@@ -30,6 +34,8 @@ func (m *Manager) committed(ctx context.Context, t *cluster.TableInfo, p *cluste
 	if v := st.v.Load(); v != nil {
 		return v
 	}
+	ctx, cancel := context.WithTimeout(ctx, firstLoadTimeout)
+	defer cancel()
 	v, err := m.loadLocked(ctx, t, p, b, st)
 	if err != nil {
 		m.log.Debug("remote log: load committed manifest", "bucket", b, "err", err)

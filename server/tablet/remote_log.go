@@ -2,7 +2,6 @@ package tablet
 
 import (
 	"context"
-	"time"
 
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
@@ -10,7 +9,8 @@ import (
 
 // RemoteLog is the tiered part of bucket logs (server/remotelog.Manager): what FETCH_LOG
 // answers for an offset below the local log start, and the remote log start LIST_OFFSETS
-// earliest reports.
+// earliest reports. Its methods answer from memory, except the first call for a bucket,
+// which reads the bucket's committed record (bounded in time by the implementation).
 type RemoteLog interface {
 	// LogStartOffset returns the first offset of b's committed remote log, if any.
 	LogStartOffset(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket) (int64, bool)
@@ -20,9 +20,6 @@ type RemoteLog interface {
 	// FetchInfo returns the remote segments holding offset on, or nil.
 	FetchInfo(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, offset int64) *flusspb.PbRemoteLogFetchInfo
 }
-
-// remoteLoadTimeout bounds the first read of a bucket's committed remote log in a request.
-const remoteLoadTimeout = 5 * time.Second
 
 // partitionOf returns rep's partition, from the catalog when the replica does not know it.
 func (s *Server) partitionOf(rep *Replica) *cluster.PartitionInfo {
@@ -40,9 +37,7 @@ func (s *Server) logStart(rep *Replica) int64 {
 	if s.opts.RemoteLog == nil {
 		return local
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), remoteLoadTimeout)
-	defer cancel()
-	if start, ok := s.opts.RemoteLog.LogStartOffset(ctx, rep.Table, s.partitionOf(rep), rep.Bucket); ok && start < local {
+	if start, ok := s.opts.RemoteLog.LogStartOffset(context.Background(), rep.Table, s.partitionOf(rep), rep.Bucket); ok && start < local {
 		return start
 	}
 	return local
@@ -54,9 +49,7 @@ func (s *Server) remoteFetchInfo(rep *Replica, offset int64) *flusspb.PbRemoteLo
 	if s.opts.RemoteLog == nil || offset >= rep.Log.LogStartOffset() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), remoteLoadTimeout)
-	defer cancel()
-	return s.opts.RemoteLog.FetchInfo(ctx, rep.Table, s.partitionOf(rep), rep.Bucket, offset)
+	return s.opts.RemoteLog.FetchInfo(context.Background(), rep.Table, s.partitionOf(rep), rep.Bucket, offset)
 }
 
 // remoteOffsetForTimestamp improves a local timestamp lookup that answered the local log
@@ -65,9 +58,7 @@ func (s *Server) remoteOffsetForTimestamp(rep *Replica, local, ts int64) int64 {
 	if s.opts.RemoteLog == nil || local > rep.Log.LogStartOffset() {
 		return local
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), remoteLoadTimeout)
-	defer cancel()
-	if off, ok := s.opts.RemoteLog.OffsetForTimestamp(ctx, rep.Table, s.partitionOf(rep), rep.Bucket, ts); ok && off < local {
+	if off, ok := s.opts.RemoteLog.OffsetForTimestamp(context.Background(), rep.Table, s.partitionOf(rep), rep.Bucket, ts); ok && off < local {
 		return off
 	}
 	return local
