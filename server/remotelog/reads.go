@@ -19,7 +19,8 @@ import (
 // end, so a cap changes nothing but the answer's size.
 const maxFetchSegments = 64
 
-// firstLoadTimeout bounds a reader's first read of a bucket's committed record and manifest.
+// firstLoadTimeout bounds what a reader fetches from the stores: a bucket's committed record and
+// manifest on first use, a segment's index.
 const firstLoadTimeout = 5 * time.Second
 
 // committed returns b's committed view, loading it on first use (a fetch that arrives
@@ -111,6 +112,8 @@ func (m *Manager) position(ctx context.Context, dir string, s Segment, offset in
 	}
 	idx, ok := m.idx.get(s.ID)
 	if !ok {
+		ctx, cancel := context.WithTimeout(ctx, firstLoadTimeout)
+		defer cancel()
 		rc, err := m.opts.Storage.Bucket.Get(ctx, segmentKey(dir, s.ID, s.StartOffset, ".index"))
 		if err != nil {
 			return 0
@@ -183,6 +186,8 @@ func (m *Manager) OffsetForTimestamp(ctx context.Context, t *cluster.TableInfo, 
 		if s.MaxTimestamp < ts {
 			continue
 		}
+		ctx, cancel := context.WithTimeout(ctx, firstLoadTimeout)
+		defer cancel()
 		rc, err := m.opts.Storage.Bucket.Get(ctx, segmentKey(v.dir, s.ID, s.StartOffset, ".timeindex"))
 		if err != nil {
 			return s.StartOffset, true
