@@ -13,10 +13,10 @@ import (
 )
 
 // openRemoteLog opens log tiering (docs/tiered-storage.md) into storage, the node's
-// remote.data.dir, when that option is set explicitly and remote.log.task-interval-duration
-// is not 0; otherwise it returns nil and every segment stays on local disk until
-// table.log.ttl deletes it (the default remote.data.dir, a directory on the node's own disk,
-// would free nothing). tabletServer is called lazily (the tablet server is created after the
+// remote.data.dir, when that option is set explicitly (with remote.log.task-interval-duration
+// 0 nothing more is tiered, and what is already is served); otherwise it returns nil and every
+// segment stays on local disk until table.log.ttl deletes it (the default remote.data.dir, a
+// directory on the node's own disk, would free nothing). tabletServer is called lazily (the tablet server is created after the
 // manager, which it reads from). In a cluster (ctl non-nil) commits are fenced by the
 // bucket's leader epoch in etcd.
 func openRemoteLog(cfg config.Config, storage *remote.Storage, store meta.Store, ctl *control.Control, catalog cluster.Catalog,

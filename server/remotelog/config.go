@@ -19,15 +19,16 @@ const (
 // Config configures log tiering.
 type Config struct {
 	// Interval is remote.log.task-interval-duration (Fluss default 1 min): how often each
-	// bucket's closed segments are copied. 0 disables tiering, as in Fluss.
+	// bucket's closed segments are copied. 0 disables tiering, as in Fluss: nothing more is
+	// copied or deleted, and what is already tiered is still served.
 	Interval time.Duration
 	// Threads is remote.log.data-transfer-thread-num (Fluss default 4): buckets tiered at
 	// once, which bounds the uploads in flight.
 	Threads int
 }
 
-// ConfigFrom reads the options from the server's raw option map. Tiering is enabled when it
-// returns ok: remote.data.dir is set and the interval is not 0.
+// ConfigFrom reads the options from the server's raw option map. It returns ok when
+// remote.data.dir is set: the remote log is then served, and tiered unless the interval is 0.
 func ConfigFrom(raw map[string]string) (c Config, ok bool, err error) {
 	c = Config{Interval: time.Minute, Threads: 4}
 	if v, set := raw[OptTaskInterval]; set && strings.TrimSpace(v) != "" {
@@ -44,5 +45,5 @@ func ConfigFrom(raw map[string]string) (c Config, ok bool, err error) {
 		}
 		c.Threads = n
 	}
-	return c, strings.TrimSpace(raw[OptDataDir]) != "" && c.Interval > 0, nil
+	return c, strings.TrimSpace(raw[OptDataDir]) != "", nil
 }

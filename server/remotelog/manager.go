@@ -135,6 +135,9 @@ func (m *Manager) Storage() *remote.Storage { return m.opts.Storage }
 // Run runs a pass over every hosted bucket at once and then every Config.Interval (failed
 // buckets are retried sooner, with backoff), until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
+	if m.opts.Config.Interval <= 0 {
+		return // tiering is off; the committed remote logs are still served
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
