@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss fetch-fluss test-cluster bench-cluster bench-clients
+.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -113,6 +113,16 @@ fetch-fluss: $(FLUSS_CACHE)/.fetched
 bench-fluss: build $(VENV)/.installed fetch-fluss
 	$(GO) build -o bin/benchcompare ./tools/benchcompare
 	bin/benchcompare -fluss-jars $(FLUSS_CACHE) -strom $(BIN) -python $(PY) -json .cache/bench-fluss.json -md .cache/bench-fluss.md $(BENCH_FLUSS_ARGS)
+
+## bench-fsync: on the disk under .cache, N writers each appending to and fdatasyncing its own
+## file (Strom's per-bucket segments) against one group-commit journal fed by the same writers,
+## N = 1, 4, 16, 64 (~1-2 min; see docs/benchmarks.md). Flags of tools/fsyncbench go in
+## BENCH_FSYNC_ARGS, e.g. "-rounds 3 -duration 2s".
+BENCH_FSYNC_ARGS ?=
+bench-fsync:
+	@mkdir -p .cache
+	$(GO) build -o bin/fsyncbench ./tools/fsyncbench
+	bin/fsyncbench -dir .cache -json .cache/bench-fsync.json -md .cache/bench-fsync.md $(BENCH_FSYNC_ARGS)
 
 ## bench-clients: the Go client (package fluss) against the Java client (fluss-client 0.9.1 from
 ## Maven Central, tools/javabench) on the same Strom server and workload: append, scan, upsert,

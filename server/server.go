@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
@@ -78,6 +79,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err := cfg.Finish(); err != nil {
 		return nil, err
 	}
+	for _, w := range cfg.Warnings() { // unknown and unserved options (internal/options)
+		log.Warn(w)
+	}
 	n := &Node{cfg: cfg, log: log, serveErr: make(chan error, 8)}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -101,7 +105,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if lakeCfg.Enabled() {
 		// Started first: the tiering process opens the lake catalog while this node opens
 		// its stores; WaitReady below joins it.
-		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[lakehost.OptBinary],
+		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[options.TieringBinary.Key],
 			Logger: log.With("role", "lake")}); err != nil {
 			return nil, fmt.Errorf("open data lake: %w", err)
 		}
@@ -130,13 +134,26 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control
 	}
-	producerTTL, err := durationOption(cfg, "coordinator.producer-offsets.ttl")
+	producerTTL, err := options.ProducerOffsetsTTL.Get(cfg.Raw)
+	if err != nil {
+		return nil, err
+	}
+	lakeTables, err := lakeTablesEnabled(cfg, lakeCfg)
+	if err != nil {
+		return nil, err
+	}
+	allowLog, err := options.AllowCreateLogTables.Get(cfg.Raw)
+	if err != nil {
+		return nil, err
+	}
+	allowKv, err := options.AllowCreateKvTables.Get(cfg.Raw)
 	if err != nil {
 		return nil, err
 	}
 	n.coordinator, err = coordinator.Open(ctx, catalogStore, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
-		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeCfg.Enabled(),
+		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeTables,
+		DisallowLogTables: !allowLog, DisallowKvTables: !allowKv,
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
 		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
 		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions(),
@@ -145,11 +162,15 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	tabletOpts := tablet.Options{
-		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store,
+		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store, IDRanges: n.store,
 		Config: cfg, Authorizer: authz, InternalListener: internalListener,
+		// Parsed once, by config through the registry (internal/options); the tablet server
+		// reads its raw keys only when these are zero.
+		MinInSyncReplicas: int(cfg.Cluster.MinInSyncReplicas), ReplicaMaxLag: cfg.Cluster.ReplicaMaxLagTime,
 	}
 	if n.control != nil {
 		tabletOpts.Replication = n.control
+		tabletOpts.MembershipValid = n.control.MembershipValid
 	}
 	if n.tierer != nil {
 		if err := n.tierer.WaitReady(ctx); err != nil {

@@ -1,6 +1,6 @@
 // Command strom-lake tiers Strom tables into Apache Iceberg. A lake-enabled `strom serve`
 // (datalake.format=iceberg) starts it as a child process and talks to it over inherited
-// sockets (package lakehost); it is not meant to be run by hand. It is a binary of its own so
+// sockets (package lakehost, protocol in lakeconf); it is not meant to be run by hand. It is a binary of its own so
 // that strom neither links nor initializes Iceberg's libraries (docs/lake.md).
 package main
 
@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/stromdb/strom/server/lake"
-	"github.com/stromdb/strom/server/lakehost"
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
 func main() {
@@ -42,11 +42,11 @@ func run() error {
 	}
 	// JSON lines on stderr, which the server re-logs with its own logger (package lakehost).
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
-	hostConn, err := inherited(lakehost.HostFD)
+	hostConn, err := inherited(lakeconf.HostFD)
 	if err != nil {
 		return err
 	}
-	tiererConn, err := inherited(lakehost.TiererFD)
+	tiererConn, err := inherited(lakeconf.TiererFD)
 	if err != nil {
 		return err
 	}

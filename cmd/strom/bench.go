@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	benchpkg "github.com/stromdb/strom/cmd/strom/bench"
 	"github.com/stromdb/strom/cmd/strom/cli"
@@ -18,8 +20,16 @@ import (
 	"github.com/stromdb/strom/internal/arrowlog"
 )
 
-// bench runs `strom bench [flags] MODE...` against a running server.
+// bench runs `strom bench [flags] MODE...` against a running server until it is done or
+// interrupted.
 func bench(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return benchOut(ctx, args, os.Stderr)
+}
+
+// benchOut is bench with ctx and the writer for its usage and flag errors.
+func benchOut(ctx context.Context, args []string, out io.Writer) error {
 	cfg := benchpkg.DefaultConfig()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -72,28 +82,43 @@ Flags:
 	fs.DurationVar(&cfg.MaxDuration, "max-duration", cfg.MaxDuration, "upper bound of each timed section")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "data generator seed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this bench process (the client side) to FILE")
+	serverPids := fs.String("server-pid", "", "comma-separated pids of the server's processes on this machine: each result then carries their CPU time over its timed section (server_cpu_s), read from /proc")
 	asJSON := fs.Bool("json", false, "print one JSON object per mode instead of the summary line")
 	progressMode := fs.String("progress", "auto", "progress bar on stderr while each mode runs: auto (when stderr is a terminal), always, never")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
 	var err error
 	if cfg.Compression, err = arrowlog.ParseCompression(strings.ToUpper(*compression)); err != nil {
-		return fmt.Errorf("-compression: %w", err)
+		return cli.Usage(fmt.Errorf("-compression: %w", err))
 	}
 	cfg.Acks = int32(*acks)
 	if *projection != "" {
 		for _, f := range strings.Split(*projection, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
-				return fmt.Errorf("-projection %q: %w", *projection, err)
+				return cli.Usage(fmt.Errorf("-projection %q: %w", *projection, err))
 			}
 			cfg.Projection = append(cfg.Projection, i)
 		}
 	}
+	if *serverPids != "" {
+		var pids []int
+		for _, f := range strings.Split(*serverPids, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || pid <= 0 {
+				return cli.Usage(fmt.Errorf("-server-pid %q: want positive pids separated by commas", *serverPids))
+			}
+			pids = append(pids, pid)
+		}
+		if _, err := benchpkg.ProcCPU(pids...); err != nil {
+			return cli.Usage(fmt.Errorf("-server-pid: %w", err))
+		}
+		cfg.ServerCPU = func() (time.Duration, error) { return benchpkg.ProcCPU(pids...) }
+	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fmt.Errorf("bench: no mode given")
+		return cli.Usage(fmt.Errorf("bench: no mode given"))
 	}
 	var modes []benchpkg.Mode
 	for _, a := range fs.Args() {
@@ -103,7 +128,7 @@ Flags:
 		}
 		m, err := benchpkg.ParseMode(a)
 		if err != nil {
-			return err
+			return cli.Usage(err)
 		}
 		modes = append(modes, m)
 	}
@@ -117,7 +142,7 @@ Flags:
 		}
 	case "never":
 	default:
-		return fmt.Errorf("-progress %q: want auto, always or never", *progressMode)
+		return cli.Usage(fmt.Errorf("-progress %q: want auto, always or never", *progressMode))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -130,8 +155,6 @@ Flags:
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	enc := json.NewEncoder(os.Stdout)
 	_, err = benchpkg.Run(ctx, cfg, modes, func(r benchpkg.Result) {
 		if *asJSON {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,17 +30,21 @@ func TestBenchCommand(t *testing.T) {
 	addr := node.Addr("coordinator")
 
 	args := []string{"-bootstrap", addr, "-rows", "250", "-batch", "50", "-columns", "4", "-buckets", "2",
-		"-compression", "lz4_frame", "-projection", "0,1", "-lookups", "40", "-json", "all"}
+		"-compression", "lz4_frame", "-projection", "0,1", "-lookups", "40", "-json",
+		"-server-pid", strconv.Itoa(os.Getpid()), // the in-process server is this process
+		"all"}
 	if err := bench(args); err != nil {
 		t.Fatalf("bench %s: %v", strings.Join(args, " "), err)
 	}
 	for _, bad := range [][]string{
-		{"-bootstrap", addr},                                   // no mode
-		{"-bootstrap", addr, "sideways"},                       // unknown mode
-		{"-bootstrap", addr, "-compression", "gzip", "append"}, // unknown codec
-		{"-bootstrap", addr, "-projection", "x", "scan"},       // bad projection
-		{"-bootstrap", addr, "-append-rate", "-1", "tiering"},  // negative rate
-		{"-bootstrap", addr, "tiering"},                        // the server has no data lake
+		{"-bootstrap", addr},                                        // no mode
+		{"-bootstrap", addr, "sideways"},                            // unknown mode
+		{"-bootstrap", addr, "-compression", "gzip", "append"},      // unknown codec
+		{"-bootstrap", addr, "-projection", "x", "scan"},            // bad projection
+		{"-bootstrap", addr, "-append-rate", "-1", "tiering"},       // negative rate
+		{"-bootstrap", addr, "tiering"},                             // the server has no data lake
+		{"-bootstrap", addr, "-server-pid", "x", "append"},          // not a pid
+		{"-bootstrap", addr, "-server-pid", "1073741824", "append"}, // no such process
 	} {
 		if err := bench(bad); err == nil {
 			t.Errorf("bench %v: no error", bad)

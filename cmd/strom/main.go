@@ -1,6 +1,6 @@
 // Command strom is the Strom server and its tools.
 //
-//	strom serve [flags]    start a single-node server
+//	strom serve [flags]    start a server: a single node, or a node of a cluster
 //	strom bench [flags]    measure a running server
 //	strom repair-log ...   accept the truncation of a bucket log that went offline
 //	strom COMMAND ...      work with databases, tables and data (strom --help)
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -26,29 +27,40 @@ import (
 )
 
 func main() {
-	var err error
-	switch {
-	case len(os.Args) > 1 && os.Args[1] == "serve":
-		err = serve(os.Args[2:])
-	case len(os.Args) > 1 && os.Args[1] == "bench":
-		err = bench(os.Args[2:])
-	case len(os.Args) > 1 && os.Args[1] == "repair-log":
-		err = repairLog(os.Args[2:])
-	default:
-		// Everything else is the command line for people (cmd/strom/cli): help, completion,
-		// db, table, produce, tail, lookup, offsets, cluster.
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		code := cli.Run(ctx, os.Args[1:], cli.StdStreams())
-		stop()
-		os.Exit(code)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "strom:", err)
-		os.Exit(1)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], cli.StdStreams())
+	stop()
+	os.Exit(code)
 }
 
-func serve(args []string) error {
+// run is the whole command line: the server commands below and the data commands of
+// cmd/strom/cli, with one help, one completion and one set of exit codes.
+func run(ctx context.Context, args []string, streams cli.Streams) int {
+	return cli.Run(ctx, args, streams,
+		cli.Command{Name: "serve", Short: "start a Strom server: a single node, or a node of a cluster (docs/cluster.md)",
+			Run: func(ctx context.Context, args []string, _, stderr io.Writer) error { return serve(ctx, args, stderr) }},
+		cli.Command{Name: "bench", Short: "benchmark a running server (docs/benchmarks.md)",
+			Run: func(ctx context.Context, args []string, _, stderr io.Writer) error {
+				return benchOut(ctx, args, stderr)
+			}},
+		cli.Command{Name: "repair-log", Short: "accept the truncation of a bucket log that went offline (docs/durability.md)",
+			Run: func(_ context.Context, args []string, _, stderr io.Writer) error { return repairLog(args, stderr) }},
+	)
+}
+
+// parseFlags parses args into fs, printing usage and errors to out. Bad flags are usage
+// errors (exit 2); -h is flag.ErrHelp (exit 0).
+func parseFlags(fs *flag.FlagSet, args []string, out io.Writer) error {
+	fs.SetOutput(out)
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return cli.Usage(err)
+	}
+	return err
+}
+
+// serve runs a node until ctx is done or the node fails.
+func serve(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", "", "directory for all data (default ./strom-data; config data.dir)")
 	coordListen := fs.String("coordinator-listen", "", "coordinator HOST:PORT (default 127.0.0.1:9123; port 0 picks a free port)")
@@ -59,12 +71,26 @@ func serve(args []string) error {
 	pprofOn := fs.Bool("pprof", false, "serve /debug/pprof/ on the HTTP listener (config debug.pprof.enabled)")
 	var sets multiFlag
 	fs.Var(&sets, "set", "set a config option KEY=VALUE (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: strom serve [flags]
+
+Starts a Strom node: a coordinator and a tablet server. Alone it is a single-node cluster;
+with etcd.* options (--config) it forms or joins a cluster (docs/cluster.md). Options are
+Fluss's server options (docs/configuration.md); flags override the --config file.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usage(fmt.Errorf("serve takes no arguments, got %q", fs.Arg(0)))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return cli.Usage(fmt.Errorf("--log-level: %w", err))
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
@@ -77,10 +103,10 @@ func serve(args []string) error {
 	for _, kv := range sets {
 		k, v, ok := cutEq(kv)
 		if !ok {
-			return fmt.Errorf("--set %q: want KEY=VALUE", kv)
+			return cli.Usage(fmt.Errorf("--set %q: want KEY=VALUE", kv))
 		}
 		if err := cfg.Set(k, v); err != nil {
-			return err
+			return cli.Usage(fmt.Errorf("--set %s: %w", kv, err))
 		}
 	}
 	if *dataDir != "" {
@@ -88,7 +114,7 @@ func serve(args []string) error {
 	}
 	if *httpListen != "" {
 		if err := cfg.Set("http.listen", *httpListen); err != nil {
-			return fmt.Errorf("--http-listen: %w", err)
+			return cli.Usage(fmt.Errorf("--http-listen: %w", err))
 		}
 	}
 	if *pprofOn {
@@ -97,7 +123,7 @@ func serve(args []string) error {
 	if *coordListen != "" {
 		l, err := config.ParseHostPort(*coordListen)
 		if err != nil {
-			return fmt.Errorf("--coordinator-listen: %w", err)
+			return cli.Usage(fmt.Errorf("--coordinator-listen: %w", err))
 		}
 		l.Name = cfg.CoordinatorListeners[0].Name
 		cfg.CoordinatorListeners = []config.Listener{l}
@@ -105,14 +131,12 @@ func serve(args []string) error {
 	if *tabletListen != "" {
 		l, err := config.ParseHostPort(*tabletListen)
 		if err != nil {
-			return fmt.Errorf("--tablet-listen: %w", err)
+			return cli.Usage(fmt.Errorf("--tablet-listen: %w", err))
 		}
 		l.Name = cfg.CoordinatorListeners[0].Name
 		cfg.TabletListeners = []config.Listener{l}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	start := time.Now()
 	// Importing internal/cmalloc set one malloc arena and a fixed mmap threshold when the
 	// program was loaded (docs/configuration.md "Memory budget").

@@ -4,15 +4,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/stromdb/strom/cmd/strom/cli"
 	"github.com/stromdb/strom/server/logstore"
 )
 
 // repairLog is the operator's decision for a bucket whose log went offline because a stored
 // batch is corrupt (docs/durability.md): with --accept-truncation it cuts the log at the
 // corrupt batch, dropping it and everything after it. Run it only while the server is stopped.
-func repairLog(args []string) error {
+func repairLog(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("repair-log", flag.ContinueOnError)
 	dir := fs.String("bucket-dir", "", "the offline bucket's directory, as named in the server's ERROR line (required)")
 	accept := fs.Bool("accept-truncation", false, "drop the corrupt batch and every batch after it (required: this loses acknowledged data)")
@@ -27,16 +29,16 @@ server first. See docs/durability.md.
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
 	if *dir == "" {
 		fs.Usage()
-		return errors.New("repair-log: --bucket-dir is required")
+		return cli.Usage(errors.New("repair-log: --bucket-dir is required"))
 	}
 	if !*accept {
 		fs.Usage()
-		return errors.New("repair-log: refusing to drop data without --accept-truncation")
+		return cli.Usage(errors.New("repair-log: refusing to drop data without --accept-truncation"))
 	}
 	rep, err := logstore.AcceptTruncation(*dir)
 	if err != nil {

@@ -123,13 +123,13 @@ func (u TimeUnit) String() string {
 
 // prop returns the enum constant (upper case) of a known enum property, or its default.
 func (d *TableDescriptor) enumProp(key string) string {
-	o := tableOptions[key]
+	o := declared(key)
 	if v, ok := d.Properties[key]; ok {
 		if e, err := parseJavaEnum(o, v); err == nil {
 			return e
 		}
 	}
-	return strings.ToUpper(o.def)
+	return strings.ToUpper(o.Default)
 }
 
 func (d *TableDescriptor) intProp(key string, def int64, bits int) int64 {
@@ -260,7 +260,7 @@ func (d *TableDescriptor) DataLakeEnabled() bool { return d.boolProp(PropDatalak
 // DataLakeFormat returns table.datalake.format in lower case ("paimon", ...), or "".
 func (d *TableDescriptor) DataLakeFormat() string {
 	if v, ok := d.Properties[PropDatalakeFormat]; ok {
-		if e, err := parseJavaEnum(tableOptions[PropDatalakeFormat], v); err == nil {
+		if e, err := parseJavaEnum(declared(PropDatalakeFormat), v); err == nil {
 			return strings.ToLower(e)
 		}
 	}

@@ -117,7 +117,7 @@ func (d *TableDescriptor) ApplyDefaults(c ClusterDefaults) error {
 	}
 	if d.HasPrimaryKey() {
 		if _, ok := orig[PropDeleteBehavior]; !ok {
-			if me, err := parseJavaEnum(tableOptions[PropMergeEngine], orig[PropMergeEngine]); err == nil && me != "" {
+			if me, err := parseJavaEnum(declared(PropMergeEngine), orig[PropMergeEngine]); err == nil && me != "" {
 				d.Properties[PropDeleteBehavior] = "IGNORE"
 			}
 		}

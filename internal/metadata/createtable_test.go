@@ -224,6 +224,7 @@ func TestPrepareCreateTableErrors(t *testing.T) {
 		{"datalake without cluster lake", tableJSON(colsKV, "", `[]`, "", `{"table.datalake.enabled":"TRUE"}`), ClusterDefaults{}, ferr.InvalidTableException, "doesn't enable datalake tables"},
 		{"lake format mismatch", tableJSON(colsKV, "", `[]`, "", `{"table.datalake.enabled":"true","table.datalake.format":"iceberg"}`), ClusterDefaults{DataLakeFormat: "paimon", DataLakeEnabled: true}, ferr.InvalidConfigException, "must match cluster"},
 		{"historical partition requirements", tableJSON(colsKV, "", `[]`, "", `{"table.datalake.historical-partition.enabled":"true"}`), ClusterDefaults{}, ferr.InvalidConfigException, "has unmet requirements"},
+		{"historical partition refused", tableJSON(colsPart, `["id","dt"]`, `["dt"]`, "", `{"table.datalake.historical-partition.enabled":"true","table.auto-partition.enabled":"true","table.auto-partition.time-unit":"DAY","table.datalake.enabled":"true","table.datalake.format":"paimon"}`), ClusterDefaults{DataLakeFormat: "paimon", DataLakeEnabled: true}, ferr.InvalidConfigException, "is not supported by this server (Strom)"},
 		{"kv format version too new", tableJSON(colsKV, `["id"]`, `[]`, "", `{"table.kv.format-version":"3"}`), ClusterDefaults{}, ferr.InvalidConfigException, "Unsupported kv format version 3"},
 		{"kv tables disallowed", tableJSON(colsKV, `["id"]`, `[]`, "", `{}`), ClusterDefaults{DisallowKvTables: true}, ferr.InvalidTableException, "Primary Key Tables is disallowed"},
 		{"log tables disallowed", tableJSON(colsKV, "", `[]`, "", `{}`), ClusterDefaults{DisallowLogTables: true}, ferr.InvalidTableException, "Log Tables is disallowed"},
@@ -355,6 +356,19 @@ func TestKnownTableProperties(t *testing.T) {
 	}
 	if v, ok := TablePropertyDefault(PropLogTTL); !ok || v != "7d" {
 		t.Fatal("default")
+	}
+	// Every property this package reads by its constant is declared in the registry
+	// (declared's invariant).
+	for _, k := range []string{PropReplicationFactor, PropLogFormat, PropArrowCompressionType, PropArrowCompressionZstdLevel,
+		PropKvFormat, PropKvFormatVersion, PropKvStandbyReplicaEnabled, PropAutoPartitionEnabled, PropAutoPartitionKey,
+		PropAutoPartitionTimeUnit, PropAutoPartitionTimeFormat, PropAutoPartitionTimeZone, PropAutoPartitionNumPrecreate,
+		PropAutoPartitionNumRetention, PropLogTTL, PropLogTieredLocalSegments, PropLogLocalTTL, PropDatalakeEnabled,
+		PropDatalakeHistoricalPartEnab, PropDatalakeFormat, PropDatalakeFreshness, PropDatalakeAutoCompaction,
+		PropDatalakeAutoExpireSnapshot, PropMergeEngine, PropMergeEngineVersionColumn, PropDeleteBehavior,
+		PropAutoIncrementCacheSize, PropChangelogImage, PropStatisticsColumns} {
+		if !IsKnownTableProperty(k) {
+			t.Errorf("%s is not declared in internal/options", k)
+		}
 	}
 }
 

@@ -43,39 +43,8 @@ func writeDataType(w *jsonWriter, t *DataType) {
 		w.key("nullable")
 		w.boolean(false)
 	}
-	switch t.Root {
-	case Char, Binary:
-		w.numField("length", int64(t.Length))
-	case Decimal:
-		w.numField("precision", int64(t.Precision))
-		w.numField("scale", int64(t.Scale))
-	case Time, Timestamp, TimestampLTZ:
-		w.numField("precision", int64(t.Precision))
-	case Array:
-		w.key("element_type")
-		writeTypePtr(w, t.Elem)
-	case Map:
-		w.key("key_type")
-		writeTypePtr(w, t.Elem)
-		w.key("value_type")
-		writeTypePtr(w, t.Value)
-	case Row:
-		w.key("fields")
-		w.beginArray()
-		for i := range t.Fields {
-			f := &t.Fields[i]
-			w.sep()
-			w.beginObject()
-			w.strField("name", f.Name)
-			w.key("field_type")
-			writeDataType(w, &f.Type)
-			if f.Description != "" {
-				w.strField("description", f.Description)
-			}
-			w.numField("field_id", int64(f.ID))
-			w.endObject()
-		}
-		w.endArray()
+	if t.Root.Valid() {
+		t.Root.def().params.writeJSON(w, t)
 	}
 	w.endObject()
 }
@@ -117,72 +86,53 @@ func decodeDataType(obj jsonObject, depth int) (DataType, error) {
 		t.NotNull = !b
 	}
 
-	intParam := func(key string) (int, error) {
-		v, err := collectionField(obj, key)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
-		}
-		if v == nil {
-			return 0, nil // Java reads a JSON null with asInt(): 0
-		}
-		n, err := asInt32(key, v)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
-		}
-		return int(n), nil
-	}
-	nested := func(key string) (*DataType, error) {
-		v, err := requiredField(obj, key)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		o, err := asObject(key, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		nt, err := decodeDataType(o, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		return &nt, nil
-	}
-
-	switch root {
-	case Char, Binary:
-		if t.Length, err = intParam("length"); err != nil {
-			return DataType{}, err
-		}
-	case Decimal:
-		if t.Precision, err = intParam("precision"); err != nil {
-			return DataType{}, err
-		}
-		if t.Scale, err = intParam("scale"); err != nil {
-			return DataType{}, err
-		}
-	case Time, Timestamp, TimestampLTZ:
-		if t.Precision, err = intParam("precision"); err != nil {
-			return DataType{}, err
-		}
-	case Array:
-		if t.Elem, err = nested("element_type"); err != nil {
-			return DataType{}, err
-		}
-	case Map:
-		if t.Elem, err = nested("key_type"); err != nil {
-			return DataType{}, err
-		}
-		if t.Value, err = nested("value_type"); err != nil {
-			return DataType{}, err
-		}
-	case Row:
-		if t.Fields, err = decodeRowFields(obj, depth); err != nil {
-			return DataType{}, err
-		}
+	if err := root.def().params.readJSON(&typeJSON{obj: obj, name: name, depth: depth}, &t); err != nil {
+		return DataType{}, err
 	}
 	if msg := t.checkParams(); msg != "" {
 		return DataType{}, fmt.Errorf("invalid data type: %s", msg)
 	}
 	return t, nil
+}
+
+// typeJSON is the JSON object of a data type being decoded, for the parameters' readJSON.
+type typeJSON struct {
+	obj   jsonObject
+	name  string // the "type" value, for errors
+	depth int    // the object's nesting depth
+}
+
+// intParam reads an integer parameter; a JSON null reads as 0, as Java's asInt() does.
+func (r *typeJSON) intParam(key string) (int, error) {
+	v, err := collectionField(r.obj, key)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if v == nil {
+		return 0, nil
+	}
+	n, err := asInt32(key, v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", r.name, err)
+	}
+	return int(n), nil
+}
+
+// nested reads a required nested data type.
+func (r *typeJSON) nested(key string) (*DataType, error) {
+	v, err := requiredField(r.obj, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.name, err)
+	}
+	o, err := asObject(key, v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.name, err)
+	}
+	nt, err := decodeDataType(o, r.depth+1)
+	if err != nil {
+		return nil, err
+	}
+	return &nt, nil
 }
 
 func decodeRowFields(obj jsonObject, depth int) ([]Field, error) {

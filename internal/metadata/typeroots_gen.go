@@ -52,6 +52,31 @@ var typeRootNames = [LastTypeRoot + 1]string{
 	Row:          "ROW",
 }
 
+// typeDefTable returns package metadata's entry of every type root, indexed by root.
+func typeDefTable() [LastTypeRoot + 1]typeDef {
+	return [LastTypeRoot + 1]typeDef{
+		Boolean:      {sql: []string{"BOOLEAN", "BOOL"}, params: noParams},
+		TinyInt:      {sql: []string{"TINYINT"}, params: noParams},
+		SmallInt:     {sql: []string{"SMALLINT"}, params: noParams},
+		Int:          {sql: []string{"INT", "INTEGER"}, params: noParams},
+		BigInt:       {sql: []string{"BIGINT"}, params: noParams},
+		Float:        {sql: []string{"FLOAT"}, params: noParams},
+		Double:       {sql: []string{"DOUBLE", "DOUBLE PRECISION"}, params: noParams},
+		Char:         {sql: []string{"CHAR"}, params: lengthParams},
+		String:       {sql: []string{"STRING", "VARCHAR(n)"}, params: noParams},
+		Binary:       {sql: []string{"BINARY"}, params: lengthParams},
+		Bytes:        {sql: []string{"BYTES", "VARBINARY(n)"}, params: noParams},
+		Decimal:      {sql: []string{"DECIMAL", "NUMERIC", "DEC"}, params: decimalParams},
+		Date:         {sql: []string{"DATE"}, params: noParams},
+		Time:         {sql: []string{"TIME"}, params: precisionParams(DefaultTimePrecision)},
+		Timestamp:    {sql: []string{"TIMESTAMP", "TIMESTAMP WITHOUT TIME ZONE"}, params: precisionParams(DefaultTimestampPrecision)},
+		TimestampLTZ: {sql: []string{"TIMESTAMP_LTZ", "TIMESTAMP WITH LOCAL TIME ZONE"}, params: precisionParams(DefaultTimestampPrecision)},
+		Array:        {sql: []string{"ARRAY"}, params: arrayParams},
+		Map:          {sql: []string{"MAP"}, params: mapParams},
+		Row:          {sql: []string{"ROW"}, params: rowParams},
+	}
+}
+
 // partitionKeyRoots marks the roots whose columns may be partition keys.
 var partitionKeyRoots = [LastTypeRoot + 1]bool{
 	Boolean:      true,

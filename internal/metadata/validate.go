@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/options"
 )
 
 // systemColumns are column names reserved by Fluss (log metadata columns and changelog
@@ -65,6 +67,7 @@ func (d *TableDescriptor) Validate(c ClusterDefaults) error {
 		d.checkSystemColumns,
 		d.checkStatistics,
 		func() error { return d.checkLakeFormat(c) },
+		d.checkRefusedProperties,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -201,7 +204,7 @@ func (d *TableDescriptor) checkPropertyKeys() error {
 	}
 	sort.Strings(keys) // deterministic choice of the reported key
 	for _, k := range keys {
-		o, ok := tableOptions[k]
+		o, ok := tableOption(k)
 		if !ok {
 			if IsTableProperty(k) {
 				return invalidConfig("'%s' is not a recognized Fluss table property in the current cluster version. "+
@@ -211,6 +214,19 @@ func (d *TableDescriptor) checkPropertyKeys() error {
 		}
 		if reason := checkOptionValue(o, d.Properties[k]); reason != "" {
 			return invalidConfig("Invalid value for config '%s'. Reason: %s", k, reason)
+		}
+	}
+	return nil
+}
+
+// checkRefusedProperties refuses a table property that the registry declares Refused
+// (internal/options/table.go) when it is set to anything but its default: Strom does not
+// implement it, and ignoring it would change what the table does. It runs after Fluss's own
+// checks, so that a property Fluss would refuse gets Fluss's message.
+func (d *TableDescriptor) checkRefusedProperties() error {
+	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
+		if o, ok := tableOption(k); ok && o.Status == options.Refused && !o.IsDefault(d.Properties[k]) {
+			return invalidConfig("'%s' is not supported by this server (Strom): %s.", k, o.Why)
 		}
 	}
 	return nil

@@ -91,8 +91,8 @@ func PrefixUpperBound(dst, prefix []byte) []byte {
 // KeyEncoding names a key byte format.
 type KeyEncoding uint8
 
-// Key encodings. Only KeyCompacted is implemented in this package; the lake encoders are
-// named so that callers can detect and refuse tables that need them.
+// Key encodings. KeyCompacted is EncodeKey, KeyPaimon EncodePaimonKey, KeyIceberg
+// EncodeIcebergKey; KeyHudi (bucket keys only) is named so that callers can refuse it.
 const (
 	KeyCompacted KeyEncoding = iota + 1 // CompactedKeyEncoder (no lake, lance, hudi PKs)
 	KeyPaimon                           // Paimon BinaryRow of the key columns

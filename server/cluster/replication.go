@@ -50,7 +50,7 @@ type BucketUpdate struct {
 
 // EpochStart is one entry of a leader's epoch lineage: the first offset written under a
 // leader epoch. A follower compares the leader's lineage with its own to find where its log
-// stops agreeing with the leader's, and truncates there (docs/cluster.md, "Leader epochs").
+// stops agreeing with the leader's, and truncates there (docs/cluster.md, "Replication inside the tablet server").
 type EpochStart struct {
 	Epoch       int32 `json:"epoch"`
 	StartOffset int64 `json:"start_offset"`

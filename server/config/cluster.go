@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/stromdb/strom/internal/options"
 )
 
 // Roles a process can run (server.roles).
@@ -80,18 +82,18 @@ func (f TLSFiles) validate(prefix string) error {
 	return nil
 }
 
-// Default cluster timings (docs/cluster.md, "Timings").
-const (
-	DefaultTabletServerLeaseTTL = 5 * time.Second
-	DefaultCoordinatorLeaseTTL  = 5 * time.Second
-	DefaultReplicaMaxLagTime    = 30 * time.Second // Fluss's default
+// Default cluster timings (docs/cluster.md, "Timings"), the registry's defaults.
+var (
+	DefaultTabletServerLeaseTTL = options.TabletServerLeaseTTL.DefaultValue()
+	DefaultCoordinatorLeaseTTL  = options.CoordinatorLeaseTTL.DefaultValue()
+	DefaultReplicaMaxLagTime    = options.ReplicaMaxLagTime.DefaultValue() // Fluss's default
 )
 
 func defaultCluster() Cluster {
 	return Cluster{
 		TabletServerLeaseTTL: DefaultTabletServerLeaseTTL,
 		CoordinatorLeaseTTL:  DefaultCoordinatorLeaseTTL,
-		MinInSyncReplicas:    1,
+		MinInSyncReplicas:    options.MinInSyncReplicas.DefaultValue(),
 		ReplicaMaxLagTime:    DefaultReplicaMaxLagTime,
 		InitialClusterState:  "new",
 	}
@@ -174,16 +176,13 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 		}
 		cl.InitialClusterState = value
 	case "tablet-server.lease-ttl":
-		cl.TabletServerLeaseTTL, err = parseLeaseTTL(value)
+		cl.TabletServerLeaseTTL, err = options.TabletServerLeaseTTL.Parse(value)
 	case "coordinator.lease-ttl":
-		cl.CoordinatorLeaseTTL, err = parseLeaseTTL(value)
+		cl.CoordinatorLeaseTTL, err = options.CoordinatorLeaseTTL.Parse(value)
 	case "log.replica.min-in-sync-replicas-number":
-		cl.MinInSyncReplicas, err = parseInt32(value)
-		if err == nil && cl.MinInSyncReplicas < 1 {
-			err = fmt.Errorf("must be at least 1")
-		}
+		cl.MinInSyncReplicas, err = options.MinInSyncReplicas.Parse(value)
 	case "log.replica.max-lag-time":
-		cl.ReplicaMaxLagTime, err = parsePositiveDuration(value)
+		cl.ReplicaMaxLagTime, err = options.ReplicaMaxLagTime.Parse(value)
 	default:
 		if strings.HasPrefix(key, "etcd.") {
 			return true, fmt.Errorf("unknown etcd option (known: etcd.endpoints, etcd.join-endpoints, etcd.name, etcd.initial-cluster, etcd.listen-peer-urls, etcd.advertise-peer-urls, etcd.listen-client-urls, etcd.advertise-client-urls, etcd.initial-cluster-state, etcd.peer-cert-file, etcd.peer-key-file, etcd.peer-trusted-ca-file, etcd.client-cert-file, etcd.client-key-file, etcd.client-trusted-ca-file)")
@@ -209,19 +208,6 @@ func parseEndpoints(value string) ([]string, error) {
 		return nil, fmt.Errorf("empty endpoint list")
 	}
 	return eps, nil
-}
-
-// parseLeaseTTL parses a lease duration. etcd leases count whole seconds, so the value must
-// be a whole number of seconds, at least one.
-func parseLeaseTTL(s string) (time.Duration, error) {
-	d, err := ParseDuration(s)
-	if err != nil {
-		return 0, err
-	}
-	if d < time.Second || d%time.Second != 0 {
-		return 0, fmt.Errorf("%q: must be a whole number of seconds, at least 1s (etcd leases count seconds)", s)
-	}
-	return d, nil
 }
 
 func parseURL(s string) (url.URL, error) {

@@ -5,15 +5,17 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/options"
 )
 
 // Listener is one bound endpoint of a role.
@@ -90,40 +92,46 @@ type Config struct {
 
 	// Raw holds every option as given, for options read elsewhere.
 	Raw map[string]string
+
+	// noted are the keys set that Strom does not act on (unknown, not served, table or
+	// client options), in the order set, for Warnings.
+	noted []string
 }
 
-// Default returns the configuration of `strom serve` with no flags.
+// Default returns the configuration of `strom serve` with no flags: the registry's defaults
+// (internal/options).
 func Default() Config {
 	return Config{
-		DataDir:                  "./strom-data",
+		DataDir:                  options.DataDir.DefaultValue(),
 		CoordinatorListeners:     []Listener{{Name: "FLUSS", Host: "127.0.0.1", Port: 9123}},
-		DefaultBucketNumber:      1,
-		DefaultReplicationFactor: 1,
-		MaxBucketNum:             128000,
-		MaxPartitionNum:          1000,
+		DefaultBucketNumber:      options.DefaultBucketNumber.DefaultValue(),
+		DefaultReplicationFactor: options.DefaultReplicationFactor.DefaultValue(),
+		MaxBucketNum:             options.MaxBucketNum.DefaultValue(),
+		MaxPartitionNum:          options.MaxPartitionNum.DefaultValue(),
 		SecurityProtocolMap:      map[string]string{},
-		SASLMechanisms:           []string{"PLAIN"},
+		SASLMechanisms:           options.SASLEnabledMechanisms.DefaultValue(),
 		ListenerJAASConfig:       map[string]string{},
-		MaxRequestSize:           100 << 20,
-		ConnectionMaxIdleTime:    10 * time.Minute,
-		MaxConnections:           4096,
-		MaxConnInflightRequests:  1000,
-		MaxConnInflightBytes:     128 << 20,
-		MaxInflightRequests:      20000,
-		MaxInflightBytes:         512 << 20,
-		MaxRequestEntries:        200000,
-		FetchMaxResponseSize:     64 << 20,
-		PreAuthMaxRequestSize:    64 << 10,
-		AuthTimeout:              10 * time.Second,
-		AuthFailureDelay:         time.Second,
-		AuthMaxFailures:          3,
-		LogSegmentBytes:          1 << 30,
-		KvBlockCacheSize:         32 << 20,
-		KvRowCacheSize:           128 << 20,
+		MaxRequestSize:           int(options.MaxRequestSize.DefaultValue()),
+		ConnectionMaxIdleTime:    options.ConnectionMaxIdleTime.DefaultValue(),
+		MaxConnections:           options.MaxConnections.DefaultValue(),
+		MaxConnInflightRequests:  options.MaxConnInflightRequests.DefaultValue(),
+		MaxConnInflightBytes:     options.MaxConnInflightBytes.DefaultValue(),
+		MaxInflightRequests:      options.MaxInflightRequests.DefaultValue(),
+		MaxInflightBytes:         options.MaxInflightBytes.DefaultValue(),
+		MaxRequestEntries:        options.MaxRequestEntries.DefaultValue(),
+		FetchMaxResponseSize:     options.FetchMaxResponseSize.DefaultValue(),
+		PreAuthMaxRequestSize:    int(options.PreAuthMaxRequestSize.DefaultValue()),
+		AuthTimeout:              options.AuthTimeout.DefaultValue(),
+		AuthFailureDelay:         options.AuthFailureDelay.DefaultValue(),
+		AuthMaxFailures:          options.AuthMaxFailures.DefaultValue(),
+		LogSegmentBytes:          options.LogSegmentFileSize.DefaultValue(),
+		LogFlushInterval:         options.LogFlushInterval.DefaultValue(),
+		KvBlockCacheSize:         options.KvBlockCacheSize.DefaultValue(),
+		KvRowCacheSize:           options.KvRowCacheSize.DefaultValue(),
 		GoMemoryLimit:            0, // none: a limit near the live heap made the collector eat the upserts' CPU (docs/configuration.md)
-		LogRetentionCheck:        5 * time.Minute,
-		WriterIDExpiration:       7 * 24 * time.Hour,
-		AutoPartitionInterval:    10 * time.Minute,
+		LogRetentionCheck:        options.LogRetentionCheckInterval.DefaultValue(),
+		WriterIDExpiration:       options.WriterIDExpiration.DefaultValue(),
+		AutoPartitionInterval:    options.AutoPartitionCheckInterval.DefaultValue(),
 		PrometheusPort:           "9249",
 		Cluster:                  defaultCluster(),
 		Raw:                      map[string]string{},
@@ -140,16 +148,18 @@ func (c *Config) LoadFile(path string) error {
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("parse config %s: %w", path, err)
 	}
-	for k, v := range raw {
-		if err := c.Set(k, fmt.Sprint(v)); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(raw)) { // deterministic order of errors and warnings
+		if err := c.Set(k, fmt.Sprint(raw[k])); err != nil {
 			return fmt.Errorf("config %s: %w", path, err)
 		}
 	}
 	return nil
 }
 
-// Set applies one option. Unknown options are kept in Raw and ignored, as Fluss ignores
-// options it does not know.
+// Set applies one option. Every key is looked up in the registry (internal/options): a
+// refused option set to anything but its default is an error; a served option is parsed by
+// its accessor; an option Strom does not serve, a table or client option, and a key nothing
+// declares are kept in Raw and reported by Warnings (Fluss ignores unknown keys silently).
 func (c *Config) Set(key, value string) error {
 	value = strings.TrimSpace(value)
 	c.Raw[key] = value
@@ -159,10 +169,22 @@ func (c *Config) Set(key, value string) error {
 		}
 		return nil
 	}
+	o, ok := options.Lookup(key)
+	if !ok {
+		c.note(key, "unknown")
+		return nil
+	}
+	if err := o.Refusal(value); err != nil {
+		return err
+	}
+	if o.Scope == options.Table || o.Scope == options.Client || o.Status != options.Served {
+		c.note(key, "")
+		return nil
+	}
 	var err error
 	switch key {
 	case "data.dir":
-		c.DataDir = value
+		c.DataDir, err = options.DataDir.Parse(value)
 	case "bind.listeners":
 		c.CoordinatorListeners, err = ParseListeners(value)
 	case "tablet-server.bind.listeners":
@@ -172,103 +194,144 @@ func (c *Config) Set(key, value string) error {
 	case "tablet-server.advertised.listeners":
 		c.TabletAdvertised, err = ParseListeners(value)
 	case "tablet-server.id":
-		var n int64
-		n, err = strconv.ParseInt(value, 10, 32)
-		c.TabletServerID = int32(n)
+		c.TabletServerID, err = options.TabletServerID.Parse(value)
 	case "default.bucket.number":
-		c.DefaultBucketNumber, err = parseInt32(value)
+		c.DefaultBucketNumber, err = options.DefaultBucketNumber.Parse(value)
 	case "default.replication.factor":
-		c.DefaultReplicationFactor, err = parseInt32(value)
+		c.DefaultReplicationFactor, err = options.DefaultReplicationFactor.Parse(value)
 	case "max.bucket.num":
-		c.MaxBucketNum, err = parseInt32(value)
+		c.MaxBucketNum, err = options.MaxBucketNum.Parse(value)
 	case "max.partition.num":
-		c.MaxPartitionNum, err = parseInt32(value)
+		c.MaxPartitionNum, err = options.MaxPartitionNum.Parse(value)
 	case "security.protocol.map":
 		c.SecurityProtocolMap, err = parseProtocolMap(value)
 	case "security.sasl.enabled.mechanisms":
+		var ms []string
+		ms, err = options.SASLEnabledMechanisms.Parse(value)
 		c.SASLMechanisms = nil
-		for _, m := range strings.Split(value, ",") {
-			if m = strings.ToUpper(strings.TrimSpace(m)); m != "" {
-				c.SASLMechanisms = append(c.SASLMechanisms, m)
-			}
+		for _, m := range ms {
+			c.SASLMechanisms = append(c.SASLMechanisms, strings.ToUpper(m))
 		}
 	case "security.sasl.plain.jaas.config":
-		c.PlainJAASConfig = value
+		c.PlainJAASConfig, err = options.PlainJAASConfig.Parse(value)
 	case "netty.server.max-request-size":
 		var n int64
-		n, err = ParseBytes(value)
+		n, err = options.MaxRequestSize.Parse(value)
 		c.MaxRequestSize = int(n)
 	case "netty.connection.max-idle-time":
-		c.ConnectionMaxIdleTime, err = ParseDuration(value)
+		c.ConnectionMaxIdleTime, err = options.ConnectionMaxIdleTime.Parse(value)
 	case "netty.server.max-connections":
-		c.MaxConnections, err = parsePositive(value)
+		c.MaxConnections, err = options.MaxConnections.Parse(value)
 	case "netty.connection.max-inflight-requests":
-		c.MaxConnInflightRequests, err = parsePositive(value)
+		c.MaxConnInflightRequests, err = options.MaxConnInflightRequests.Parse(value)
 	case "netty.connection.max-inflight-bytes":
-		c.MaxConnInflightBytes, err = parsePositiveBytes(value)
+		c.MaxConnInflightBytes, err = options.MaxConnInflightBytes.Parse(value)
 	case "netty.server.max-inflight-requests":
-		c.MaxInflightRequests, err = parsePositive(value)
+		c.MaxInflightRequests, err = options.MaxInflightRequests.Parse(value)
 	case "netty.server.max-inflight-bytes":
-		c.MaxInflightBytes, err = parsePositiveBytes(value)
+		c.MaxInflightBytes, err = options.MaxInflightBytes.Parse(value)
 	case "netty.server.max-request-entries":
-		c.MaxRequestEntries, err = parsePositive(value)
+		c.MaxRequestEntries, err = options.MaxRequestEntries.Parse(value)
 	case "log.fetch.max-response-size":
-		c.FetchMaxResponseSize, err = parsePositiveBytes(value)
+		c.FetchMaxResponseSize, err = options.FetchMaxResponseSize.Parse(value)
 	case "security.sasl.pre-auth.max-request-size":
 		var n int64
-		n, err = parsePositiveBytes(value)
+		n, err = options.PreAuthMaxRequestSize.Parse(value)
 		c.PreAuthMaxRequestSize = int(n)
 	case "security.sasl.authentication.timeout":
-		c.AuthTimeout, err = parsePositiveDuration(value)
+		c.AuthTimeout, err = options.AuthTimeout.Parse(value)
 	case "security.sasl.authentication.failure-delay":
-		c.AuthFailureDelay, err = ParseDuration(value)
+		c.AuthFailureDelay, err = options.AuthFailureDelay.Parse(value)
 	case "security.sasl.authentication.max-failures":
-		c.AuthMaxFailures, err = parsePositive(value)
+		c.AuthMaxFailures, err = options.AuthMaxFailures.Parse(value)
 	case "log.segment.file-size":
-		c.LogSegmentBytes, err = ParseBytes(value)
+		c.LogSegmentBytes, err = options.LogSegmentFileSize.Parse(value)
 	case "log.flush.interval":
-		c.LogFlushInterval, err = ParseDuration(value)
+		c.LogFlushInterval, err = options.LogFlushInterval.Parse(value)
 	case "kv.rocksdb.block.cache-size":
-		c.KvBlockCacheSize, err = parsePositiveBytes(value)
+		c.KvBlockCacheSize, err = options.KvBlockCacheSize.Parse(value)
 	case "kv.row-cache-size":
-		c.KvRowCacheSize, err = ParseBytes(value)
-		if err == nil && c.KvRowCacheSize < 0 {
-			err = fmt.Errorf("must not be negative")
-		}
+		c.KvRowCacheSize, err = options.KvRowCacheSize.Parse(value)
 	case "server.go-memory-limit":
 		c.GoMemoryLimit, err = parseGoMemoryLimit(value)
 	case "log.retention.check-interval":
-		c.LogRetentionCheck, err = ParseDuration(value)
+		c.LogRetentionCheck, err = options.LogRetentionCheckInterval.Parse(value)
 	case "server.writer-id.expiration-time":
-		c.WriterIDExpiration, err = ParseDuration(value)
+		c.WriterIDExpiration, err = options.WriterIDExpiration.Parse(value)
 	case "auto-partition.check.interval":
-		c.AutoPartitionInterval, err = ParseDuration(value)
+		c.AutoPartitionInterval, err = options.AutoPartitionCheckInterval.Parse(value)
 	case "metrics.reporters":
+		var rs []string
+		rs, err = options.MetricsReporters.Parse(value)
 		c.MetricsReporters = nil
-		for _, r := range strings.Split(value, ",") {
-			if r = strings.ToLower(strings.TrimSpace(r)); r != "" {
-				c.MetricsReporters = append(c.MetricsReporters, r)
-			}
+		for _, r := range rs {
+			c.MetricsReporters = append(c.MetricsReporters, strings.ToLower(r))
 		}
 	case "metrics.reporter.prometheus.port":
 		_, _, err = ParsePortRange(value)
 		c.PrometheusPort = value
 	case "http.listen":
 		if _, err = ParseHostPort(value); err == nil {
-			c.HTTPListen = value
+			c.HTTPListen, err = options.HTTPListen.Parse(value)
 		}
 	case "debug.pprof.enabled":
-		c.PprofEnabled, err = strconv.ParseBool(value)
+		c.PprofEnabled, err = options.PprofEnabled.Parse(value)
 	default:
 		const s = ".plain.jaas.config"
 		if strings.HasPrefix(key, listenerOptionPrefix) && strings.HasSuffix(key, s) {
 			c.ListenerJAASConfig[strings.ToUpper(strings.TrimSuffix(strings.TrimPrefix(key, listenerOptionPrefix), s))] = value
+		} else if o.Parser == "" {
+			// A served option read through its accessor by another package (authorizer,
+			// lake, snapshots): its value is checked here, so a bad value fails at start.
+			err = o.Check(value)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("option %s: %w", key, err)
 	}
 	return nil
+}
+
+// note records a key Set accepted without acting on it.
+func (c *Config) note(key, _ string) {
+	if !slices.Contains(c.noted, key) {
+		c.noted = append(c.noted, key)
+	}
+}
+
+// Warnings returns one line per option that was set and that Strom does not act on: a key no
+// option declares (with the closest declared key as a suggestion), a Fluss option Strom does
+// not serve (and why), a table or client option. Fluss ignores unknown keys silently; Strom
+// logs these lines at start so that a misspelling or an unserved option is seen.
+func (c *Config) Warnings() []string {
+	var out []string
+	for _, k := range c.noted {
+		o, ok := options.Lookup(k)
+		switch {
+		case !ok:
+			msg := fmt.Sprintf("option %s is unknown and is ignored", k)
+			if s := options.Suggest(k); s != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			out = append(out, msg)
+		case o.Scope == options.Table:
+			out = append(out, fmt.Sprintf("option %s is a table option: a server configuration does not set it (set it on the table)", k))
+		case o.Scope == options.Client:
+			out = append(out, fmt.Sprintf("option %s is a client option: the server ignores it", k))
+		default:
+			msg := fmt.Sprintf("option %s has no effect in Strom: %s", k, o.Why)
+			if err := o.Check(c.Raw[k]); err != nil {
+				msg += fmt.Sprintf(" (and its value is not valid: %v)", err)
+			}
+			out = append(out, msg)
+		}
+	}
+	for _, r := range c.MetricsReporters {
+		if r != "prometheus" {
+			out = append(out, fmt.Sprintf("option metrics.reporters: reporter %s is not served (Strom has the prometheus reporter only) and is ignored", r))
+		}
+	}
+	return out
 }
 
 // Finish derives defaults that depend on other options and validates the whole.
@@ -317,6 +380,9 @@ func (c *Config) Finish() error {
 			}
 		}
 	}
+	if err := c.refuseKafka(); err != nil {
+		return err
+	}
 	if c.PreAuthMaxRequestSize > c.MaxRequestSize {
 		c.PreAuthMaxRequestSize = c.MaxRequestSize
 	}
@@ -324,6 +390,23 @@ func (c *Config) Finish() error {
 		return fmt.Errorf("default.bucket.number must be positive")
 	}
 	return c.finishCluster()
+}
+
+// refuseKafka refuses a listener of a Kafka listener name (kafka.listener.names, default
+// KAFKA): Strom has no Kafka listener yet, and such a port would speak the Fluss protocol to
+// a Kafka client, which then times out on its first request. kafka.enabled: true is refused
+// by Set (the registry declares it Refused).
+func (c *Config) refuseKafka() error {
+	names := []string{"KAFKA"}
+	if v, ok := c.Raw["kafka.listener.names"]; ok && strings.TrimSpace(v) != "" {
+		names = options.SplitList(strings.ToUpper(v))
+	}
+	for _, l := range append(append([]Listener(nil), c.CoordinatorListeners...), c.TabletListeners...) {
+		if slices.Contains(names, l.Name) {
+			return fmt.Errorf("listener %s://%s: Strom has no Kafka listener yet (%s names a Kafka listener); remove it or rename it", l.Name, l.Addr(), "kafka.listener.names")
+		}
+	}
+	return nil
 }
 
 // PrometheusEnabled reports whether metrics.reporters names the prometheus reporter.
@@ -449,22 +532,6 @@ func parseProtocolMap(s string) (map[string]string, error) {
 // listenerOptionPrefix starts options that apply to one listener, named after it.
 const listenerOptionPrefix = "security.sasl.listener.name."
 
-func parsePositive(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err == nil && n <= 0 {
-		err = fmt.Errorf("must be positive")
-	}
-	return n, err
-}
-
-func parsePositiveBytes(s string) (int64, error) {
-	n, err := ParseBytes(s)
-	if err == nil && n <= 0 {
-		err = fmt.Errorf("must be positive")
-	}
-	return n, err
-}
-
 // GoMemoryLimitAuto is server.go-memory-limit's `auto`: the limit follows the row cache's size.
 const GoMemoryLimitAuto = -1
 
@@ -500,53 +567,9 @@ func parseGoMemoryLimit(s string) (int64, error) {
 	return n, err
 }
 
-func parsePositiveDuration(s string) (time.Duration, error) {
-	d, err := ParseDuration(s)
-	if err == nil && d <= 0 {
-		err = fmt.Errorf("must be positive")
-	}
-	return d, err
-}
+// ParseBytes parses a Fluss memory size such as 100mb, 1gb, 4k or 1024 (options.ParseBytes).
+func ParseBytes(s string) (int64, error) { return options.ParseBytes(s) }
 
-func parseInt32(s string) (int32, error) {
-	n, err := strconv.ParseInt(s, 10, 32)
-	return int32(n), err
-}
-
-// ParseBytes parses a Fluss memory size such as 100mb, 1gb, 4k or 1024.
-func ParseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
-}
-
-// ParseDuration parses a Fluss duration: a number with a unit (ms, s, min, h, d, ... as
-// metadata.ParseFlussDuration accepts), or a bare number of milliseconds as Fluss's server
-// options allow.
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("bad duration %q", s)
-		}
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := metadata.ParseFlussDuration(t)
-	if err != nil {
-		return 0, fmt.Errorf("bad duration %q: %w", s, err)
-	}
-	return d, nil
-}
+// ParseDuration parses a server option's duration: a number with a unit, or a bare number of
+// milliseconds as Fluss's server options allow (options.ParseDuration).
+func ParseDuration(s string) (time.Duration, error) { return options.ParseDuration(s) }

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +248,98 @@ func TestAdvertisedListeners(t *testing.T) {
 	}
 	if _, ok := Advertised(c.CoordinatorAdvertised, "FLUSS"); ok {
 		t.Fatal("the coordinator advertises what only the tablet server was given")
+	}
+}
+
+// TestUnknownAndUnservedOptionsWarn checks that a misspelled key (from the YAML file or
+// --set) is accepted, as Fluss accepts it, and reported with the declared key it is closest
+// to; that unserved Fluss options, table options and client options are reported with why.
+func TestUnknownAndUnservedOptionsWarn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.yaml")
+	yaml := "default.bucket.numbr: 4\nzookeeper.address: localhost:2181\ntable.log.ttl: 1d\nclient.id: x\ndefault.replication.factor: 1\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	if err := c.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("log.flush.intervall", "1s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("metrics.reporters", "prometheus,jmx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultBucketNumber != 1 || c.LogFlushInterval != 0 {
+		t.Fatalf("misspelled options took effect: buckets %d, flush %v", c.DefaultBucketNumber, c.LogFlushInterval)
+	}
+	got := strings.Join(c.Warnings(), "\n")
+	for _, want := range []string{
+		"option default.bucket.numbr is unknown and is ignored (did you mean default.bucket.number?)",
+		"option log.flush.intervall is unknown and is ignored (did you mean log.flush.interval?)",
+		"option zookeeper.address has no effect in Strom: Strom keeps its metadata in etcd",
+		"option table.log.ttl is a table option",
+		"option client.id is a client option",
+		"reporter jmx is not served",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "default.replication.factor") {
+		t.Errorf("a served option is warned about:\n%s", got)
+	}
+}
+
+// TestKafkaRefused checks that a Kafka listener cannot be configured until Strom has one:
+// kafka.enabled: true and a listener named KAFKA (or after kafka.listener.names) fail at
+// start instead of serving the Fluss protocol to Kafka clients.
+func TestKafkaRefused(t *testing.T) {
+	c := Default()
+	if err := c.Set("kafka.enabled", "false"); err != nil {
+		t.Fatalf("kafka.enabled=false: %v", err)
+	}
+	if err := c.Set("kafka.enabled", "true"); err == nil || !strings.Contains(err.Error(), "Kafka") {
+		t.Fatalf("kafka.enabled=true: %v, want a refusal", err)
+	}
+	for _, tc := range []struct{ names, listeners string }{
+		{"", "FLUSS://127.0.0.1:9123, KAFKA://127.0.0.1:9092"},
+		{"K1", "FLUSS://127.0.0.1:9123, K1://127.0.0.1:9092"},
+	} {
+		c := Default()
+		if tc.names != "" {
+			if err := c.Set("kafka.listener.names", tc.names); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Set("bind.listeners", tc.listeners); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Finish(); err == nil || !strings.Contains(err.Error(), "Kafka") {
+			t.Errorf("listeners %s: Finish = %v, want a refusal naming Kafka", tc.listeners, err)
+		}
+	}
+}
+
+// TestRefusedFlussOptions checks options whose silent absence would change what a Fluss user
+// gets.
+func TestRefusedFlussOptions(t *testing.T) {
+	for key, value := range map[string]string{
+		"config.providers":                 "env",
+		"coordinator.port":                 "9999",
+		"security.sasl.plain.credentials":  "admin:secret",
+		"security.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+	} {
+		c := Default()
+		if err := c.Set(key, value); err == nil {
+			t.Errorf("%s=%s accepted", key, value)
+		}
+	}
+	c := Default()
+	if err := c.Set("kafka.enabled", "FALSE"); err != nil {
+		t.Errorf("kafka.enabled at its default: %v", err)
 	}
 }

@@ -7,12 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/control/membership"
+	"github.com/stromdb/strom/server/control/rebalance"
 	"github.com/stromdb/strom/server/meta"
 )
 
@@ -80,7 +81,7 @@ func TestRebalanceStateMachine(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	for _, id := range []int32{1, 2, 3} {
-		putJSON(t, store, serversPrefix+itoa32(id), Registration{ID: id})
+		putJSON(t, store, membership.Key(id), Registration{ID: id})
 	}
 	// Six buckets on servers 1 and 2; server 3 holds nothing.
 	var buckets []cluster.Bucket
@@ -146,7 +147,7 @@ func TestRebalanceStateMachine(t *testing.T) {
 				n++
 			}
 		}
-		return n == maxConcurrentMoves
+		return n == 4 // the moves run at once
 	})
 	st := getState(t, store, buckets[0])
 	if !slices.Equal(st.Replicas, []int32{1, 2, 3}) || st.InISR(3) || st.LeaderEpoch != 0 {
@@ -166,7 +167,7 @@ func TestRebalanceStateMachine(t *testing.T) {
 	joinISR(buckets[0], 3)
 	waitUntil(t, "bucket 0 moved", func() bool { return moveStatus(c1, buckets[0]) == StatusCompleted })
 	st = getState(t, store, buckets[0])
-	if !slices.Equal(st.Replicas, []int32{1, 3}) || !sameMembers(st.ISR, []int32{1, 3}) || st.Leader != 1 || st.LeaderEpoch != 0 {
+	if !slices.Equal(st.Replicas, []int32{1, 3}) || !rebalance.SameMembers(st.ISR, []int32{1, 3}) || st.Leader != 1 || st.LeaderEpoch != 0 {
 		t.Fatalf("bucket 0 after its move: %+v", st)
 	}
 
@@ -175,14 +176,14 @@ func TestRebalanceStateMachine(t *testing.T) {
 	oldFence, _ := c1.Fence()
 	c1.Close()
 	waitUntil(t, "the second coordinator active", c2.Active)
-	c1.setActive(oldFence, true)
+	c1.elector.SetActive(oldFence, true)
 	if err := c1.CancelRebalance(ctx, id); ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
 		t.Fatalf("cancel by the deposed coordinator: %v", err)
 	}
 	if err := c1.AddServerTag(ctx, []int32{1}, TagTemporaryOffline); ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
 		t.Fatalf("tag by the deposed coordinator: %v", err)
 	}
-	c1.setActive(meta.Fence{}, false)
+	c1.elector.SetActive(meta.Fence{}, false)
 	if tags := c2.ServerTags(); len(tags) != 1 || tags[2] != TagPermanentOffline {
 		t.Fatalf("tags after the failover: %v", tags)
 	}
@@ -204,7 +205,7 @@ func TestRebalanceStateMachine(t *testing.T) {
 	joinISR(buckets[1], 3)
 	waitUntil(t, "bucket 1 moved", func() bool { return moveStatus(c2, buckets[1]) == StatusCompleted })
 	st = getState(t, store, buckets[1])
-	if !sameMembers(st.Replicas, []int32{1, 3}) || st.Leader != 1 || st.LeaderEpoch != 1 || st.InISR(2) {
+	if !rebalance.SameMembers(st.Replicas, []int32{1, 3}) || st.Leader != 1 || st.LeaderEpoch != 1 || st.InISR(2) {
 		t.Fatalf("bucket 1 after its move: %+v", st)
 	}
 	// Buckets 2, 3 and 4 never catch up: rolled back after the move timeout.
@@ -220,11 +221,11 @@ func TestRebalanceStateMachine(t *testing.T) {
 		if got := moveStatus(c2, buckets[i]); got != StatusTimeout {
 			t.Fatalf("move of bucket %d: %s, want TIMEOUT", i, got)
 		}
-		if st := getState(t, store, buckets[i]); st.IsReplica(3) || !sameMembers(st.Replicas, []int32{1, 2}) {
+		if st := getState(t, store, buckets[i]); st.IsReplica(3) || !rebalance.SameMembers(st.Replicas, []int32{1, 2}) {
 			t.Fatalf("bucket %d not rolled back: %+v", i, st)
 		}
 	}
-	if st := getState(t, store, buckets[5]); !sameMembers(st.Replicas, []int32{1, 2}) {
+	if st := getState(t, store, buckets[5]); !rebalance.SameMembers(st.Replicas, []int32{1, 2}) {
 		t.Fatalf("the canceled move changed bucket 5: %+v", st)
 	}
 	// Canceling a finished rebalance changes nothing; a new one may start.
@@ -235,5 +236,3 @@ func TestRebalanceStateMachine(t *testing.T) {
 		t.Fatalf("a rebalance after the last ended: %v", err)
 	}
 }
-
-func itoa32(id int32) string { return strconv.Itoa(int(id)) }

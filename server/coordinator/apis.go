@@ -9,61 +9,91 @@ import (
 	"github.com/stromdb/strom/internal/wire"
 )
 
-// The coordinator's API tables. Each API's file registers, in an init function next to its
-// handler, its key, the versions it serves and what each version changes (the layout of
-// franz-go's kfake). Two tables, as Fluss splits its gateways: the admin APIs only a
-// coordinator serves (AdminGateway; on a standby they are forwarded to the active
-// coordinator), and the read-only metadata APIs both server roles serve
-// (AdminReadOnlyGateway). Every coordinator API has only version 0 in Fluss 0.9.
+// The coordinator's API tables. Every service has one (an apiTable of its own type), and each
+// API's file adds its entry to it, in an init function next to the handler: its key, the
+// versions it serves and which of the two tables Fluss puts it in (the layout of franz-go's
+// kfake). The two tables are Fluss's gateways: the admin APIs only a coordinator serves
+// (AdminGateway; on a standby they are forwarded to the active coordinator, forward.go), and
+// the read-only metadata APIs both server roles serve (AdminReadOnlyGateway). Every
+// coordinator API has only version 0 in Fluss 0.9.
 
-// coordinatorHandler is a handler as a method expression of Coordinator.
-type coordinatorHandler func(c *Coordinator, ctx context.Context, req *wire.Request) (proto.Message, error)
+// gateway says which table an API belongs to.
+type gateway int
 
-type coordinatorAPI struct {
-	versions wire.VersionRange
-	handle   coordinatorHandler
-}
-
-var (
-	adminAPIs    = map[wire.APIKey]coordinatorAPI{}
-	readOnlyAPIs = map[wire.APIKey]coordinatorAPI{}
+const (
+	adminGateway    gateway = iota // coordinator only; forwarded by a standby
+	readOnlyGateway                // served by both roles
 )
 
-// registerAdmin declares a coordinator-only API, served in versions [minV, maxV] by h.
-func registerAdmin(key wire.APIKey, minV, maxV int16, h coordinatorHandler) {
-	registerIn(adminAPIs, key, minV, maxV, h)
+// apiHandler is a handler as a method expression of the service type S.
+type apiHandler[S any] func(s S, ctx context.Context, req *wire.Request) (proto.Message, error)
+
+type apiEntry[S any] struct {
+	key      wire.APIKey
+	versions wire.VersionRange
+	gateway  gateway
+	handle   apiHandler[S]
 }
 
-// registerReadOnly declares a metadata API that both server roles serve.
-func registerReadOnly(key wire.APIKey, minV, maxV int16, h coordinatorHandler) {
-	registerIn(readOnlyAPIs, key, minV, maxV, h)
-}
+// apiTable is the API table of one service of type S.
+type apiTable[S any] struct{ entries []apiEntry[S] }
 
-func registerIn(table map[wire.APIKey]coordinatorAPI, key wire.APIKey, minV, maxV int16, h coordinatorHandler) {
-	_, inAdmin := adminAPIs[key]
-	_, inReadOnly := readOnlyAPIs[key]
-	if inAdmin || inReadOnly {
+// registeredKeys holds every key any table declares: a key served by two services is a
+// programming error, caught when the package initialises.
+var registeredKeys = map[wire.APIKey]bool{}
+
+func (t *apiTable[S]) add(key wire.APIKey, minV, maxV int16, g gateway, h apiHandler[S]) {
+	if registeredKeys[key] {
 		panic(fmt.Sprintf("coordinator: %s registered twice", key))
 	}
-	table[key] = coordinatorAPI{versions: wire.VersionRange{Min: minV, Max: maxV}, handle: h}
+	registeredKeys[key] = true
+	t.entries = append(t.entries, apiEntry[S]{key: key, versions: wire.VersionRange{Min: minV, Max: maxV}, gateway: g, handle: h})
 }
 
-// bind turns a method expression into a handler of c.
-func (c *Coordinator) bind(h coordinatorHandler) wire.Handler {
-	return func(ctx context.Context, req *wire.Request) (proto.Message, error) { return h(c, ctx, req) }
+// admin declares a coordinator-only API, served in versions [minV, maxV] by h.
+func (t *apiTable[S]) admin(key wire.APIKey, minV, maxV int16, h apiHandler[S]) {
+	t.add(key, minV, maxV, adminGateway, h)
+}
+
+// readOnly declares a metadata API that both server roles serve.
+func (t *apiTable[S]) readOnly(key wire.APIKey, minV, maxV int16, h apiHandler[S]) {
+	t.add(key, minV, maxV, readOnlyGateway, h)
+}
+
+// boundAPI is an API entry bound to its service.
+type boundAPI struct {
+	key      wire.APIKey
+	versions wire.VersionRange
+	gateway  gateway
+	handler  wire.Handler
+}
+
+// bind binds every entry of t to the service s.
+func (t *apiTable[S]) bind(s S) []boundAPI {
+	out := make([]boundAPI, 0, len(t.entries))
+	for _, e := range t.entries {
+		h := e.handle
+		out = append(out, boundAPI{key: e.key, versions: e.versions, gateway: e.gateway,
+			handler: func(ctx context.Context, req *wire.Request) (proto.Message, error) { return h(s, ctx, req) }})
+	}
+	return out
 }
 
 // RegisterAdmin installs the coordinator-only APIs on svc; a standby forwards them to the
-// active coordinator (adminHandler).
+// active coordinator (forward.go).
 func (c *Coordinator) RegisterAdmin(svc *wire.Service) {
-	for key, api := range adminAPIs {
-		svc.Handle(key, api.versions, c.adminHandler(c.bind(api.handle)))
+	for _, api := range c.apis() {
+		if api.gateway == adminGateway {
+			svc.Handle(api.key, api.versions, c.fwd.wrap(api.handler))
+		}
 	}
 }
 
 // RegisterReadOnly installs the metadata APIs that both roles serve.
 func (c *Coordinator) RegisterReadOnly(svc *wire.Service) {
-	for key, api := range readOnlyAPIs {
-		svc.Handle(key, api.versions, c.bind(api.handle))
+	for _, api := range c.apis() {
+		if api.gateway == readOnlyGateway {
+			svc.Handle(api.key, api.versions, api.handler)
+		}
 	}
 }

@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
+	"sync"
 
 	"github.com/stromdb/strom/internal/ferr"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
-	"github.com/stromdb/strom/server/auth"
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -28,6 +25,23 @@ import (
 // refused because Strom has no data lake to configure.
 
 const clusterConfigKey = "configs/cluster"
+
+// clusterConfigs is the dynamic cluster configs service: it owns the record under
+// clusterConfigKey and serves DESCRIBE_CLUSTER_CONFIGS and ALTER_CLUSTER_CONFIGS.
+type clusterConfigs struct {
+	store  recordStore
+	access access
+	log    *slog.Logger
+	// static are the options the server started with, as DESCRIBE_CLUSTER_CONFIGS reports
+	// them (INITIAL_SERVER_CONFIG).
+	static map[string]string
+
+	writeMu sync.Mutex        // serialises ALTER_CLUSTER_CONFIGS
+	mu      sync.RWMutex      // guards values
+	values  map[string]string // the persisted ALTER_CLUSTER_CONFIGS values
+}
+
+var clusterConfigAPIs apiTable[*clusterConfigs]
 
 // configKind is how a dynamic option's value is validated.
 type configKind int
@@ -64,9 +78,10 @@ var dynamicOptions = map[string]configKind{
 // redacted is how Fluss shows secret values.
 const redacted = "******"
 
+// redactConfig hides the value of every option the registry calls secret (passwords, JAAS
+// strings, s3.secret-key, s3.access-key, …), as Fluss shows them.
 func redactConfig(key, value string) string {
-	if key == "security.sasl.plain.credentials" || key == "security.sasl.plain.jaas.config" ||
-		(strings.HasPrefix(key, "security.sasl.listener.name.") && strings.HasSuffix(key, ".plain.jaas.config")) {
+	if options.Sensitive(key) {
 		return redacted
 	}
 	return value
@@ -109,10 +124,11 @@ func validateConfigValue(key, value string) error {
 	return nil
 }
 
-func (c *Coordinator) loadClusterConfigs(ctx context.Context) error {
-	data, err := c.store.Get(ctx, clusterConfigKey)
+// load reads the persisted configs.
+func (cc *clusterConfigs) load(ctx context.Context) error {
+	data, err := cc.store.Get(ctx, clusterConfigKey)
 	if errors.Is(err, meta.ErrNotFound) {
-		c.dynamicConfigs = map[string]string{}
+		cc.values = map[string]string{}
 		return nil
 	}
 	if err != nil {
@@ -122,139 +138,13 @@ func (c *Coordinator) loadClusterConfigs(ctx context.Context) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("cluster configs: corrupt record: %w", err)
 	}
-	c.dynamicConfigs = m
+	cc.values = m
 	return nil
 }
 
-// DynamicConfigs returns the persisted dynamic cluster configs.
-func (c *Coordinator) DynamicConfigs() map[string]string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return maps.Clone(c.dynamicConfigs)
-}
-
-// AlterClusterConfigs applies SET/DELETE/APPEND/SUBTRACT changes to the dynamic configs as
-// Fluss's DynamicConfigManager does: only dynamic options (CONFIG_EXCEPTION otherwise), values
-// parsed by the option's type, APPEND/SUBTRACT only on list and map options. Nothing is stored
-// unless every change is valid.
-func (c *Coordinator) AlterClusterConfigs(ctx context.Context, changes []*flusspb.PbAlterConfig) error {
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
-	next := c.DynamicConfigs()
-	for _, ch := range changes {
-		key := ch.GetConfigKey()
-		if strings.HasPrefix(key, "datalake.") {
-			return ferr.New(ferr.ConfigException, "The config key %s cannot be changed: Strom has no data lake integration.", key)
-		}
-		kind, ok := dynamicOptions[key]
-		if !ok {
-			return ferr.New(ferr.ConfigException, "The config key %s is not allowed to be changed dynamically.", key)
-		}
-		value := ch.GetConfigValue()
-		switch ch.GetOpType() {
-		case alterOpSet:
-			if err := validateConfigValue(key, value); err != nil {
-				return err
-			}
-			next[key] = value
-		case alterOpDelete:
-			delete(next, key)
-		case alterOpAppend, alterOpSubtract:
-			if kind != kindStringList && kind != kindIntList && kind != kindMap {
-				return ferr.New(ferr.ConfigException, "APPEND and SUBTRACT are only supported for list or map config keys, but %s is not.", key)
-			}
-			if err := validateConfigValue(key, value); err != nil {
-				return err
-			}
-			items := splitList(next[key])
-			entryKey := func(s string) string {
-				if kind == kindMap {
-					k, _, _ := strings.Cut(s, ":")
-					return k
-				}
-				return s
-			}
-			if ch.GetOpType() == alterOpAppend {
-				if kind == kindMap && slices.ContainsFunc(items, func(s string) bool { return entryKey(s) == entryKey(value) }) {
-					return ferr.New(ferr.ConfigException, "%s must not contain duplicate map entry keys: '%s'.", key, entryKey(value))
-				}
-				items = append(items, value)
-			} else {
-				items = slices.DeleteFunc(items, func(s string) bool { return entryKey(s) == entryKey(value) })
-			}
-			if len(items) == 0 {
-				delete(next, key)
-			} else {
-				next[key] = strings.Join(items, ",")
-			}
-		default:
-			return ferr.New(ferr.ConfigException, "Unsupported config operation type %d", ch.GetOpType())
-		}
-	}
-	data, err := json.Marshal(next)
-	if err != nil {
-		return err
-	}
-	if _, err := c.store.Txn(ctx, nil, []meta.Op{meta.Put(clusterConfigKey, data)}); err != nil {
-		return fmt.Errorf("store cluster configs: %w", err)
-	}
-	c.mu.Lock()
-	c.dynamicConfigs = next
-	c.mu.Unlock()
-	c.log.Info("altered cluster configs", "changes", len(changes))
-	return nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func init() {
-	registerReadOnly(wire.DescribeClusterConfigs, 0, 0, (*Coordinator).handleDescribeClusterConfigs)
-}
-
-func (c *Coordinator) handleDescribeClusterConfigs(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.DescribeClusterConfigsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorize(req, auth.OpDescribe, auth.ClusterResource()); err != nil {
-		return nil, err
-	}
-	dynamic := c.DynamicConfigs()
-	resp := &flusspb.DescribeClusterConfigsResponse{}
-	for _, k := range slices.Sorted(maps.Keys(c.opts.StaticConfigs)) {
-		if _, ok := dynamic[k]; ok {
-			continue
-		}
-		resp.Configs = append(resp.Configs, &flusspb.PbDescribeConfig{ConfigKey: proto.String(k),
-			ConfigValue: proto.String(redactConfig(k, c.opts.StaticConfigs[k])), ConfigSource: proto.String("INITIAL_SERVER_CONFIG")})
-	}
-	for _, k := range slices.Sorted(maps.Keys(dynamic)) {
-		resp.Configs = append(resp.Configs, &flusspb.PbDescribeConfig{ConfigKey: proto.String(k),
-			ConfigValue: proto.String(redactConfig(k, dynamic[k])), ConfigSource: proto.String("DYNAMIC_SERVER_CONFIG")})
-	}
-	return resp, nil
-}
-
-func init() { registerAdmin(wire.AlterClusterConfigs, 0, 0, (*Coordinator).handleAlterClusterConfigs) }
-
-func (c *Coordinator) handleAlterClusterConfigs(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.AlterClusterConfigsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if len(r.GetAlterConfigs()) == 0 {
-		return &flusspb.AlterClusterConfigsResponse{}, nil
-	}
-	if err := c.authorize(req, auth.OpAlter, auth.ClusterResource()); err != nil {
-		return nil, err
-	}
-	return &flusspb.AlterClusterConfigsResponse{}, c.AlterClusterConfigs(ctx, r.GetAlterConfigs())
+// dynamic returns the persisted dynamic cluster configs.
+func (cc *clusterConfigs) dynamic() map[string]string {
+	cc.mu.RLock()
+	defer cc.mu.RUnlock()
+	return maps.Clone(cc.values)
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -39,22 +40,32 @@ type rawResponse struct {
 
 func (r rawResponse) AppendBody(dst []byte) ([]byte, error) { return append(dst, r.body...), nil }
 
-// adminHandler wraps an admin handler so that a standby forwards what it cannot write.
-func (c *Coordinator) adminHandler(h wire.Handler) wire.Handler {
+// standbyForwarder wraps the admin APIs of a cluster's coordinator so that a standby
+// forwards what it cannot write. Its zero value (the single node) forwards nothing.
+type standbyForwarder struct {
+	role    role
+	locate  forwarder                       // nil: the control plane cannot locate the active coordinator
+	refresh func(ctx context.Context) error // re-reads a standby's catalog (Catalog.Reload)
+	log     *slog.Logger
+	conns   forwardConns
+}
+
+// wrap wraps an admin handler.
+func (f *standbyForwarder) wrap(h wire.Handler) wire.Handler {
 	return func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-		if !c.clustered() {
+		if !f.role.clustered() {
 			return h(ctx, req)
 		}
 		body := slices.Clone(req.Body)
-		if c.standby() {
+		if f.role.standby() {
 			// Validate against the catalog as etcd has it now, not as the watch last
 			// brought it: a request following a DDL through the active coordinator must
 			// see it.
-			if err := c.Reload(ctx); err != nil {
-				c.log.Warn("cannot reload the catalog", "err", err)
+			if err := f.refresh(ctx); err != nil {
+				f.log.Warn("cannot reload the catalog", "err", err)
 			}
 		}
-		standby := c.standby()
+		standby := f.role.standby()
 		msg, err := h(ctx, req)
 		switch code := ferr.CodeOf(err); {
 		case code == ferr.NotCoordinatorLeaderException:
@@ -64,15 +75,14 @@ func (c *Coordinator) adminHandler(h wire.Handler) wire.Handler {
 		default:
 			return msg, err
 		}
-		fw, ok := c.opts.Cluster.(forwarder)
+		if f.locate == nil {
+			return msg, err
+		}
+		addr, ok := f.locate.ActiveCoordinatorAddr()
 		if !ok {
 			return msg, err
 		}
-		addr, ok := fw.ActiveCoordinatorAddr()
-		if !ok {
-			return msg, err
-		}
-		out, ferr := c.fwd.call(ctx, addr, req.Header.APIKey, req.Header.APIVersion, body)
+		out, ferr := f.conns.call(ctx, addr, req.Header.APIKey, req.Header.APIVersion, body)
 		if ferr != nil {
 			return nil, ferr
 		}

@@ -3,12 +3,10 @@ package coordinator
 import (
 	"context"
 	"fmt"
-
-	"google.golang.org/protobuf/proto"
+	"sync/atomic"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/kvsnap"
@@ -28,12 +26,32 @@ type KvSnapshots interface {
 	LeaseTables(leaseID string) []int64
 }
 
-// SetKvSnapshots connects the KV snapshot APIs to the snapshot store. Without it every bucket
-// answers "no snapshot" and leases hold nothing.
-func (c *Coordinator) SetKvSnapshots(s KvSnapshots) { c.kvSnapshots.Store(&s) }
+// kvSnapshotService serves the KV snapshot APIs (docs/kv-snapshots.md) over the snapshot
+// store, which owns the snapshots and leases (kvsnap.Manager): GET_LATEST_KV_SNAPSHOTS,
+// GET_KV_SNAPSHOT_METADATA, LIST_KV_SNAPSHOTS and ACQUIRE/RELEASE/DROP_KV_SNAPSHOT_LEASE.
+type kvSnapshotService struct {
+	catalog kvSnapshotCatalog
+	access  access
+	snaps   atomic.Pointer[KvSnapshots] // nil: no snapshot store connected
+}
 
-func (c *Coordinator) kvSnaps() KvSnapshots {
-	if p := c.kvSnapshots.Load(); p != nil {
+var kvSnapshotAPIs apiTable[*kvSnapshotService]
+
+// kvSnapshotCatalog is the part of the catalog the KV snapshot APIs read (Catalog).
+type kvSnapshotCatalog interface {
+	tableReader
+	TableByID(id int64) (*cluster.TableInfo, bool)
+	PartitionByID(id int64) (*cluster.PartitionInfo, bool)
+	PartitionByName(tableID int64, name string) (*cluster.PartitionInfo, bool)
+}
+
+// connect connects the KV snapshot APIs to the snapshot store. Without it every bucket
+// answers "no snapshot" and leases hold nothing.
+func (s *kvSnapshotService) connect(store KvSnapshots) { s.snaps.Store(&store) }
+
+// store returns the snapshot store, nil when none is connected.
+func (s *kvSnapshotService) store() KvSnapshots {
+	if p := s.snaps.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -48,140 +66,13 @@ func javaBucket(b cluster.Bucket) string {
 	return fmt.Sprintf("TableBucket{tableId=%d, partitionId=%s, bucket=%d}", b.TableID, p, b.Bucket)
 }
 
-func init() {
-	registerReadOnly(wire.GetLatestKvSnapshots, 0, 0, (*Coordinator).handleGetLatestKvSnapshots)
-}
-
-// handleGetLatestKvSnapshots answers, per bucket of the table (or of one of its partitions),
-// the newest snapshot id and its log offset, or neither when the bucket has none (Fluss
-// RpcServiceBase.getLatestKvSnapshots, same checks and codes).
-func (c *Coordinator) handleGetLatestKvSnapshots(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.GetLatestKvSnapshotsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	path := tablePathOf(r.GetTablePath())
-	if err := c.authorize(req, auth.OpDescribe, tableResource(path)); err != nil {
-		return nil, err
-	}
-	t, err := c.table(r.GetTablePath())
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case !t.HasPrimaryKey():
-		return nil, ferr.New(ferr.NonPrimaryKeyTableException, "Table '%s' is not a primary key table, so it doesn't have any kv snapshots.", t.Path)
-	case r.PartitionName != nil && !t.Partitioned():
-		return nil, ferr.New(ferr.TableNotPartitionedException, "Table '%s' is not a partitioned table.", t.Path)
-	case r.PartitionName == nil && t.Partitioned():
-		return nil, ferr.New(ferr.PartitionNotExists, "Table '%s' is a partitioned table, but partition name is not provided.", t.Path)
-	}
-	resp := &flusspb.GetLatestKvSnapshotsResponse{TableId: proto.Int64(t.ID)}
-	pid := cluster.NoPartition
-	if r.PartitionName != nil {
-		p, ok := c.PartitionByName(t.ID, r.GetPartitionName())
-		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "The partition '%s' of table '%s' does not exist.", r.GetPartitionName(), t.Path)
-		}
-		pid = p.ID
-		resp.PartitionId = proto.Int64(pid)
-	}
-	snaps := c.kvSnaps()
-	for b := int32(0); b < t.NumBuckets(); b++ {
-		pb := &flusspb.PbKvSnapshot{BucketId: proto.Int32(b)}
-		if snaps != nil {
-			if s, ok := snaps.Latest(cluster.Bucket{TableID: t.ID, PartitionID: pid, Bucket: b}); ok {
-				pb.SnapshotId, pb.LogOffset = proto.Int64(s.ID), proto.Int64(s.LogOffset)
-			}
-		}
-		resp.LatestSnapshots = append(resp.LatestSnapshots, pb)
-	}
-	return resp, nil
-}
-
-func init() {
-	registerReadOnly(wire.GetKvSnapshotMetadata, 0, 0, (*Coordinator).handleGetKvSnapshotMetadata)
-}
-
-// handleGetKvSnapshotMetadata answers a snapshot's log offset and files: file:// URLs of the
-// remote directory and the names they take in the reader's RocksDB directory.
-func (c *Coordinator) handleGetKvSnapshotMetadata(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.GetKvSnapshotMetadataRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorizeTableID(req, auth.OpDescribe, r.GetTableId()); err != nil {
-		return nil, err
-	}
-	b := cluster.Bucket{TableID: r.GetTableId(), PartitionID: cluster.NoPartition, Bucket: r.GetBucketId()}
-	if r.PartitionId != nil {
-		b.PartitionID = r.GetPartitionId()
-	}
-	var s *kvsnap.Snapshot
-	snaps := c.kvSnaps()
-	if snaps != nil {
-		s, _ = snaps.Get(b, r.GetSnapshotId())
-	}
-	if s == nil {
-		return nil, ferr.New(ferr.KvSnapshotNotExist, "Failed to get kv snapshot metadata for table bucket %s and snapshot id %d. Error: Kv snapshot not found",
-			javaBucket(b), r.GetSnapshotId())
-	}
-	resp := &flusspb.GetKvSnapshotMetadataResponse{LogOffset: proto.Int64(s.LogOffset)}
-	for _, f := range snaps.Files(b, s) {
-		resp.SnapshotFiles = append(resp.SnapshotFiles, &flusspb.PbRemotePathAndLocalFile{
-			RemotePath: proto.String(f.RemotePath), LocalFileName: proto.String(f.LocalFileName)})
-	}
-	return resp, nil
-}
-
-func init() { registerAdmin(wire.ListKvSnapshots, 0, 0, (*Coordinator).handleListKvSnapshots) }
-
-// handleListKvSnapshots answers every snapshot still kept (retained or leased) per bucket
-// (Fluss CoordinatorService.listKvSnapshots).
-func (c *Coordinator) handleListKvSnapshots(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.ListKvSnapshotsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := c.authorizeTableID(req, auth.OpDescribe, r.GetTableId()); err != nil {
-		return nil, err
-	}
-	pid := cluster.NoPartition
-	if r.PartitionId != nil {
-		pid = r.GetPartitionId()
-		p, ok := c.PartitionByID(pid)
-		if !ok {
-			return nil, ferr.New(ferr.PartitionNotExists, "Partition %d does not exist", pid)
-		}
-		if p.TableID != r.GetTableId() {
-			return nil, ferr.New(ferr.PartitionNotExists, "Partition %d does not belong to table %d", pid, r.GetTableId())
-		}
-	} else if _, ok := c.TableByID(r.GetTableId()); !ok {
-		return nil, ferr.New(ferr.TableNotExist, "Table %d does not exist", r.GetTableId())
-	}
-	resp := &flusspb.ListKvSnapshotsResponse{TableId: proto.Int64(r.GetTableId())}
-	if r.PartitionId != nil {
-		resp.PartitionId = proto.Int64(pid)
-	}
-	if snaps := c.kvSnaps(); snaps != nil {
-		active := snaps.Active(r.GetTableId(), pid)
-		t, _ := c.TableByID(r.GetTableId())
-		for b := int32(0); t != nil && b < t.NumBuckets(); b++ {
-			for _, id := range active[b] {
-				resp.ActiveSnapshots = append(resp.ActiveSnapshots, &flusspb.PbKvSnapshot{BucketId: proto.Int32(b), SnapshotId: proto.Int64(id)})
-			}
-		}
-	}
-	return resp, nil
-}
-
 // checkKvTable is Fluss's validateKvTable for the lease APIs: READ on the table (when
 // authorization is on), which must exist and have a primary key.
-func (c *Coordinator) checkKvTable(req *wire.Request, tableID int64) error {
-	if err := c.authorizeTableID(req, auth.OpRead, tableID); err != nil {
+func (s *kvSnapshotService) checkKvTable(req *wire.Request, tableID int64) error {
+	if err := s.access.authorizeTableID(req, s.catalog, auth.OpRead, tableID); err != nil {
 		return err
 	}
-	t, ok := c.TableByID(tableID)
+	t, ok := s.catalog.TableByID(tableID)
 	if !ok {
 		return ferr.New(ferr.TableNotExist, "The table id %d does not exist.", tableID)
 	}
@@ -203,111 +94,4 @@ func leaseError(err error, op, leaseID string) error {
 
 func errNoSnapshotStore() error {
 	return ferr.New(ferr.UnknownServerError, "KV snapshots are not enabled on this server")
-}
-
-func init() {
-	registerAdmin(wire.AcquireKvSnapshotLease, 0, 0, (*Coordinator).handleAcquireKvSnapshotLease)
-}
-
-// handleAcquireKvSnapshotLease creates or extends a lease and makes it hold the given
-// snapshots; snapshots that do not exist come back as unavailable.
-func (c *Coordinator) handleAcquireKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.AcquireKvSnapshotLeaseRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	var refs []kvsnap.Ref
-	for _, tl := range r.GetSnapshotsToLease() {
-		if err := c.checkKvTable(req, tl.GetTableId()); err != nil {
-			return nil, err
-		}
-		for _, bs := range tl.GetBucketSnapshots() {
-			b := cluster.Bucket{TableID: tl.GetTableId(), PartitionID: cluster.NoPartition, Bucket: bs.GetBucketId()}
-			if bs.PartitionId != nil {
-				b.PartitionID = bs.GetPartitionId()
-			}
-			refs = append(refs, kvsnap.Ref{Bucket: b, ID: bs.GetSnapshotId()})
-		}
-	}
-	snaps := c.kvSnaps()
-	if snaps == nil {
-		return nil, errNoSnapshotStore()
-	}
-	unavailable, err := snaps.Acquire(ctx, r.GetLeaseId(), r.GetLeaseDurationMs(), refs)
-	if err != nil {
-		return nil, leaseError(err, "acquire", r.GetLeaseId())
-	}
-	resp := &flusspb.AcquireKvSnapshotLeaseResponse{}
-	byTable := map[int64]*flusspb.PbKvSnapshotLeaseForTable{}
-	for _, u := range unavailable {
-		tl := byTable[u.Bucket.TableID]
-		if tl == nil {
-			tl = &flusspb.PbKvSnapshotLeaseForTable{TableId: proto.Int64(u.Bucket.TableID)}
-			byTable[u.Bucket.TableID] = tl
-			resp.UnavailableSnapshots = append(resp.UnavailableSnapshots, tl)
-		}
-		bs := &flusspb.PbKvSnapshotLeaseForBucket{BucketId: proto.Int32(u.Bucket.Bucket), SnapshotId: proto.Int64(u.ID)}
-		if u.Bucket.PartitionID != cluster.NoPartition {
-			bs.PartitionId = proto.Int64(u.Bucket.PartitionID)
-		}
-		tl.BucketSnapshots = append(tl.BucketSnapshots, bs)
-	}
-	return resp, nil
-}
-
-func init() {
-	registerAdmin(wire.ReleaseKvSnapshotLease, 0, 0, (*Coordinator).handleReleaseKvSnapshotLease)
-}
-
-// handleReleaseKvSnapshotLease makes a lease stop holding the given buckets' snapshots.
-func (c *Coordinator) handleReleaseKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.ReleaseKvSnapshotLeaseRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	var buckets []cluster.Bucket
-	for _, tb := range r.GetBucketsToRelease() {
-		if err := c.checkKvTable(req, tb.GetTableId()); err != nil {
-			return nil, err
-		}
-		b := cluster.Bucket{TableID: tb.GetTableId(), PartitionID: cluster.NoPartition, Bucket: tb.GetBucketId()}
-		if tb.PartitionId != nil {
-			b.PartitionID = tb.GetPartitionId()
-		}
-		buckets = append(buckets, b)
-	}
-	snaps := c.kvSnaps()
-	if snaps == nil {
-		return nil, errNoSnapshotStore()
-	}
-	if err := snaps.Release(ctx, r.GetLeaseId(), buckets); err != nil {
-		return nil, leaseError(err, "release", r.GetLeaseId())
-	}
-	return &flusspb.ReleaseKvSnapshotLeaseResponse{}, nil
-}
-
-func init() { registerAdmin(wire.DropKvSnapshotLease, 0, 0, (*Coordinator).handleDropKvSnapshotLease) }
-
-// handleDropKvSnapshotLease removes a lease; an unknown lease is not an error.
-func (c *Coordinator) handleDropKvSnapshotLease(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.DropKvSnapshotLeaseRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	snaps := c.kvSnaps()
-	if snaps == nil {
-		return nil, errNoSnapshotStore()
-	}
-	if c.checksAccess(req) {
-		// READ on every table the lease holds, as Fluss checks.
-		for _, id := range snaps.LeaseTables(r.GetLeaseId()) {
-			if err := c.authorizeTableID(req, auth.OpRead, id); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := snaps.Drop(ctx, r.GetLeaseId()); err != nil {
-		return nil, leaseError(err, "drop", r.GetLeaseId())
-	}
-	return &flusspb.DropKvSnapshotLeaseResponse{}, nil
 }

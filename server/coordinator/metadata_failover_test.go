@@ -70,7 +70,7 @@ func TestMetadataListsADepartedServerWhileItStillLeads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	if err := c.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
+	if err := c.catalog.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	d := metadata.TableDescriptor{
@@ -78,7 +78,7 @@ func TestMetadataListsADepartedServerWhileItStillLeads(t *testing.T) {
 		BucketCount: 2, Properties: map[string]string{}, CustomProperties: map[string]string{},
 	}
 	d.Schema.AssignFieldIDs()
-	if err := c.createTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, d.JSON(), false); err != nil {
+	if err := c.catalog.createTable(ctx, cluster.TablePath{Database: DefaultDatabase, Table: "t"}, d.JSON(), false); err != nil {
 		t.Fatal(err)
 	}
 
@@ -179,7 +179,7 @@ func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(active.Close)
-	if err := active.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
+	if err := active.catalog.CreateDatabase(ctx, DefaultDatabase, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	path := cluster.TablePath{Database: DefaultDatabase, Table: "altered"}
@@ -188,7 +188,7 @@ func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
 		BucketCount: 1, Properties: map[string]string{}, CustomProperties: map[string]string{},
 	}
 	d.Schema.AssignFieldIDs()
-	if err := active.createTable(ctx, path, d.JSON(), false); err != nil {
+	if err := active.catalog.createTable(ctx, path, d.JSON(), false); err != nil {
 		t.Fatal(err)
 	}
 	standby, err := Open(ctx, store, cluster.NewTopology(), Options{Cluster: &statesCluster{st: states, standby: true}}, quiet)
@@ -197,20 +197,20 @@ func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
 	}
 	t.Cleanup(standby.Close)
 	pb := &flusspb.PbTablePath{DatabaseName: proto.String(path.Database), TableName: proto.String(path.Table)}
-	before, err := standby.table(pb)
+	before, err := standby.catalog.table(pb)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	add := metadata.AddColumn{Name: "age", Type: metadata.DataType{Root: metadata.Int}}
-	if err := active.AlterTable(ctx, path, TableAlteration{AddColumns: []metadata.AddColumn{add}}, false); err != nil {
+	if err := active.catalog.AlterTable(ctx, path, TableAlteration{AddColumns: []metadata.AddColumn{add}}, false); err != nil {
 		t.Fatal(err)
 	}
 	// The leader of a bucket on the standby's node validates batches of the new schema id.
 	if sc, ok := standby.Schema(before.ID, before.SchemaID+1); !ok || len(sc.Columns) != 2 {
 		t.Fatalf("standby's catalog lacks schema %d of the altered table (found %v)", before.SchemaID+1, ok)
 	}
-	after, err := standby.table(pb)
+	after, err := standby.catalog.table(pb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,13 +219,13 @@ func TestStandbyTableReadsSeeAnAlterCommittedElsewhere(t *testing.T) {
 	}
 
 	// A table dropped and created again under the same name is the new table.
-	if err := active.DropTable(ctx, path, false); err != nil {
+	if err := active.catalog.DropTable(ctx, path, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := active.createTable(ctx, path, d.JSON(), false); err != nil {
+	if err := active.catalog.createTable(ctx, path, d.JSON(), false); err != nil {
 		t.Fatal(err)
 	}
-	again, err := standby.table(pb)
+	again, err := standby.catalog.table(pb)
 	if err != nil {
 		t.Fatal(err)
 	}

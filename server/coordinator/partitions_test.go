@@ -100,7 +100,7 @@ func TestAutoPartitionPrecreatesAndExpires(t *testing.T) {
 	c, reps := openTestCoordinator(t, clk)
 	ctx := context.Background()
 	path := cluster.TablePath{Database: "fluss", Table: "events"}
-	if err := c.CreateTable(ctx, path, autoPartitionedTable("1"), false); err != nil {
+	if err := c.catalog.CreateTable(ctx, path, autoPartitionedTable("1"), false); err != nil {
 		t.Fatal(err)
 	}
 	tbl, _ := c.TableByPath(path)
@@ -114,7 +114,7 @@ func TestAutoPartitionPrecreatesAndExpires(t *testing.T) {
 	// Three days later (April 2nd): today and tomorrow are created, and the partitions
 	// older than one day before today (March 30th and 31st) are dropped.
 	clk.Add(72 * time.Hour)
-	c.RunAutoPartition(ctx)
+	c.partitions.RunAutoPartition(ctx)
 	if got, want := partitionNames(c, tbl.ID), []string{"20260402", "20260403"}; !slices.Equal(got, want) {
 		t.Fatalf("after three days: partitions %v, want %v", got, want)
 	}
@@ -123,7 +123,7 @@ func TestAutoPartitionPrecreatesAndExpires(t *testing.T) {
 	}
 
 	// A manual partition older than the retention window is refused.
-	err := c.CreatePartition(ctx, path, map[string]string{"day": "20260101"}, false)
+	err := c.partitions.CreatePartition(ctx, path, map[string]string{"day": "20260101"}, false)
 	if ferr.CodeOf(err) != ferr.PartitionSpecInvalidException {
 		t.Fatalf("out-of-date partition: got %v, want PARTITION_SPEC_INVALID_EXCEPTION", err)
 	}
@@ -134,11 +134,11 @@ func TestAutoPartitionNegativeRetentionKeepsEverything(t *testing.T) {
 	c, _ := openTestCoordinator(t, clk)
 	ctx := context.Background()
 	path := cluster.TablePath{Database: "fluss", Table: "forever"}
-	if err := c.CreateTable(ctx, path, autoPartitionedTable("-1"), false); err != nil {
+	if err := c.catalog.CreateTable(ctx, path, autoPartitionedTable("-1"), false); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(10 * 24 * time.Hour)
-	c.RunAutoPartition(ctx)
+	c.partitions.RunAutoPartition(ctx)
 	tbl, _ := c.TableByPath(path)
 	if got := partitionNames(c, tbl.ID); len(got) != 4 || got[0] != "20260101" {
 		t.Fatalf("partitions %v, want the first two days kept plus two new ones", got)

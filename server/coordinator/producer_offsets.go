@@ -6,16 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
-	"github.com/stromdb/strom/server/auth"
-	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
 )
 
@@ -24,6 +19,19 @@ import (
 // expiration time. Registration is "create if absent or expired": a live snapshot is never
 // overwritten (result ALREADY_EXISTS). Expired snapshots read as absent and are deleted when
 // next touched.
+
+// producerOffsets is the producer offsets service: it owns the producers/ records of the
+// metadata store and serialises their check-and-set.
+type producerOffsets struct {
+	store  recordStore
+	tables tableByID // to authorise the tables a snapshot names
+	access access
+	now    func() time.Time
+	ttl    time.Duration // coordinator.producer-offsets.ttl (0: DefaultProducerOffsetsTTL)
+	mu     sync.Mutex    // serialises check-and-set
+}
+
+var producerOffsetAPIs apiTable[*producerOffsets]
 
 // DefaultProducerOffsetsTTL is coordinator.producer-offsets.ttl's default.
 const DefaultProducerOffsetsTTL = 24 * time.Hour
@@ -67,8 +75,8 @@ func validateProducerID(id string) error {
 }
 
 // readProducer returns the live snapshot of id; an expired one is deleted and reads as absent.
-func (c *Coordinator) readProducer(ctx context.Context, id string) (producerRecord, bool, error) {
-	data, err := c.store.Get(ctx, producerKey(id))
+func (s *producerOffsets) readProducer(ctx context.Context, id string) (producerRecord, bool, error) {
+	data, err := s.store.Get(ctx, producerKey(id))
 	if errors.Is(err, meta.ErrNotFound) {
 		return producerRecord{}, false, nil
 	}
@@ -79,132 +87,11 @@ func (c *Coordinator) readProducer(ctx context.Context, id string) (producerReco
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return producerRecord{}, false, fmt.Errorf("producer offsets %s: corrupt record: %w", id, err)
 	}
-	if rec.ExpirationMs <= c.nowMs() {
-		if _, err := c.store.Txn(ctx, nil, []meta.Op{meta.Delete(producerKey(id))}); err != nil {
+	if rec.ExpirationMs <= s.now().UnixMilli() {
+		if _, err := s.store.Txn(ctx, nil, []meta.Op{meta.Delete(producerKey(id))}); err != nil {
 			return producerRecord{}, false, err
 		}
 		return producerRecord{}, false, nil
 	}
 	return rec, true, nil
-}
-
-func init() {
-	registerAdmin(wire.RegisterProducerOffsets, 0, 0, (*Coordinator).handleRegisterProducerOffsets)
-}
-
-func (c *Coordinator) handleRegisterProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.RegisterProducerOffsetsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	for _, to := range r.GetTableOffsets() {
-		if err := c.authorizeTableID(req, auth.OpWrite, to.GetTableId()); err != nil {
-			return nil, err
-		}
-	}
-	if err := validateProducerID(r.GetProducerId()); err != nil {
-		return nil, err
-	}
-	ttl := c.opts.ProducerOffsetsTTL
-	if ttl <= 0 {
-		ttl = DefaultProducerOffsetsTTL
-	}
-	if r.TtlMs != nil {
-		ttl = time.Duration(r.GetTtlMs()) * time.Millisecond
-	}
-	rec := producerRecord{ExpirationMs: c.nowMs() + ttl.Milliseconds()}
-	for _, to := range r.GetTableOffsets() {
-		for _, bo := range to.GetBucketOffsets() {
-			pid := cluster.NoPartition
-			if bo.PartitionId != nil {
-				pid = bo.GetPartitionId()
-			}
-			rec.Offsets = append(rec.Offsets, producerBucketRec{TableID: to.GetTableId(), PartitionID: pid, Bucket: bo.GetBucketId(), Offset: bo.GetLogEndOffset()})
-		}
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return nil, err
-	}
-	c.producerMu.Lock()
-	defer c.producerMu.Unlock()
-	if _, live, err := c.readProducer(ctx, r.GetProducerId()); err != nil {
-		return nil, err
-	} else if live {
-		return &flusspb.RegisterProducerOffsetsResponse{Result: proto.Int32(producerOffsetsAlreadyExists)}, nil
-	}
-	if _, err := c.store.Txn(ctx, nil, []meta.Op{meta.Put(producerKey(r.GetProducerId()), data)}); err != nil {
-		return nil, fmt.Errorf("register producer offsets %s: %w", r.GetProducerId(), err)
-	}
-	return &flusspb.RegisterProducerOffsetsResponse{Result: proto.Int32(producerOffsetsCreated)}, nil
-}
-
-func init() { registerAdmin(wire.GetProducerOffsets, 0, 0, (*Coordinator).handleGetProducerOffsets) }
-
-// handleGetProducerOffsets returns a producer's offsets, leaving out tables the session may
-// not READ; an unknown or expired producer gets an empty response.
-func (c *Coordinator) handleGetProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.GetProducerOffsetsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := validateProducerID(r.GetProducerId()); err != nil {
-		return nil, err
-	}
-	c.producerMu.Lock()
-	rec, ok, err := c.readProducer(ctx, r.GetProducerId())
-	c.producerMu.Unlock()
-	if err != nil || !ok {
-		return &flusspb.GetProducerOffsetsResponse{}, err
-	}
-	resp := &flusspb.GetProducerOffsetsResponse{ProducerId: proto.String(r.GetProducerId()), ExpirationTime: proto.Int64(rec.ExpirationMs)}
-	for _, tid := range rec.tableIDs() {
-		if c.authorizeTableID(req, auth.OpRead, tid) != nil {
-			continue
-		}
-		to := &flusspb.PbProducerTableOffsets{TableId: proto.Int64(tid)}
-		for _, o := range rec.Offsets {
-			if o.TableID != tid {
-				continue
-			}
-			bo := &flusspb.PbBucketOffset{BucketId: proto.Int32(o.Bucket), LogEndOffset: proto.Int64(o.Offset)}
-			if o.PartitionID != cluster.NoPartition {
-				bo.PartitionId = proto.Int64(o.PartitionID)
-			}
-			to.BucketOffsets = append(to.BucketOffsets, bo)
-		}
-		resp.TableOffsets = append(resp.TableOffsets, to)
-	}
-	return resp, nil
-}
-
-func init() {
-	registerAdmin(wire.DeleteProducerOffsets, 0, 0, (*Coordinator).handleDeleteProducerOffsets)
-}
-
-func (c *Coordinator) handleDeleteProducerOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
-	var r flusspb.DeleteProducerOffsetsRequest
-	if err := req.Decode(&r); err != nil {
-		return nil, err
-	}
-	if err := validateProducerID(r.GetProducerId()); err != nil {
-		return nil, err
-	}
-	c.producerMu.Lock()
-	defer c.producerMu.Unlock()
-	rec, ok, err := c.readProducer(ctx, r.GetProducerId())
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		for _, tid := range rec.tableIDs() {
-			if err := c.authorizeTableID(req, auth.OpWrite, tid); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if _, err := c.store.Txn(ctx, nil, []meta.Op{meta.Delete(producerKey(r.GetProducerId()))}); err != nil {
-		return nil, fmt.Errorf("delete producer offsets %s: %w", r.GetProducerId(), err)
-	}
-	return &flusspb.DeleteProducerOffsetsResponse{}, nil
 }

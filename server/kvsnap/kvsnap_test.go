@@ -189,7 +189,11 @@ func (h *harness) put(kvs map[int]string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.tab.Put(b, nil, 100_000); err != nil {
+	_, p, err := h.tab.PutStaged(b, kvstore.WriteOptions{}, 100_000)
+	if err == nil {
+		err = p.Wait(context.Background())
+	}
+	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.seq++

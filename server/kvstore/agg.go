@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
@@ -17,7 +18,9 @@ import (
 // decimals is freshly allocated.
 type aggFunc func(acc, in row.Datum) (row.Datum, error)
 
-func newAggFunc(name string, t metadata.DataType, delimiter string) (aggFunc, error) {
+// arrowLog tells whether the table's changelog is in the ARROW log format, whose writer
+// refuses a DECIMAL wider than its column (see sumDecimalFits).
+func newAggFunc(name string, t metadata.DataType, delimiter string, arrowLog bool) (aggFunc, error) {
 	switch name {
 	case metadata.AggLastValue:
 		return func(_, in row.Datum) (row.Datum, error) { return in, nil }, nil
@@ -37,6 +40,15 @@ func newAggFunc(name string, t metadata.DataType, delimiter string) (aggFunc, er
 			return in, nil
 		}, nil
 	case metadata.AggSum:
+		if arrowLog && t.Root == metadata.Decimal && t.Precision <= row.MaxCompactDecimalPrecision {
+			return nullSkipping(func(a, b row.Datum) (row.Datum, error) {
+				r, err := arith(t, a, b, false)
+				if err == nil {
+					err = sumDecimalFits(t, r)
+				}
+				return r, err
+			}), nil
+		}
 		return nullSkipping(func(a, b row.Datum) (row.Datum, error) { return arith(t, a, b, false) }), nil
 	case metadata.AggProduct:
 		return nullSkipping(func(a, b row.Datum) (row.Datum, error) { return arith(t, a, b, true) }), nil
@@ -63,16 +75,10 @@ func newAggFunc(name string, t metadata.DataType, delimiter string) (aggFunc, er
 			out = append(append(append(out, a.B...), delimiter...), b.B...)
 			return row.Datum{B: out}, nil
 		}), nil
-	case metadata.AggRBM32, metadata.AggRBM64:
-		return func(acc, in row.Datum) (row.Datum, error) {
-			if acc.Null || in.Null {
-				if acc.Null {
-					return in, nil
-				}
-				return acc, nil
-			}
-			return row.Datum{}, ferr.New(ferr.UnknownServerError, "aggregate function %s is not supported by this server", name)
-		}, nil
+	case metadata.AggRBM32:
+		return rbm32, nil
+	case metadata.AggRBM64:
+		return rbm64, nil
 	}
 	return nil, fmt.Errorf("unsupported aggregate function %q", name)
 }
@@ -98,10 +104,20 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// arith adds or multiplies two non-NULL numeric values with Java's overflow behaviour:
-// integers wrap at their width, FLOAT is computed in single precision, and a DECIMAL result
-// that does not fit the column's precision becomes NULL.
+// arith adds or multiplies two non-NULL numeric values with Java's overflow behaviour
+// (FieldSumAgg, FieldProductAgg, DecimalUtils.add): integers wrap at their width, FLOAT is
+// computed in single precision, and a DECIMAL result that does not fit the column's precision
+// becomes NULL — except the sum of two DECIMALs of precision ≤ 18, which Java adds as unscaled
+// longs (Math.addExact) without checking the precision: the wider sum is kept, and only an
+// int64 overflow (then the BigDecimal path, whose precision check fails) gives NULL.
 func arith(t metadata.DataType, a, b row.Datum, mul bool) (row.Datum, error) {
+	if t.Root == metadata.Decimal && !mul && t.Precision <= row.MaxCompactDecimalPrecision {
+		v := a.I + b.I
+		if (a.I >= 0) == (b.I >= 0) && (v >= 0) != (a.I >= 0) {
+			return row.NullDatum, nil // addExact overflowed
+		}
+		return row.Datum{I: v}, nil
+	}
 	switch t.Root {
 	case metadata.TinyInt, metadata.SmallInt, metadata.Int, metadata.BigInt:
 		v := a.I + b.I
@@ -140,6 +156,25 @@ func arith(t metadata.DataType, a, b row.Datum, mul bool) (row.Datum, error) {
 		return decimalDatum(&t, &r), nil
 	}
 	return row.Datum{}, ferr.New(ferr.UnknownServerError, "type %s not supported by sum/product", t)
+}
+
+// sumDecimalFits refuses a sum of DECIMALs of precision ≤ 18 wider than its column for a
+// table whose changelog is ARROW: Java keeps the wider sum (arith), and then its Arrow writer
+// (DecimalVector.setSafe) throws, so the PUT_KV fails with UNKNOWN_SERVER_ERROR and nothing of
+// the batch is stored. COMPACTED and INDEXED changelogs write the unscaled value unchecked, in
+// Java as here.
+func sumDecimalFits(t metadata.DataType, r row.Datum) error {
+	if r.Null {
+		return nil
+	}
+	digits := len(strconv.FormatInt(r.I, 10))
+	if r.I < 0 {
+		digits--
+	}
+	if digits > t.Precision {
+		return ferr.New(ferr.UnknownServerError, "BigDecimal precision cannot be greater than that in the Arrow vector: %d > %d", digits, t.Precision)
+	}
+	return nil
 }
 
 func decimalBig(t *metadata.DataType, d *row.Datum) *big.Int {

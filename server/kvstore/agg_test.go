@@ -26,7 +26,11 @@ func TestArith(t *testing.T) {
 		{"smallint product wraps", dt(metadata.SmallInt), row.Datum{I: 300}, row.Datum{I: 300}, true, row.Datum{I: int64(int16(90000 & 0xffff))}},
 		{"float single precision", dt(metadata.Float), row.Datum{F: float64(float32(0.1))}, row.Datum{F: float64(float32(0.2))}, false, row.Datum{F: float64(float32(0.1) + float32(0.2))}},
 		{"decimal(5,2) sum", dec(5, 2), row.Datum{I: 12345}, row.Datum{I: 5}, false, row.Datum{I: 12350}},
-		{"decimal(5,2) sum overflow is NULL", dec(5, 2), row.Datum{I: 99999}, row.Datum{I: 1}, false, row.NullDatum},
+		{"decimal(5,2) sum keeps the wider result", dec(5, 2), row.Datum{I: 99999}, row.Datum{I: 1}, false, row.Datum{I: 100000}},
+		{"decimal(18,2) sum past int64 is NULL", dec(18, 2), row.Datum{I: math.MaxInt64 - 1}, row.Datum{I: 2}, false, row.NullDatum},
+		{"decimal(18,2) negative sum past int64 is NULL", dec(18, 2), row.Datum{I: math.MinInt64 + 1}, row.Datum{I: -2}, false, row.NullDatum},
+		{"decimal(5,2) product overflow is NULL", dec(5, 2), row.Datum{I: 99999}, row.Datum{I: 200}, true, row.NullDatum},
+		{"decimal(20,0) sum overflow is NULL", dec(20, 0), row.Datum{B: []byte{0x56, 0xbc, 0x75, 0xe2, 0xd6, 0x31, 0x00, 0x00, 0x00}}, row.Datum{B: []byte{0x56, 0xbc, 0x75, 0xe2, 0xd6, 0x31, 0x00, 0x00, 0x00}}, false, row.NullDatum},
 		{"decimal(10,2) product rounds half up", dec(10, 2), row.Datum{I: 150}, row.Datum{I: 101}, true, row.Datum{I: 152}}, // 1.50*1.01=1.515 -> 1.52
 		{"decimal(10,2) negative product", dec(10, 2), row.Datum{I: -150}, row.Datum{I: 101}, true, row.Datum{I: -152}},
 		{"decimal(20,0) big sum", dec(20, 0), row.Datum{B: []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, row.Datum{B: []byte{0x01}}, false,

@@ -37,7 +37,7 @@ func BenchmarkPut(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := h.tab.Put(kvs[i%len(kvs)], nil, 1); err != nil {
+		if _, err := h.tab.putWait(kvs[i%len(kvs)], WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +90,7 @@ func BenchmarkPutNewKeys(b *testing.B) {
 		}
 		kv := h.kvBatch(-1, -1, recs...)
 		b.StartTimer()
-		if _, err := h.tab.Put(kv, nil, 1); err != nil {
+		if _, err := h.tab.putWait(kv, WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -203,7 +203,7 @@ func BenchmarkUpdateLarge(b *testing.B) {
 		for j := range ids {
 			ids[j] = int64((from + j) % rows)
 		}
-		if _, err := tab.Put(wideBatch(b, c, ids, seed), nil, 1); err != nil {
+		if _, err := tab.putWait(wideBatch(b, c, ids, seed), WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -221,7 +221,7 @@ func BenchmarkUpdateLarge(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if _, err := tab.Put(kvs[i%len(kvs)], nil, 1); err != nil {
+		if _, err := tab.putWait(kvs[i%len(kvs)], WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -258,7 +258,7 @@ func BenchmarkLookupAfterLoad(b *testing.B) {
 		for j := range recs {
 			recs[j] = up(id+int64(j), "name-of-sixteen!", id*7)
 		}
-		if _, err := h.tab.Put(h.kvBatch(-1, -1, recs...), nil, 1); err != nil {
+		if _, err := h.tab.putWait(h.kvBatch(-1, -1, recs...), WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@ func BenchmarkLookupLarge(b *testing.B) {
 		for j := range ids {
 			ids[j] = int64(i + j)
 		}
-		if _, err := tab.Put(wideBatch(b, tab.tbl, ids, 1), nil, 1); err != nil {
+		if _, err := tab.putWait(wideBatch(b, tab.tbl, ids, 1), WriteOptions{}, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

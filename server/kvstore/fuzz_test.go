@@ -31,7 +31,7 @@ func FuzzPut(f *testing.F) {
 			return
 		}
 		before := h.log.LogEndOffset()
-		if _, err := h.tab.Put(batch, tc, 1); err != nil && h.log.LogEndOffset() != before {
+		if _, err := h.tab.putWait(batch, WriteOptions{TargetColumns: tc}, 1); err != nil && h.log.LogEndOffset() != before {
 			t.Fatalf("rejected batch (%v) reached the log", err)
 		}
 	})

@@ -54,6 +54,8 @@ type harness struct {
 	policy logstore.FlushPolicy
 	// rowCacheBytes is the store's Options.RowCacheBytes (0: the default, -1: off).
 	rowCacheBytes int64
+	// seqs is the store's Options.Sequences; it outlives reopen, as the metadata store does.
+	seqs SequenceSource
 }
 
 func newHarness(t testing.TB, table Table) *harness {
@@ -79,7 +81,7 @@ func (h *harness) open() {
 	if err != nil {
 		h.t.Fatalf("open log: %v", err)
 	}
-	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), RowCacheBytes: h.rowCacheBytes})
+	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), RowCacheBytes: h.rowCacheBytes, Sequences: h.seqs})
 	if err != nil {
 		h.t.Fatalf("open store: %v", err)
 	}
@@ -146,7 +148,7 @@ func (h *harness) kvBatch(writer int64, seq int32, recs ...rec) record.KvBatch {
 	}
 	var krs []record.KvRecord
 	for _, r := range recs {
-		k, err := row.EncodeKey(nil, c.keyTypes, r.key)
+		k, err := clientKey(h.table, c.keyTypes, r.key)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -181,7 +183,7 @@ func (h *harness) put(targets []int32, recs ...rec) int64 {
 }
 
 func (h *harness) tryPut(targets []int32, recs ...rec) (int64, error) {
-	end, err := h.tab.Put(h.kvBatch(1, h.seq, recs...), targets, 100_000)
+	end, err := h.tab.putWait(h.kvBatch(1, h.seq, recs...), WriteOptions{TargetColumns: targets}, 100_000)
 	if err == nil {
 		h.seq++
 	}
@@ -192,7 +194,10 @@ func (h *harness) tryPut(targets []int32, recs ...rec) (int64, error) {
 func (h *harness) get(id int64) string {
 	h.t.Helper()
 	c := h.tab.tbl
-	k, _ := row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: id}})
+	k, err := clientKey(h.table, c.keyTypes, []row.Datum{{I: id}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	vals, err := h.tab.Lookup([][]byte{k}, nil)
 	if err != nil {
 		h.t.Fatal(err)
@@ -304,4 +309,29 @@ func eqStrings(t testing.TB, what string, got, want []string) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("%s:\n got  %v\n want %v", what, got, want)
 	}
+}
+
+// putWait stages kv and waits until it is durable and applied, as PUT_KV does for one bucket.
+func (t *Tablet) putWait(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, error) {
+	end, p, err := t.PutStaged(kv, o, nowMs)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.Wait(context.Background()); err != nil {
+		return 0, err
+	}
+	return end, nil
+}
+
+// staged reports whether the Pending has a write to wait for.
+func (p Pending) staged() bool { return p.t != nil }
+
+// clientKey encodes a primary key as a client of the table does: Paimon's encoder for
+// table.datalake.format paimon (as pyfluss's, tests/compat/test_paimon_keys.py), the
+// compacted one otherwise.
+func clientKey(t Table, types []metadata.DataType, key []row.Datum) ([]byte, error) {
+	if t.Config.DataLakeFormat == row.LakePaimon {
+		return row.EncodePaimonKey(nil, types, key)
+	}
+	return row.EncodeKey(nil, types, key)
 }

@@ -9,18 +9,18 @@ import (
 // ReplicaManager.lookups): every key that has no row — neither in Pebble nor staged — gets a
 // row holding just its primary-key columns, the other columns NULL, written as a partial update
 // of the primary-key columns (so it is refused, INVALID_TARGET_COLUMN, when a non-key column is
-// NOT NULL). It reports whether anything was staged and returns the durable wait as PutStaged
-// does; the caller looks the keys up again once it returns. Keys that exist are left alone,
+// NOT NULL). It returns the write's Pending as PutStaged does — the zero Pending when nothing
+// was staged — and the caller looks the keys up again once its Wait returns. Keys that exist are left alone,
 // so concurrent inserts of one key produce a single +I.
 //
 // Only tables whose keys are the compacted encoding of the whole primary key can be served:
 // the row is rebuilt from the key, and a partitioned table's key lacks the partition columns.
-func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() error, error) {
+func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (Pending, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.tbl // SetTable replaces it under mu
 	if len(c.PartitionKeys) > 0 || !c.compactedKeys {
-		return false, nil, ferr.New(ferr.InvalidTableException,
+		return Pending{}, ferr.New(ferr.InvalidTableException,
 			"lookup with insert_if_not_exists is not supported for partitioned tables or lake key encodings by this server")
 	}
 	targets := make([]int32, len(c.pk))
@@ -36,7 +36,7 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() e
 	}
 	// The rows go to the merge as datums: nothing is encoded as a KV batch only to be parsed
 	// and decoded again, and the key needs no check against the row it was built from.
-	_, durable, staged, err := t.stageWith(m, -1, -1, nowMs, true, func(b *stateBatch, w *writeScratch) error {
+	_, p, staged, err := t.stageWith(m, -1, -1, nowMs, true, func(b *stateBatch, w *writeScratch) error {
 		for _, k := range keys {
 			w.key = t.dataKey(w.key, k)
 			found, err := t.current(b, w)
@@ -66,7 +66,7 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (bool, func() e
 		return nil
 	})
 	if err != nil || !staged {
-		return false, nil, err
+		return Pending{}, err
 	}
-	return true, durable, nil
+	return p, nil
 }

@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"context"
+
 	"testing"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -19,10 +21,10 @@ func TestInsertMissingNotNullColumn(t *testing.T) {
 	c := h.tab.tbl
 	k1, _ := row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: 1}})
 	k2, _ := row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: 2}})
-	if staged, _, err := h.tab.InsertMissingStaged([][]byte{k1}, 1); err != nil || staged {
-		t.Fatalf("existing key: staged %v, err %v", staged, err)
+	if p, err := h.tab.InsertMissingStaged([][]byte{k1}, 1); err != nil || p.staged() {
+		t.Fatalf("existing key: staged %v, err %v", p.staged(), err)
 	}
-	if _, _, err := h.tab.InsertMissingStaged([][]byte{k1, k2}, 1); ferr.CodeOf(err) != ferr.InvalidTargetColumn {
+	if _, err := h.tab.InsertMissingStaged([][]byte{k1, k2}, 1); ferr.CodeOf(err) != ferr.InvalidTargetColumn {
 		t.Fatalf("missing key: err %v, want INVALID_TARGET_COLUMN", err)
 	}
 	eqStrings(t, "changelog", h.changelog(), []string{"+I(1,a,1)"})
@@ -42,11 +44,11 @@ func TestInsertMissingAllKeyColumns(t *testing.T) {
 	h := newHarness(t, tbl)
 	c := h.tab.tbl
 	k, _ := row.EncodeKey(nil, c.keyTypes, []row.Datum{{I: 5}})
-	staged, wait, err := h.tab.InsertMissingStaged([][]byte{k, k}, 1)
-	if err != nil || !staged {
-		t.Fatalf("staged %v, err %v", staged, err)
+	wait, err := h.tab.InsertMissingStaged([][]byte{k, k}, 1)
+	if err != nil || !wait.staged() {
+		t.Fatalf("staged %v, err %v", wait.staged(), err)
 	}
-	if err := wait(); err != nil {
+	if err := wait.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.get(5); got != "(5)" {
@@ -76,11 +78,11 @@ func BenchmarkInsertMissing(b *testing.B) {
 			id++
 		}
 		b.StartTimer()
-		staged, durable, err := h.tab.InsertMissingStaged(keys, 1)
-		if err != nil || !staged {
-			b.Fatalf("staged %v, err %v", staged, err)
+		durable, err := h.tab.InsertMissingStaged(keys, 1)
+		if err != nil || !durable.staged() {
+			b.Fatalf("staged %v, err %v", durable.staged(), err)
 		}
-		if err := durable(); err != nil {
+		if err := durable.Wait(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 
 // memKeys lets the read before a write of a new key skip Pebble's memtables. A miss
 // through the L6-filtered iterator costs a seek in every memtable skiplist — the biggest
-// single cost of upserting new keys (docs/benchmarks.md, "Skipping the memtables for keys
-// they cannot hold") — while the sstables answer a miss from their bloom filters. A
+// single cost of upserting new keys (docs/benchmarks-history.md, "What pyfluss sends, and where
+// Strom spent the time") — while the sstables answer a miss from their bloom filters. A
 // tablet knows which of its keys can be in a memtable: the ones it has committed to Pebble
 // since the last flush. memKeys keeps Bloom filters of them, so a key that none of them may
 // contain is read from the sstables alone (pebble.IterOptions.OnlyReadGuaranteedDurable,

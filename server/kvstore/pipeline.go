@@ -16,10 +16,10 @@ import (
 //     the current state, encode the changelog, write it to the log without waiting for the
 //     fsync, and append the batch to the queue, the pre-write buffer the next batch merges
 //     against. No disk wait happens here, so the connection goes on to its next request.
-//  2. durable (the function PutStaged returns, run off the connection's loop): wait until the
-//     log has synced the changelog. Concurrent waiters share one fdatasync (group commit,
-//     logstore.Log.AppendStaged).
-//  3. apply (applyDurable): move every queued batch that is now durable from the queue into
+//  2. durable (Pending.Wait, durable.go, run off the connection's loop): wait until the
+//     log has synced the changelog — replicated, until the HW passes it. Concurrent waiters
+//     share one fdatasync (group commit, logstore.Log.AppendStaged).
+//  3. apply (applyDurable, the end of Pending.Wait): move every queued batch that is now durable from the queue into
 //     Pebble as one Pebble batch, together with the applied offset.
 //
 // Invariants:
@@ -34,30 +34,12 @@ import (
 //   - A PUT_KV is answered only after its own batch is applied, so a client that got the
 //     answer reads its write back by lookup.
 
-// Put applies one PUT_KV bucket batch and waits until it is durable and applied: PutStaged
-// followed by its durable function.
-func (t *Tablet) Put(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, error) {
-	end, durable, err := t.PutStaged(kv, targetColumns, nowMs)
-	if err != nil {
-		return 0, err
-	}
-	if err := durable(); err != nil {
-		return 0, err
-	}
-	return end, nil
-}
-
-// PutStaged stages one PUT_KV bucket batch (docs/primary-keys.md §2: merge, changelog, append) and
-// returns the log end offset after it, and a function that waits until the batch is durable
-// and applied to Pebble. Callers keep the order of PutStaged calls (idempotent writers depend
-// on it) but may run the durable functions concurrently and off their request loop; the write
-// must not be acknowledged before durable returns nil.
-func (t *Tablet) PutStaged(kv record.KvBatch, targetColumns []int32, nowMs int64) (int64, func() error, error) {
-	return t.PutStagedWith(kv, WriteOptions{TargetColumns: targetColumns}, nowMs)
-}
-
-// PutStagedWith is PutStaged with every request-level option.
-func (t *Tablet) PutStagedWith(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, func() error, error) {
+// PutStaged stages one PUT_KV bucket batch (docs/primary-keys.md §2: merge, changelog, append)
+// with the request's options and returns the log end offset after it and the write's Pending,
+// whose Wait is the rest of the pipeline. Callers keep the order of PutStaged calls
+// (idempotent writers depend on it) but may wait concurrently and off their request loop;
+// the write must not be acknowledged before Wait returns nil.
+func (t *Tablet) PutStaged(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, Pending, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.stage(kv, o, nowMs)

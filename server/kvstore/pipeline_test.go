@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"context"
+
 	"fmt"
 	"sync"
 	"testing"
@@ -14,11 +16,11 @@ import (
 // against it; one durable wait applies every batch the fsync covered, in order.
 func TestPipelineStagesAgainstUnappliedWrites(t *testing.T) {
 	h := newHarnessWith(t, usersTable(nil), logstore.FlushEveryAppend)
-	end1, wait1, err := h.tab.PutStaged(h.kvBatch(1, 0, up(1, "a", 1), up(2, "b", 2)), nil, 1)
+	end1, wait1, err := h.tab.PutStaged(h.kvBatch(1, 0, up(1, "a", 1), up(2, "b", 2)), WriteOptions{}, 1)
 	if err != nil || end1 != 2 {
 		t.Fatalf("stage 1: %d %v", end1, err)
 	}
-	end2, wait2, err := h.tab.PutStaged(h.kvBatch(1, 1, up(1, "a2", 10), del(2)), nil, 1)
+	end2, wait2, err := h.tab.PutStaged(h.kvBatch(1, 1, up(1, "a2", 10), del(2)), WriteOptions{}, 1)
 	if err != nil || end2 != 5 {
 		t.Fatalf("stage 2: %d %v", end2, err)
 	}
@@ -30,13 +32,13 @@ func TestPipelineStagesAgainstUnappliedWrites(t *testing.T) {
 		t.Fatalf("high watermark %d before any sync", h.log.HighWatermark())
 	}
 	// The second batch's wait syncs once and applies both batches.
-	if err := wait2(); err != nil {
+	if err := wait2.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.get(1); got != "(1,a2,10)" || h.get(2) != "" || h.tab.AppliedOffset() != 5 {
 		t.Fatalf("after wait: 1=%q 2=%q applied=%d", got, h.get(2), h.tab.AppliedOffset())
 	}
-	if err := wait1(); err != nil {
+	if err := wait1.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The second batch was computed against the first: an update and a delete, not inserts.
@@ -52,21 +54,21 @@ func TestPipelineStagesAgainstUnappliedWrites(t *testing.T) {
 // the original is applied, and nothing is applied twice.
 func TestPipelineDuplicateOfStagedBatch(t *testing.T) {
 	h := newHarnessWith(t, usersTable(nil), logstore.FlushEveryAppend)
-	_, wait1, err := h.tab.PutStaged(h.kvBatch(9, 0, up(1, "a", 1)), nil, 1)
+	_, wait1, err := h.tab.PutStaged(h.kvBatch(9, 0, up(1, "a", 1)), WriteOptions{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	end, waitDup, err := h.tab.PutStaged(h.kvBatch(9, 0, up(1, "a", 1)), nil, 1)
+	end, waitDup, err := h.tab.PutStaged(h.kvBatch(9, 0, up(1, "a", 1)), WriteOptions{}, 1)
 	if err != nil || end != 1 {
 		t.Fatalf("duplicate: %d %v", end, err)
 	}
-	if err := waitDup(); err != nil {
+	if err := waitDup.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.get(1); got != "(1,a,1)" {
 		t.Fatalf("after the duplicate's wait: %q", got)
 	}
-	if err := wait1(); err != nil {
+	if err := wait1.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	eqStrings(t, "changelog", h.changelog(), []string{"+I(1,a,1)"})
@@ -76,18 +78,18 @@ func TestPipelineDuplicateOfStagedBatch(t *testing.T) {
 func TestPipelineRejectedBatchPublishesNothing(t *testing.T) {
 	h := newHarnessWith(t, usersTable(func(c *metadata.TableConfig) { c.DeleteBehavior = metadata.DeleteDisable }),
 		logstore.FlushEveryAppend)
-	_, _, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "x", 5), del(1)), nil, 1)
+	_, _, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "x", 5), del(1)), WriteOptions{}, 1)
 	if ferr.CodeOf(err) != ferr.DeletionDisabledException {
 		t.Fatalf("err = %v", err)
 	}
 	if len(h.tab.queue) != 0 || h.log.LogEndOffset() != 0 {
 		t.Fatalf("rejected batch left %d batches, log end %d", len(h.tab.queue), h.log.LogEndOffset())
 	}
-	_, wait, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "y", 6)), nil, 1)
+	_, wait, err := h.tab.PutStaged(h.kvBatch(1, 0, up(5, "y", 6)), WriteOptions{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wait(); err != nil {
+	if err := wait.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	eqStrings(t, "changelog", h.changelog(), []string{"+I(5,y,6)"})
@@ -101,14 +103,14 @@ func TestPipelineConcurrentWaiters(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, batches)
 	for i := 0; i < batches; i++ {
-		_, wait, err := h.tab.PutStaged(h.kvBatch(3, int32(i), up(int64(i%17), "v", i)), nil, 1)
+		_, wait, err := h.tab.PutStaged(h.kvBatch(3, int32(i), up(int64(i%17), "v", i)), WriteOptions{}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- wait()
+			errs <- wait.Wait(context.Background())
 		}()
 	}
 	wg.Wait()
@@ -166,14 +168,14 @@ func TestReadBeforeWriteModesAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.tab.missRate.v = rate
-		_, wait, err := h.tab.PutStaged(h.kvBatch(1, h.seq, up(2, "b2", 20), up(3, "c", 3)), nil, 1)
+		_, wait, err := h.tab.PutStaged(h.kvBatch(1, h.seq, up(2, "b2", 20), up(3, "c", 3)), WriteOptions{}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.seq++
 		h.tab.missRate.v = rate
 		h.put(nil, up(1, "a2", 10), up(3, "c2", 30), up(4, "d", 4)) // 3 is staged, not applied
-		if err := wait(); err != nil {
+		if err := wait.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		eqStrings(t, "changelog", h.changelog(), []string{
@@ -243,7 +245,7 @@ func TestReadBeforeWriteSwitchesWithinBatch(t *testing.T) {
 func TestStagesMergeAgainstALongQueue(t *testing.T) {
 	h := newHarness(t, usersTable(nil))
 	h.put(nil, up(1, "v0", 0))
-	var waits []func() error
+	var waits []Pending
 	var want []string
 	for i := 1; i <= 2*maxQueueScan; i++ {
 		recs := []rec{up(1, fmt.Sprint("v", i), i), up(int64(100+i), "n", i)}
@@ -256,7 +258,7 @@ func TestStagesMergeAgainstALongQueue(t *testing.T) {
 			recs = append(recs, up(101, "again", 0))
 			want = append(want, "+I(101,again,0)")
 		}
-		_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, recs...), nil, 1)
+		_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, recs...), WriteOptions{}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +268,7 @@ func TestStagesMergeAgainstALongQueue(t *testing.T) {
 		t.Fatalf("queue of %d batches; the test needs more than %d", len(h.tab.queue), maxQueueScan)
 	}
 	for _, w := range waits {
-		if err := w(); err != nil {
+		if err := w.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -137,20 +137,23 @@ func (c *compiled) configure(targetColumns []int32, mode MergeMode) (merger, err
 // later Puts merge against it) and applyDurable's work list. It returns the log end
 // offset after the write (for a duplicate batch: the end of the original). Nothing is staged
 // when any record is rejected or the append fails. Caller holds mu.
-func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, durable func() error, err error) {
+func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, p Pending, err error) {
 	if err := t.writable(); err != nil {
-		return 0, nil, err
+		return 0, Pending{}, err
 	}
 	c := t.tbl
 	sid := kv.SchemaID()
 	if sid < 0 || sid > c.SchemaID {
-		return 0, nil, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
+		return 0, Pending{}, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, c.SchemaID)
+	}
+	if err := c.autoInc.checkTargets(o.TargetColumns); err != nil {
+		return 0, Pending{}, err
 	}
 	m, err := c.configure(o.TargetColumns, o.Mode)
 	if err != nil {
-		return 0, nil, err
+		return 0, Pending{}, err
 	}
-	end, durable, _, err = t.stageWith(m, kv.WriterID(), kv.BatchSequence(), nowMs, false, func(b *stateBatch, w *writeScratch) error {
+	end, p, _, err = t.stageWith(m, kv.WriterID(), kv.BatchSequence(), nowMs, false, func(b *stateBatch, w *writeScratch) error {
 		it := kv.Records()
 		for {
 			key, val, ok := it.Next()
@@ -173,7 +176,7 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 		}
 		return nil
 	})
-	return end, durable, err
+	return end, p, err
 }
 
 // writable refuses a write the tablet cannot take now. Caller holds mu.
@@ -197,11 +200,12 @@ func (t *Tablet) writable() error {
 // the key-only rows of a LOOKUP with insert_if_not_exists): process merges each record into
 // the state seen through b with merger m (processUpsert or upsertDecoded, processDelete),
 // adding its change records to w.cl; the changelog is then appended as one batch of the
-// given writer id and sequence and published as stage describes. With skipEmpty, a process
+// given writer id and sequence and published as stage describes; the Pending returned is the
+// rest of the pipeline (durable.go). With skipEmpty, a process
 // that produced no change record stages nothing and returns staged=false (a client's batch
 // is appended even then: its sequence must advance). Caller holds mu and checked writable.
 func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64, skipEmpty bool,
-	process func(b *stateBatch, w *writeScratch) error) (end int64, durable func() error, staged bool, err error) {
+	process func(b *stateBatch, w *writeScratch) error) (end int64, p Pending, staged bool, err error) {
 	c := t.tbl
 	sb := t.newStaged()
 	b := &t.batch
@@ -213,21 +217,21 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 	if err := process(b, w); err != nil {
 		w.cl.reset()
 		t.recycle(sb)
-		return 0, nil, false, err
+		return 0, Pending{}, false, err
 	}
 	if skipEmpty && w.cl.count() == 0 {
 		t.recycle(sb)
-		return 0, nil, false, nil
+		return 0, Pending{}, false, nil
 	}
 	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: writerID, BatchSequence: batchSeq})
 	if err != nil {
 		t.recycle(sb)
-		return 0, nil, false, err
+		return 0, Pending{}, false, err
 	}
 	res, logDurable, err := t.log.AppendStaged([]record.Batch{w.clBuf}, nowMs)
 	if err != nil {
 		t.recycle(sb)
-		return 0, nil, false, err
+		return 0, Pending{}, false, err
 	}
 	end = res.LastOffset + 1
 	if res.Duplicate {
@@ -237,17 +241,7 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 		sb.end = end
 		t.queue = append(t.queue, sb)
 	}
-	if t.log.ExternalHighWatermark() {
-		// Replicated: acknowledged only once committed (the HW passes it) under this
-		// leadership (replica.go).
-		return end, t.committedWaiter(end, logDurable), true, nil
-	}
-	return end, func() error {
-		if err := logDurable(); err != nil {
-			return t.failAfterAppend(err)
-		}
-		return t.applyDurable(end)
-	}, true, nil
+	return end, t.pending(end, logDurable), true, nil
 }
 
 // current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.
@@ -301,7 +295,7 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		w.val = row.AppendValue(w.val[:0], sid, newRow)
 		return b.Set(w.key, w.val, nil)
 	}
-	if c.Config.ChangelogImage == metadata.ChangelogWAL && m.kind == mergeDefault {
+	if c.Config.ChangelogImage == metadata.ChangelogWAL && m.kind == mergeDefault && c.autoInc.col < 0 {
 		// WAL fast path: no read of the old value; every upsert is +U.
 		if err := w.cl.add(record.UpdateAfter, w.newD); err != nil {
 			return err
@@ -316,7 +310,19 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		if m.kind == mergePartial {
 			merged, _ := row.PartialUpdate(w.mergedD, nil, w.newD, m.targets, c.pkSet, len(c.types))
 			w.mergedD = merged
+			if c.autoInc.col >= 0 {
+				if err := t.assignAutoInc(merged); err != nil {
+					return err
+				}
+			}
 			return t.store1(b, w, record.Insert, merged)
+		}
+		if c.autoInc.col >= 0 {
+			// The row the server inserts is the client's with the new id (Java applyInsert).
+			if err := t.assignAutoInc(w.newD); err != nil {
+				return err
+			}
+			return t.store1(b, w, record.Insert, w.newD)
 		}
 		if err := w.cl.add(record.Insert, w.newD); err != nil {
 			return err
@@ -404,11 +410,11 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 
 // checkKey refuses a record whose key does not encode its row's primary key: stored under the
 // wrong key, the row would be found by a lookup of another key, and recovery, which re-derives
-// keys from changelog rows, would put it elsewhere. Tables whose clients use a key encoding
-// the server lacks (Paimon's) are not checked.
+// keys from changelog rows, would put it elsewhere. Every primary-key encoding a client can
+// use is one of the three (row.PrimaryKeyEncoding: Hudi tables use the compacted one).
 func (t *Tablet) checkKey(w *writeScratch) error {
 	c := t.tbl
-	if !c.compactedKeys && !c.icebergKeys {
+	if !c.compactedKeys && !c.icebergKeys && !c.paimonKeys {
 		return nil
 	}
 	var err error

@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"context"
+
 	"errors"
 	"os"
 	"testing"
@@ -285,26 +287,26 @@ func TestAggregation(t *testing.T) {
 func TestIdempotentWriter(t *testing.T) {
 	h := newHarness(t, usersTable(nil))
 	b0 := h.kvBatch(5, 0, up(1, "a", 1))
-	if end, err := h.tab.Put(b0, nil, 1); err != nil || end != 1 {
+	if end, err := h.tab.putWait(b0, WriteOptions{}, 1); err != nil || end != 1 {
 		t.Fatalf("first put: %d %v", end, err)
 	}
 	b1 := h.kvBatch(5, 1, up(1, "b", 2))
-	if end, err := h.tab.Put(b1, nil, 1); err != nil || end != 3 {
+	if end, err := h.tab.putWait(b1, WriteOptions{}, 1); err != nil || end != 3 {
 		t.Fatalf("second put: %d %v", end, err)
 	}
 	// A retry of sequence 0 is a duplicate: the original offsets, nothing applied.
-	if end, err := h.tab.Put(h.kvBatch(5, 0, up(1, "a", 1)), nil, 1); err != nil || end != 1 {
+	if end, err := h.tab.putWait(h.kvBatch(5, 0, up(1, "a", 1)), WriteOptions{}, 1); err != nil || end != 1 {
 		t.Fatalf("duplicate: %d %v", end, err)
 	}
 	// A gap in the sequence is refused and applies nothing.
-	_, err := h.tab.Put(h.kvBatch(5, 3, up(1, "c", 3)), nil, 1)
+	_, err := h.tab.putWait(h.kvBatch(5, 3, up(1, "c", 3)), WriteOptions{}, 1)
 	if ferr.CodeOf(err) != ferr.OutOfOrderSequenceException {
 		t.Fatalf("gap: %v", err)
 	}
 	if got := h.get(1); got != "(1,b,2)" || h.log.LogEndOffset() != 3 {
 		t.Fatalf("state %s, log end %d", got, h.log.LogEndOffset())
 	}
-	if _, err := h.tab.Put(h.kvBatch(5, 2, up(1, "c", 3)), nil, 1); err != nil {
+	if _, err := h.tab.putWait(h.kvBatch(5, 2, up(1, "c", 3)), WriteOptions{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.get(1); got != "(1,c,3)" {
@@ -315,7 +317,7 @@ func TestIdempotentWriter(t *testing.T) {
 func TestSchemaIDValidation(t *testing.T) {
 	h := newHarness(t, usersTable(nil))
 	h.table.SchemaID = 2 // the client claims a schema the server does not have
-	_, err := h.tab.Put(h.kvBatch(-1, -1, up(1, "a", 1)), nil, 1)
+	_, err := h.tab.putWait(h.kvBatch(-1, -1, up(1, "a", 1)), WriteOptions{}, 1)
 	if ferr.CodeOf(err) != ferr.SchemaNotExist {
 		t.Fatalf("err = %v", err)
 	}
@@ -376,6 +378,30 @@ func TestRecoveryWhenPebbleLostEverything(t *testing.T) {
 	}
 }
 
+// A table with table.datalake.format paimon has its keys encoded by clients as Paimon
+// BinaryRows; the changelog replay (recovery, and followers' CatchUp) rebuilds the same bytes,
+// so the rows it restores are found by lookups. Before, it rebuilt compacted keys: every
+// lookup missed after a crash.
+func TestRecoveryRebuildsPaimonKeys(t *testing.T) {
+	h := newHarness(t, usersTable(func(c *metadata.TableConfig) { c.DataLakeFormat = row.LakePaimon }))
+	long := "a name longer than seven bytes"
+	h.put(nil, up(1, "a", 1), up(2, long, 2), up(3, "c", 3))
+	h.put(nil, up(1, "a2", 10), del(3))
+	if _, err := h.tryPut(nil, rec{key: []row.Datum{{I: 9}}, row: []row.Datum{{I: 8}, {B: []byte("x")}, {I: 0}}}); ferr.CodeOf(err) != ferr.CorruptRecordException {
+		t.Fatalf("key of another row: %v, want CORRUPT_RECORD_EXCEPTION", err)
+	}
+	h.close()
+	if err := os.RemoveAll(h.dir + "/kv"); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	for id, want := range map[int64]string{1: "(1,a2,10)", 2: "(2," + long + ",2)", 3: ""} {
+		if got := h.get(id); got != want {
+			t.Fatalf("%d = %q, want %q", id, got, want)
+		}
+	}
+}
+
 // agg_mode OVERWRITE bypasses the merge engine: the row (or its targeted columns) replaces the
 // stored one, and deletes are allowed even where the table ignores them (Java overwrite merger).
 func TestOverwriteModeBypassesMergeEngine(t *testing.T) {
@@ -384,9 +410,9 @@ func TestOverwriteModeBypassesMergeEngine(t *testing.T) {
 	h.put(nil, aggRow(1, 5, 0.5, "b", true, nil, nil)) // aggregated: total 15, tags a;b
 	overwrite := func(targets []int32, r rec) {
 		t.Helper()
-		_, wait, err := h.tab.PutStagedWith(h.kvBatch(-1, -1, r), WriteOptions{TargetColumns: targets, Mode: MergeOverwrite}, 1)
+		_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, r), WriteOptions{TargetColumns: targets, Mode: MergeOverwrite}, 1)
 		if err == nil {
-			err = wait()
+			err = wait.Wait(context.Background())
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -405,9 +431,9 @@ func TestOverwriteModeBypassesMergeEngine(t *testing.T) {
 		t.Fatalf("after overwrite delete: %s", got)
 	}
 	// An unknown mode value means the default merge engine, as in Java.
-	_, wait, err := h.tab.PutStagedWith(h.kvBatch(-1, -1, aggRow(2, 1, nil, nil, nil, nil, nil)), WriteOptions{Mode: 7}, 1)
+	_, wait, err := h.tab.PutStaged(h.kvBatch(-1, -1, aggRow(2, 1, nil, nil, nil, nil, nil)), WriteOptions{Mode: 7}, 1)
 	if err == nil {
-		err = wait()
+		err = wait.Wait(context.Background())
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -447,11 +473,11 @@ func TestInsertMissing(t *testing.T) {
 		}
 		return k
 	}
-	staged, wait, err := h.tab.InsertMissingStaged([][]byte{key(1), key(2), key(3), key(2)}, 1)
-	if err != nil || !staged {
-		t.Fatalf("staged %v, err %v", staged, err)
+	wait, err := h.tab.InsertMissingStaged([][]byte{key(1), key(2), key(3), key(2)}, 1)
+	if err != nil || !wait.staged() {
+		t.Fatalf("staged %v, err %v", wait.staged(), err)
 	}
-	if err := wait(); err != nil {
+	if err := wait.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[int64]string{1: "(1,a,1)", 2: "(2,null,null)", 3: "(3,null,null)"} {
@@ -460,7 +486,37 @@ func TestInsertMissing(t *testing.T) {
 		}
 	}
 	eqStrings(t, "changelog", h.changelog(), []string{"+I(1,a,1)", "+I(2,null,null)", "+I(3,null,null)"})
-	if staged, _, err := h.tab.InsertMissingStaged([][]byte{key(1), key(3)}, 1); err != nil || staged {
-		t.Fatalf("all keys exist: staged %v, err %v", staged, err)
+	if p, err := h.tab.InsertMissingStaged([][]byte{key(1), key(3)}, 1); err != nil || p.staged() {
+		t.Fatalf("all keys exist: staged %v, err %v", p.staged(), err)
+	}
+}
+
+// DECIMAL(5,2) sum past its precision, as Java does it (arith, sumDecimalFits): with an ARROW
+// changelog the write fails whole with UNKNOWN_SERVER_ERROR (Java's Arrow writer refuses the
+// wider value); with a COMPACTED changelog the wider sum 1000.00 is stored and logged.
+func TestDecimalSumPastItsPrecision(t *testing.T) {
+	for _, format := range []metadata.LogFormat{metadata.LogFormatArrow, metadata.LogFormatCompacted} {
+		s := metadata.Schema{Columns: []metadata.Column{
+			{Name: "id", Type: metadata.DataType{Root: metadata.Int, NotNull: true}},
+			{Name: "amount", Type: metadata.DataType{Root: metadata.Decimal, Precision: 5, Scale: 2}, AggFunction: &metadata.AggFunction{Type: metadata.AggSum}},
+		}, PrimaryKey: []string{"id"}}
+		h := newHarness(t, Table{ID: 7, SchemaID: 1, Schema: s, Config: metadata.TableConfig{
+			LogFormat: format, MergeEngine: metadata.MergeEngineAggregation, DeleteBehavior: metadata.DeleteIgnore}})
+		h.put(nil, aggRow(1, int64(99999))) // 999.99
+		_, err := h.tryPut(nil, aggRow(1, int64(1)))
+		if format == metadata.LogFormatArrow {
+			wantCode(t, err, ferr.UnknownServerError)
+			if got := h.get(1); got != "(1,99999)" {
+				t.Fatalf("%v: after the refused sum: %q", format, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", format, err)
+		}
+		if got := h.get(1); got != "(1,100000)" {
+			t.Fatalf("%v: %q, want the wider sum", format, got)
+		}
+		eqStrings(t, "changelog", h.changelog(), []string{"+I(1,99999)", "-U(1,99999)", "+U(1,100000)"})
 	}
 }

@@ -35,29 +35,6 @@ func (t *Tablet) IsFollower() bool {
 	return t.role == roleFollower
 }
 
-// committedWaiter is the durable function of a write staged on a replicated log: it waits
-// for the local fsync, then for the high watermark to pass the write's changelog, then
-// applies it. It fails with NOT_LEADER_OR_FOLLOWER when the tablet became a follower in the
-// meantime (the batch may be truncated away or committed by the next leader; the client
-// retries and idempotence sorts it out). Caller holds mu.
-func (t *Tablet) committedWaiter(end int64, logDurable func() error) func() error {
-	term, fence := t.term.Load(), t.fence
-	return func() error {
-		if err := logDurable(); err != nil {
-			return t.failAfterAppend(err)
-		}
-		if err := t.waitCommitted(end, fence); err != nil {
-			return err
-		}
-		t.applyMu.Lock()
-		defer t.applyMu.Unlock()
-		if t.term.Load() != term {
-			return errNotLeader(t.bucket)
-		}
-		return t.applyDurableLocked(end)
-	}
-}
-
 // waitCommitted blocks until the log's high watermark reaches end, the fence closes
 // (BecomeFollower) or the log is closed.
 func (t *Tablet) waitCommitted(end int64, fence <-chan struct{}) error {

@@ -16,7 +16,13 @@ import (
 // replica manager would).
 func newReplica(t *testing.T, table Table) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), table: table}
+	return newReplicaWith(t, table, nil)
+}
+
+// newReplicaWith is newReplica with the store's auto-increment sequences.
+func newReplicaWith(t *testing.T, table Table, seqs SequenceSource) *harness {
+	t.Helper()
+	h := &harness{t: t, dir: t.TempDir(), table: table, seqs: seqs}
 	var err error
 	h.log, err = logstore.Open(context.Background(), filepath.Join(h.dir, "log"), logstore.Options{Logger: discard(),
 		FlushPolicy: logstore.FlushInterval(0), ExternalHighWatermark: true,
@@ -24,7 +30,7 @@ func newReplica(t *testing.T, table Table) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard()})
+	h.store, err = Open(filepath.Join(h.dir, "kv"), Options{Logger: discard(), Sequences: seqs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +81,10 @@ func commit(t *testing.T, leader, follower *logstore.Log) {
 	}
 }
 
-// stage writes recs on the leader without waiting; the returned function waits.
-func (h *harness) stage(writer int64, seq int32, recs ...rec) (int64, func() error) {
+// stage writes recs on the leader without waiting; the returned Pending waits.
+func (h *harness) stage(writer int64, seq int32, recs ...rec) (int64, Pending) {
 	h.t.Helper()
-	end, durable, err := h.tab.PutStaged(h.kvBatch(writer, seq, recs...), nil, 100_000)
+	end, durable, err := h.tab.PutStaged(h.kvBatch(writer, seq, recs...), WriteOptions{}, 100_000)
 	if err != nil {
 		h.t.Fatalf("PutStaged: %v", err)
 	}
@@ -100,7 +106,7 @@ func leaderAndFollower(t *testing.T, table Table) (*harness, *harness) {
 
 func TestReplicatedTabletWritesOnlyAsLeader(t *testing.T) {
 	h := newReplica(t, usersTable(nil))
-	_, _, err := h.tab.PutStaged(h.kvBatch(1, 0, up(1, "a", 1)), nil, 100_000)
+	_, _, err := h.tab.PutStaged(h.kvBatch(1, 0, up(1, "a", 1)), WriteOptions{}, 100_000)
 	wantCode(t, err, ferr.NotLeaderOrFollower)
 	if err := h.tab.BecomeLeader(context.Background()); err != nil {
 		t.Fatal(err)
@@ -109,7 +115,7 @@ func TestReplicatedTabletWritesOnlyAsLeader(t *testing.T) {
 	if _, err := h.log.SetHighWatermark(h.log.DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
-	if err := d(); err != nil || h.get(1) != "(1,a,1)" {
+	if err := d.Wait(context.Background()); err != nil || h.get(1) != "(1,a,1)" {
 		t.Fatalf("leader write: %v, %q", err, h.get(1))
 	}
 }
@@ -134,7 +140,7 @@ func TestFollowerCatchUpMatchesLeader(t *testing.T) {
 			t.Fatalf("follower applied %d past its HW %d", f.tab.AppliedOffset(), f.log.HighWatermark())
 		}
 		commit(t, l.log, f.log)
-		if err := durable(); err != nil {
+		if err := durable.Wait(context.Background()); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
 		if err := f.tab.CatchUp(ctx); err != nil {
@@ -154,7 +160,7 @@ func TestFollowerCatchUpMatchesLeader(t *testing.T) {
 	}
 	// Pebble holds state up to the HW: the changelog below it cannot be truncated.
 	wantCode(t, f.tab.TruncateLog(f.tab.AppliedOffset()-1), ferr.LogStorageException)
-	_, _, err := f.tab.PutStaged(f.kvBatch(2, 0, up(9, "x", 1)), nil, 100_000)
+	_, _, err := f.tab.PutStaged(f.kvBatch(2, 0, up(9, "x", 1)), WriteOptions{}, 100_000)
 	wantCode(t, err, ferr.NotLeaderOrFollower)
 	if err := l.tab.CatchUp(ctx); err == nil {
 		t.Fatal("CatchUp on the leader accepted")
@@ -169,14 +175,14 @@ func TestPromotionWithUncommittedTail(t *testing.T) {
 	_, d1 := l.stage(1, 0, up(1, "alice", 30))
 	copyLog(t, l.log, f.log)
 	commit(t, l.log, f.log)
-	if err := d1(); err != nil {
+	if err := d1.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The second write reaches the follower's log, but the HW never passes it.
 	_, d2 := l.stage(1, 1, up(1, "bob", 31))
 	copyLog(t, l.log, f.log)
 	l.tab.BecomeFollower() // the old leader is demoted
-	wantCode(t, d2(), ferr.NotLeaderOrFollower)
+	wantCode(t, d2.Wait(context.Background()), ferr.NotLeaderOrFollower)
 
 	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
@@ -189,12 +195,12 @@ func TestPromotionWithUncommittedTail(t *testing.T) {
 	}
 	// A partial update of age merges against the uncommitted name "bob".
 	kv := f.kvBatch(2, 0, up(1, nil, 99))
-	end, durable, err := f.tab.PutStaged(kv, []int32{0, 2}, 100_000)
+	end, durable, err := f.tab.PutStaged(kv, WriteOptions{TargetColumns: []int32{0, 2}}, 100_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- durable() }()
+	go func() { done <- durable.Wait(context.Background()) }()
 	select {
 	case err := <-done:
 		t.Fatalf("write acknowledged before it was committed: %v", err)
@@ -221,8 +227,8 @@ func TestBecomeFollowerFailsStagedWaiters(t *testing.T) {
 	_, d := l.stage(1, 0, up(1, "alice", 30))
 	_, d2 := l.stage(1, 1, up(2, "bob", 30))
 	done := make(chan error, 2)
-	go func() { done <- d() }()
-	go func() { done <- d2() }()
+	go func() { done <- d.Wait(context.Background()) }()
+	go func() { done <- d2.Wait(context.Background()) }()
 	time.Sleep(10 * time.Millisecond)
 	l.tab.BecomeFollower()
 	for i := 0; i < 2; i++ {
@@ -252,7 +258,7 @@ func TestPromotedFollowerDeduplicatesRetry(t *testing.T) {
 	copyLog(t, l.log, f.log)
 	commit(t, l.log, f.log) // committed, but the leader dies before answering
 	l.tab.BecomeFollower()
-	if err := d(); err != nil && ferr.CodeOf(err) != ferr.NotLeaderOrFollower {
+	if err := d.Wait(context.Background()); err != nil && ferr.CodeOf(err) != ferr.NotLeaderOrFollower {
 		t.Fatal(err)
 	}
 	if err := f.tab.CatchUp(ctx); err != nil {
@@ -265,11 +271,11 @@ func TestPromotedFollowerDeduplicatesRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	leo := f.log.LogEndOffset()
-	end, durable, err := f.tab.PutStaged(f.kvBatch(7, 0, up(1, "alice", 30)), nil, 100_000)
+	end, durable, err := f.tab.PutStaged(f.kvBatch(7, 0, up(1, "alice", 30)), WriteOptions{}, 100_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := durable(); err != nil {
+	if err := durable.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if end != leo || f.log.LogEndOffset() != leo {
@@ -277,14 +283,14 @@ func TestPromotedFollowerDeduplicatesRetry(t *testing.T) {
 	}
 	eqStrings(t, "changelog", f.changelog(), []string{"+I(1,alice,30)"})
 	// The next sequence is accepted.
-	_, d2, err := f.tab.PutStaged(f.kvBatch(7, 1, up(2, "bob", 1)), nil, 100_000)
+	_, d2, err := f.tab.PutStaged(f.kvBatch(7, 1, up(2, "bob", 1)), WriteOptions{}, 100_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.log.SetHighWatermark(f.log.DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
-	if err := d2(); err != nil {
+	if err := d2.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if f.get(2) != "(2,bob,1)" {
@@ -299,7 +305,7 @@ func TestReplicatedReopenAppliesOnlyCommitted(t *testing.T) {
 	_, d := l.stage(1, 0, up(1, "alice", 30))
 	copyLog(t, l.log, f.log)
 	commit(t, l.log, f.log)
-	if err := d(); err != nil {
+	if err := d.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	l.stage(1, 1, up(1, "bob", 31))

@@ -33,7 +33,7 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 	_, d := l.stage(1, 0, up(1, "alice", 30)) // l caches (1,alice,30) when it applies
 	copyLog(t, l.log, f.log)
 	commit(t, l.log, f.log)
-	if err := d(); err != nil {
+	if err := d.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.tab.CatchUp(ctx); err != nil {
@@ -49,7 +49,7 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 	_, d = f.stage(2, 0, up(1, "bob", 31))
 	copyLog(t, f.log, l.log)
 	commit(t, f.log, l.log)
-	if err := d(); err != nil {
+	if err := d.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.tab.CatchUp(ctx); err != nil { // l's Pebble now holds (1,bob,31)
@@ -66,7 +66,7 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 	if _, err := l.log.SetHighWatermark(l.log.DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
-	if err := d(); err != nil {
+	if err := d.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	eqStrings(t, "changelog", l.changelog(), []string{

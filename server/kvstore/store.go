@@ -56,6 +56,9 @@ type Options struct {
 	MemTableBytes int64
 	// Logger receives Pebble's messages and recovery notes; nil means slog.Default().
 	Logger *slog.Logger
+	// Sequences hands out the ids of auto-increment columns (autoinc.go); without it, an
+	// insert into a table with such a column fails.
+	Sequences SequenceSource
 }
 
 // Store is the server's Pebble instance. Pebble's own WAL is disabled: each bucket's
@@ -74,8 +77,9 @@ type Store struct {
 	flushedSeq atomic.Uint64
 	flushes    atomic.Uint64
 
-	rows    *rowCache     // nil when turned off
-	rowGens atomic.Uint64 // the last generation handed to a tablet (rowcache.go)
+	seqs    SequenceSource // nil: no auto-increment ids
+	rows    *rowCache      // nil when turned off
+	rowGens atomic.Uint64  // the last generation handed to a tablet (rowcache.go)
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -104,7 +108,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.RowCacheBytes = defaultRowCacheBytes
 	}
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
-		rows: newRowCache(opts.RowCacheBytes)}
+		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences}
 	po := pebbleOptions(cache, opts)
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
@@ -143,8 +147,8 @@ func (s *Store) noteFlush(info pebble.FlushInfo) {
 // flushing), so the primary-key state's write buffer is at most twice this.
 const memTableBytes = 8 << 20
 
-// pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks.md, "Profile
-// findings"):
+// pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks-history.md, "What pyfluss sends,
+// and where Strom spent the time"):
 //   - Bloom filters on every level. Every upsert reads the current value of its key before it
 //     writes (merge engines, -U/+U images); for a new key that read misses, and without filters
 //     a miss seeks into an sstable of every level. With 10 bits per key a miss costs a memtable

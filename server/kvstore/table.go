@@ -48,6 +48,7 @@ type compiled struct {
 	compress arrowlog.Compression
 	aggs     []aggFunc // aggregation merge engine: one per column
 	verCol   int       // versioned merge engine: version column position
+	autoInc  autoInc   // the auto-increment column (autoinc.go); col < 0 when none
 	// compactedKeys is set when clients encode primary keys with the compacted encoding,
 	// the one encodeKey produces (every table without a lake key encoder). Only then can the
 	// server check a KV record's key against its row.
@@ -56,6 +57,10 @@ type compiled struct {
 	// (table.datalake.format iceberg); encodeKey then produces the same bytes, so recovery
 	// from the changelog stores rows under the keys clients look up.
 	icebergKeys bool
+	// paimonKeys is set when clients encode primary keys with Paimon's key encoder
+	// (table.datalake.format paimon, row.EncodePaimonKey); encodeKey then produces the same
+	// bytes, as for icebergKeys.
+	paimonKeys bool
 
 	mu      sync.Mutex
 	schemas map[int16][]metadata.DataType // older schema field types, by id
@@ -101,6 +106,7 @@ func compile(t Table) (*compiled, error) {
 	enc, err := row.PrimaryKeyEncoding(t.Config.KvFormatVersion, t.Config.DataLakeFormat, len(t.BucketKeys) == 0 || slices.Equal(t.BucketKeys, physicalKey(t)))
 	c.compactedKeys = err == nil && enc == row.KeyCompacted
 	c.icebergKeys = err == nil && enc == row.KeyIceberg
+	c.paimonKeys = err == nil && enc == row.KeyPaimon
 	as, err := arrowlog.ArrowSchema(c.cols)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: arrow schema: %w", err)
@@ -116,6 +122,9 @@ func compile(t Table) (*compiled, error) {
 		c.compress = arrowlog.CompressionZstd
 	}
 	c.schemas[t.SchemaID] = c.types
+	if c.autoInc, err = compileAutoInc(t); err != nil {
+		return nil, err
+	}
 	switch t.Config.MergeEngine {
 	case metadata.MergeEngineAggregation:
 		c.aggs = make([]aggFunc, len(c.cols))
@@ -129,7 +138,7 @@ func compile(t Table) (*compiled, error) {
 					delim = d
 				}
 			}
-			f, err := newAggFunc(name, col.Type, delim)
+			f, err := newAggFunc(name, col.Type, delim, t.Config.LogFormat == metadata.LogFormatArrow)
 			if err != nil {
 				return nil, fmt.Errorf("kvstore: column %q: %w", col.Name, err)
 			}
@@ -253,6 +262,10 @@ func (c *compiled) encodeKey(dst []byte, r []row.Datum, scratch []row.Datum) ([]
 	}
 	if c.icebergKeys {
 		out, err := row.EncodeIcebergKey(dst, c.keyTypes, scratch)
+		return out, scratch, err
+	}
+	if c.paimonKeys {
+		out, err := row.EncodePaimonKey(dst, c.keyTypes, scratch)
 		return out, scratch, err
 	}
 	out, err := row.EncodeKey(dst, c.keyTypes, scratch)

@@ -56,6 +56,7 @@ type Tablet struct {
 	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
 	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
 	rowGen   uint64         // generation of the tablet's row cache entries (rowcache.go); guarded by mu
+	seq      sequence       // the range of auto-increment ids this tablet hands out (autoinc.go); guarded by mu
 
 	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
 	readyScratch []*stagedBatch // guarded by applyMu
@@ -85,7 +86,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		fence: make(chan struct{})}
+		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ const (
 func OpenCatalog(ctx context.Context, c Config) (catalog.Catalog, error) {
 	name := c.Catalog["name"]
 	if c.Catalog["type"] == lakeconf.CatalogREST && !restCatalogBuilt {
-		return nil, fmt.Errorf("%stype: rest needs a strom-lake binary built with -tags lake_rest", lakeconf.OptIcebergPrefix)
+		return nil, fmt.Errorf("%stype: rest is not in this strom-lake binary (built with -tags lake_norest)", lakeconf.OptIcebergPrefix)
 	}
 	if c.Catalog["type"] != lakeconf.CatalogSQL {
 		return catalog.Load(ctx, name, iceberg.Properties(c.Catalog))

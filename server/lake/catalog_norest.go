@@ -1,4 +1,4 @@
-//go:build !lake_rest
+//go:build lake_norest
 
 package lake
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/server/cluster"
-	"github.com/stromdb/strom/server/lakehost"
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
 // snapshotTimeout bounds reading a snapshot for the server (the server's call has its own
@@ -22,33 +22,33 @@ import (
 const snapshotTimeout = time.Minute
 
 // RunChild is the tiering process (cmd/strom-lake): it reads the lake configuration from the
-// server over hostConn (lakehost.HostService), opens the catalog, reports ready, tiers the
-// buckets the server leads, and serves lakehost.TiererService on tiererConn until that
+// server over hostConn (lakeconf.HostService), opens the catalog, reports ready, tiers the
+// buckets the server leads, and serves lakeconf.TiererService on tiererConn until that
 // connection closes (the server stopped or died) or ctx ends.
 func RunChild(ctx context.Context, hostConn, tiererConn io.ReadWriteCloser, log *slog.Logger) error {
 	host := rpc.NewClient(hostConn)
 	defer host.Close()
 	defer tiererConn.Close()
 	var cfg Config
-	if err := host.Call(lakehost.MethodConfig, lakehost.Nothing{}, &cfg); err != nil {
+	if err := host.Call(lakeconf.MethodConfig, lakeconf.Nothing{}, &cfg); err != nil {
 		return fmt.Errorf("read the lake configuration from the server: %w", err)
 	}
 	t, err := New(ctx, Options{Config: cfg, Catalog: remoteCatalog{host}, Logger: log,
 		OnOffsets: func(tableID int64, o Offsets) {
-			args := lakehost.OffsetsArgs{TableID: tableID, Offsets: o, Known: o != nil}
-			if err := host.Call(lakehost.MethodOffsets, args, &lakehost.Nothing{}); err != nil {
+			args := lakeconf.OffsetsArgs{TableID: tableID, Offsets: o, Known: o != nil}
+			if err := host.Call(lakeconf.MethodOffsets, args, &lakeconf.Nothing{}); err != nil {
 				log.Warn("report tiered offsets to the server", "table_id", tableID, "err", err)
 			}
 		}})
 	if err != nil {
-		_ = host.Call(lakehost.MethodReady, lakehost.ReadyArgs{Err: err.Error()}, &lakehost.Nothing{})
+		_ = host.Call(lakeconf.MethodReady, lakeconf.ReadyArgs{Err: err.Error()}, &lakeconf.Nothing{})
 		return err
 	}
 	defer t.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(t)
 	srv := rpc.NewServer()
-	if err := srv.RegisterName(lakehost.TiererService, &tiererService{t: t, reg: reg}); err != nil {
+	if err := srv.RegisterName(lakeconf.TiererService, &tiererService{t: t, reg: reg}); err != nil {
 		return err
 	}
 	served := make(chan struct{})
@@ -56,7 +56,7 @@ func RunChild(ctx context.Context, hostConn, tiererConn io.ReadWriteCloser, log 
 		defer close(served)
 		srv.ServeConn(tiererConn)
 	}()
-	if err := host.Call(lakehost.MethodReady, lakehost.ReadyArgs{}, &lakehost.Nothing{}); err != nil {
+	if err := host.Call(lakeconf.MethodReady, lakeconf.ReadyArgs{}, &lakeconf.Nothing{}); err != nil {
 		return fmt.Errorf("report ready to the server: %w", err)
 	}
 	t.Start(remoteSource{host: host, log: log})
@@ -67,13 +67,13 @@ func RunChild(ctx context.Context, hostConn, tiererConn io.ReadWriteCloser, log 
 	return nil
 }
 
-// tiererService is lakehost.TiererService.
+// tiererService is lakeconf.TiererService.
 type tiererService struct {
 	t   *Tierer
 	reg *prometheus.Registry
 }
 
-func (s *tiererService) Snapshot(args lakehost.SnapshotArgs, reply *lakehost.SnapshotReply) error {
+func (s *tiererService) Snapshot(args lakeconf.SnapshotArgs, reply *lakeconf.SnapshotReply) error {
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
 	defer cancel()
 	snap, err := s.t.Snapshot(ctx, args.Table, args.SnapshotID)
@@ -87,7 +87,7 @@ func (s *tiererService) Snapshot(args lakehost.SnapshotArgs, reply *lakehost.Sna
 	return nil
 }
 
-func (s *tiererService) Metrics(_ lakehost.Nothing, reply *lakehost.MetricsReply) error {
+func (s *tiererService) Metrics(_ lakeconf.Nothing, reply *lakeconf.MetricsReply) error {
 	mfs, err := s.reg.Gather()
 	if err != nil {
 		return err
@@ -106,16 +106,16 @@ func (s *tiererService) Metrics(_ lakehost.Nothing, reply *lakehost.MetricsReply
 type remoteCatalog struct{ host *rpc.Client }
 
 func (c remoteCatalog) TableByID(id int64) (*cluster.TableInfo, bool) {
-	var r lakehost.TableReply
-	if err := c.host.Call(lakehost.MethodTableByID, id, &r); err != nil {
+	var r lakeconf.TableReply
+	if err := c.host.Call(lakeconf.MethodTableByID, id, &r); err != nil {
 		return nil, false
 	}
 	return r.Table, r.Found
 }
 
 func (c remoteCatalog) Schema(tableID int64, schemaID int32) (metadata.Schema, bool) {
-	var r lakehost.SchemaReply
-	if err := c.host.Call(lakehost.MethodSchema, lakehost.SchemaArgs{TableID: tableID, SchemaID: schemaID}, &r); err != nil {
+	var r lakeconf.SchemaReply
+	if err := c.host.Call(lakeconf.MethodSchema, lakeconf.SchemaArgs{TableID: tableID, SchemaID: schemaID}, &r); err != nil {
 		return metadata.Schema{}, false
 	}
 	return r.Schema, r.Found
@@ -128,15 +128,15 @@ type remoteSource struct {
 }
 
 func (s remoteSource) LakeBuckets() []Bucket {
-	var refs []lakehost.BucketRef
-	if err := s.host.Call(lakehost.MethodBuckets, lakehost.Nothing{}, &refs); err != nil {
+	var refs []lakeconf.BucketRef
+	if err := s.host.Call(lakeconf.MethodBuckets, lakeconf.Nothing{}, &refs); err != nil {
 		s.log.Debug("list the server's buckets", "err", err)
 		return nil
 	}
 	out := make([]Bucket, 0, len(refs))
 	for _, r := range refs {
 		out = append(out, Bucket{Table: r.Table, Partition: r.Partition, ID: r.ID,
-			Log: &remoteLog{host: s.host, id: r.ID, bounds: lakehost.LogOffsets{LogStart: r.LogStart, HighWatermark: r.HighWatermark}}})
+			Log: &remoteLog{host: s.host, id: r.ID, bounds: lakeconf.LogOffsets{LogStart: r.LogStart, HighWatermark: r.HighWatermark}}})
 	}
 	return out
 }
@@ -146,12 +146,12 @@ func (s remoteSource) LakeBuckets() []Bucket {
 type remoteLog struct {
 	host   *rpc.Client
 	id     cluster.Bucket
-	bounds lakehost.LogOffsets
+	bounds lakeconf.LogOffsets
 }
 
-func (l *remoteLog) refresh() lakehost.LogOffsets {
-	var b lakehost.LogOffsets
-	if err := l.host.Call(lakehost.MethodLogOffsets, l.id, &b); err == nil {
+func (l *remoteLog) refresh() lakeconf.LogOffsets {
+	var b lakeconf.LogOffsets
+	if err := l.host.Call(lakeconf.MethodLogOffsets, l.id, &b); err == nil {
 		l.bounds = b
 	}
 	return l.bounds
@@ -162,6 +162,6 @@ func (l *remoteLog) HighWatermark() int64  { return l.refresh().HighWatermark }
 
 func (l *remoteLog) ReadBatches(offset int64, maxBytes int) ([]byte, error) {
 	var data []byte
-	err := l.host.Call(lakehost.MethodRead, lakehost.ReadArgs{Bucket: l.id, Offset: offset, MaxBytes: maxBytes}, &data)
+	err := l.host.Call(lakeconf.MethodRead, lakeconf.ReadArgs{Bucket: l.id, Offset: offset, MaxBytes: maxBytes}, &data)
 	return data, err
 }

@@ -144,71 +144,13 @@ func NewLayout(d *metadata.TableDescriptor) (*Layout, error) {
 	return l, nil
 }
 
-// icebergType maps a Fluss type as FlussDataTypeToIcebergDataType does. Nested element, key,
-// value and field ids are taken from *next, in the order FlussDataTypeToIcebergDataType
-// assigns them (an element's id after its type's, a map's key and value ids first, a row's
-// field ids after each field's type).
+// icebergType maps a Fluss type as FlussDataTypeToIcebergDataType does, through its root's
+// entry of icebergTypes. Nested element, key, value and field ids are taken from *next, in
+// the order FlussDataTypeToIcebergDataType assigns them (an element's id after its type's, a
+// map's key and value ids first, a row's field ids after each field's type).
 func icebergType(t metadata.DataType, next *int) (iceberg.Type, error) {
-	take := func() int { id := *next; *next++; return id }
-	switch t.Root {
-	case metadata.Boolean:
-		return iceberg.PrimitiveTypes.Bool, nil
-	case metadata.TinyInt, metadata.SmallInt, metadata.Int:
-		return iceberg.PrimitiveTypes.Int32, nil
-	case metadata.BigInt:
-		return iceberg.PrimitiveTypes.Int64, nil
-	case metadata.Float:
-		return iceberg.PrimitiveTypes.Float32, nil
-	case metadata.Double:
-		return iceberg.PrimitiveTypes.Float64, nil
-	case metadata.Char, metadata.String:
-		return iceberg.PrimitiveTypes.String, nil
-	case metadata.Binary, metadata.Bytes:
-		return iceberg.PrimitiveTypes.Binary, nil
-	case metadata.Decimal:
-		return iceberg.DecimalTypeOf(t.Precision, t.Scale), nil
-	case metadata.Date:
-		return iceberg.PrimitiveTypes.Date, nil
-	case metadata.Time:
-		return iceberg.PrimitiveTypes.Time, nil
-	case metadata.Timestamp:
-		return iceberg.PrimitiveTypes.Timestamp, nil
-	case metadata.TimestampLTZ:
-		return iceberg.PrimitiveTypes.TimestampTz, nil
-	case metadata.Array:
-		if t.Elem == nil {
-			return nil, fmt.Errorf("ARRAY without element type")
-		}
-		et, err := icebergType(*t.Elem, next)
-		if err != nil {
-			return nil, err
-		}
-		return &iceberg.ListType{ElementID: take(), Element: et, ElementRequired: t.Elem.NotNull}, nil
-	case metadata.Map:
-		if t.Elem == nil || t.Value == nil {
-			return nil, fmt.Errorf("MAP without key or value type")
-		}
-		// Key and value ids are consecutive, taken before the key and value types' own.
-		kid, vid := take(), take()
-		kt, err := icebergType(*t.Elem, next)
-		if err != nil {
-			return nil, err
-		}
-		vt, err := icebergType(*t.Value, next)
-		if err != nil {
-			return nil, err
-		}
-		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: t.Value.NotNull}, nil
-	case metadata.Row:
-		fs := make([]iceberg.NestedField, len(t.Fields))
-		for i, f := range t.Fields {
-			ft, err := icebergType(f.Type, next)
-			if err != nil {
-				return nil, fmt.Errorf("row field %s: %w", f.Name, err)
-			}
-			fs[i] = iceberg.NestedField{ID: take(), Name: f.Name, Type: ft, Required: f.Type.NotNull, Doc: f.Description}
-		}
-		return &iceberg.StructType{FieldList: fs}, nil
+	if !t.Root.Valid() {
+		return nil, fmt.Errorf("unsupported Fluss type root %d", t.Root)
 	}
-	return nil, fmt.Errorf("unsupported Fluss type root %d", t.Root)
+	return icebergTypes[t.Root](t, next)
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/lakeconf"
-	"github.com/stromdb/strom/server/logstore"
 )
 
 // Bucket is one bucket the tablet server leads, as the tiering sees it.
@@ -47,9 +46,6 @@ type BucketLog interface {
 	// one below the high watermark, within about maxBytes.
 	ReadBatches(offset int64, maxBytes int) ([]byte, error)
 }
-
-// LocalLog reads a log of this process.
-func LocalLog(l *logstore.Log) BucketLog { return l }
 
 // Source lists the buckets the tablet server leads.
 type Source interface {

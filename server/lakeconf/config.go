@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/stromdb/strom/internal/options"
 )
 
-// Cluster options, with Fluss's names.
+// Cluster options, with Fluss's names (declared in internal/options).
 const (
 	OptFormat        = "datalake.format"
 	OptIcebergPrefix = "datalake.iceberg."
@@ -22,12 +24,26 @@ const (
 // every row, so readers must open the catalog under the same name.
 const DefaultCatalogName = "fluss-iceberg-catalog"
 
-// Catalog types Strom opens: "sql" (default; an SQLite database under the data directory
-// unless uri names another) and "rest".
+// Catalog types Strom opens: "sql" (default; an SQLite database in the layout of Iceberg's
+// JDBC catalog, under the data directory unless uri names another) and "rest". Fluss's
+// documentation names the JDBC catalog "jdbc": it is accepted as that name and stored as
+// CatalogSQL, so the tiering process sees one name.
 const (
 	CatalogSQL  = "sql"
+	CatalogJDBC = "jdbc"
 	CatalogREST = "rest"
 )
+
+// unsupportedCatalogs are Iceberg catalog types Fluss's documentation lists that Strom does not
+// open; each is refused at start with what is supported, rather than failing in the tiering.
+var unsupportedCatalogs = map[string]string{
+	"hadoop": "a file-system warehouse without a catalog database",
+	"hive":   "a Hive metastore",
+	"glue":   "AWS Glue",
+}
+
+// supportedCatalogs is what the refusals name.
+const supportedCatalogs = "jdbc (alias sql: an SQLite database in Iceberg's JDBC layout, the default) or rest"
 
 // Config is the cluster's data lake configuration.
 type Config struct {
@@ -50,12 +66,10 @@ func (c Config) Dir() string { return filepath.Join(c.DataDir, "lake") }
 // is implemented; another datalake.format is an error, so that a cluster never accepts
 // lake-enabled tables it would not tier.
 func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
-	c := Config{DataDir: dataDir, Format: strings.ToLower(strings.TrimSpace(raw[OptFormat]))}
-	if c.Format == "" {
-		return c, nil
-	}
-	if c.Format != "iceberg" {
-		return c, fmt.Errorf("%s: %q is not supported by Strom (only iceberg)", OptFormat, raw[OptFormat])
+	format, err := options.DatalakeFormat.Get(raw)
+	c := Config{DataDir: dataDir, Format: format}
+	if err != nil || c.Format == "" {
+		return c, err
 	}
 	abs, err := filepath.Abs(c.Dir())
 	if err != nil {
@@ -70,11 +84,16 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 	if c.Catalog["name"] == "" {
 		c.Catalog["name"] = DefaultCatalogName
 	}
-	if c.Catalog["type"] == "" {
-		c.Catalog["type"] = CatalogSQL
+	t := strings.ToLower(strings.TrimSpace(c.Catalog["type"]))
+	if t == "" || t == CatalogJDBC {
+		t = CatalogSQL
 	}
-	switch c.Catalog["type"] {
+	c.Catalog["type"] = t
+	switch t {
 	case CatalogSQL:
+		if uri := c.Catalog["uri"]; strings.HasPrefix(uri, "jdbc:") && !strings.HasPrefix(uri, "jdbc:sqlite:") {
+			return c, fmt.Errorf("%suri: %q: the jdbc catalog of Strom is an SQLite database (jdbc:sqlite:<file> or a path); other JDBC databases are not supported", OptIcebergPrefix, uri)
+		}
 		if c.Catalog["uri"] == "" {
 			c.Catalog["uri"] = filepath.Join(abs, "catalog.db")
 		}
@@ -86,7 +105,10 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 			return c, fmt.Errorf("%suri must be set for the rest catalog", OptIcebergPrefix)
 		}
 	default:
-		return c, fmt.Errorf("%stype: %q is not supported (sql or rest)", OptIcebergPrefix, c.Catalog["type"])
+		if what, ok := unsupportedCatalogs[t]; ok {
+			return c, fmt.Errorf("%stype: %s (%s) is not supported by Strom; supported: %s", OptIcebergPrefix, t, what, supportedCatalogs)
+		}
+		return c, fmt.Errorf("%stype: %q is not supported; supported: %s", OptIcebergPrefix, c.Catalog["type"], supportedCatalogs)
 	}
 	return c, nil
 }
@@ -135,7 +157,9 @@ func (c Config) ReaderTableOptions() map[string]string {
 	return out
 }
 
-// SQLitePath is the file of an embedded catalog uri (a path, or sqlite:// / sql:// and a path).
+// SQLitePath is the file of an embedded catalog uri (a path, or jdbc:sqlite: / sqlite:// /
+// sql:// and a path).
 func SQLitePath(uri string) string {
+	uri = strings.TrimPrefix(uri, "jdbc:sqlite:")
 	return strings.TrimPrefix(strings.TrimPrefix(uri, "sqlite://"), "sql://")
 }

@@ -31,12 +31,35 @@ func TestConfigFrom(t *testing.T) {
 		err  string
 	}{
 		{map[string]string{"datalake.format": "paimon"}, "only iceberg"},
-		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hive"}, "not supported"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hive"}, "hive (a Hive metastore) is not supported by Strom; supported: jdbc"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hadoop"}, "hadoop (a file-system warehouse without a catalog database) is not supported by Strom; supported: jdbc"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "glue"}, "not supported by Strom"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "nessie"}, "supported: jdbc (alias sql"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "jdbc", "datalake.iceberg.uri": "jdbc:postgresql://db/iceberg"}, "other JDBC databases are not supported"},
 		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "rest"}, "uri must be set"},
 	} {
 		if _, err := ConfigFrom(tc.opts, dir); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: error %v, want one containing %q", tc.opts, err, tc.err)
 		}
+	}
+}
+
+// TestJDBCCatalogName checks Fluss's name of the JDBC catalog: `jdbc` opens the embedded SQLite
+// catalog as `sql` does, and a jdbc:sqlite: uri names its file.
+func TestJDBCCatalogName(t *testing.T) {
+	dir := t.TempDir()
+	for _, typ := range []string{"jdbc", "JDBC", "sql"} {
+		c, err := ConfigFrom(map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": typ}, dir)
+		if err != nil || c.Catalog["type"] != CatalogSQL || c.Catalog["uri"] != filepath.Join(dir, "lake", "catalog.db") {
+			t.Errorf("type %s: %v, %v; want the embedded catalog", typ, c.Catalog, err)
+		}
+	}
+	c, err := ConfigFrom(map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "jdbc", "datalake.iceberg.uri": "jdbc:sqlite:/x/cat.db"}, dir)
+	if err != nil || SQLitePath(c.Catalog["uri"]) != "/x/cat.db" {
+		t.Errorf("jdbc:sqlite: uri: %v, %v", c.Catalog, err)
+	}
+	if got := c.ReaderTableOptions()["table.datalake.iceberg.uri"]; got != "jdbc:sqlite:/x/cat.db" {
+		t.Errorf("reader uri %q", got)
 	}
 }
 

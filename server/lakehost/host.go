@@ -222,8 +222,8 @@ var ErrNotRunning = errors.New("the data lake tiering process is not running (it
 // Snapshot returns the table's latest tiering snapshot (or the one with id snapshotID), as
 // the tiering process reads it from Iceberg; lakeconf.ErrNoSnapshot when there is none.
 func (h *Host) Snapshot(ctx context.Context, info *cluster.TableInfo, snapshotID *int64) (*lakeconf.LakeSnapshot, error) {
-	var reply SnapshotReply
-	if err := h.call(ctx, MethodSnapshot, SnapshotArgs{Table: info, SnapshotID: snapshotID}, &reply); err != nil {
+	var reply lakeconf.SnapshotReply
+	if err := h.call(ctx, lakeconf.MethodSnapshot, lakeconf.SnapshotArgs{Table: info, SnapshotID: snapshotID}, &reply); err != nil {
 		return nil, err
 	}
 	if !reply.Found {
@@ -304,7 +304,7 @@ func (h *Host) spawn() (*child, error) {
 		close(c.exited)
 	}()
 	srv := rpc.NewServer()
-	if err := srv.RegisterName(HostService, &hostService{h: h, c: c}); err != nil {
+	if err := srv.RegisterName(lakeconf.HostService, &hostService{h: h, c: c}); err != nil {
 		c.kill()
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/stromdb/strom/server/lakeconf"
 )
 
 // metricsTimeout bounds one scrape of the child's metrics.
@@ -21,8 +23,8 @@ func (h *Host) Describe(chan<- *prometheus.Desc) {}
 func (h *Host) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), metricsTimeout)
 	defer cancel()
-	var reply MetricsReply
-	if err := h.call(ctx, MethodMetrics, Nothing{}, &reply); err != nil {
+	var reply lakeconf.MetricsReply
+	if err := h.call(ctx, lakeconf.MethodMetrics, lakeconf.Nothing{}, &reply); err != nil {
 		h.log.Debug("lake tiering metrics", "err", err)
 		return
 	}

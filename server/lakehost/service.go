@@ -14,12 +14,12 @@ type hostService struct {
 	c *child
 }
 
-func (s *hostService) Config(_ Nothing, reply *lakeconf.Config) error {
+func (s *hostService) Config(_ lakeconf.Nothing, reply *lakeconf.Config) error {
 	*reply = s.h.opts.Config
 	return nil
 }
 
-func (s *hostService) Ready(args ReadyArgs, _ *Nothing) error {
+func (s *hostService) Ready(args lakeconf.ReadyArgs, _ *lakeconf.Nothing) error {
 	select {
 	case s.c.ready <- args.Err:
 	default:
@@ -29,7 +29,7 @@ func (s *hostService) Ready(args ReadyArgs, _ *Nothing) error {
 
 // Buckets lists the buckets of lake-enabled tables this server leads (none before Start) and
 // remembers their logs for Read.
-func (s *hostService) Buckets(_ Nothing, reply *[]BucketRef) error {
+func (s *hostService) Buckets(_ lakeconf.Nothing, reply *[]lakeconf.BucketRef) error {
 	s.h.mu.Lock()
 	src := s.h.src
 	s.h.mu.Unlock()
@@ -39,13 +39,13 @@ func (s *hostService) Buckets(_ Nothing, reply *[]BucketRef) error {
 	}
 	bs := src.LakeBuckets()
 	logs := make(map[cluster.Bucket]*logstore.Log, len(bs))
-	out := make([]BucketRef, 0, len(bs))
+	out := make([]lakeconf.BucketRef, 0, len(bs))
 	for _, b := range bs {
 		if !b.Table.Descriptor.DataLakeEnabled() {
 			continue // the tiering skips them; do not ship them
 		}
 		logs[b.ID] = b.Log
-		out = append(out, BucketRef{Table: b.Table, Partition: b.Partition, ID: b.ID,
+		out = append(out, lakeconf.BucketRef{Table: b.Table, Partition: b.Partition, ID: b.ID,
 			LogStart: b.Log.LogStartOffset(), HighWatermark: b.Log.HighWatermark()})
 	}
 	s.h.mu.Lock()
@@ -65,16 +65,16 @@ func (s *hostService) log(b cluster.Bucket) (*logstore.Log, error) {
 	return l, nil
 }
 
-func (s *hostService) LogOffsets(b cluster.Bucket, reply *LogOffsets) error {
+func (s *hostService) LogOffsets(b cluster.Bucket, reply *lakeconf.LogOffsets) error {
 	l, err := s.log(b)
 	if err != nil {
 		return err
 	}
-	*reply = LogOffsets{LogStart: l.LogStartOffset(), HighWatermark: l.HighWatermark()}
+	*reply = lakeconf.LogOffsets{LogStart: l.LogStartOffset(), HighWatermark: l.HighWatermark()}
 	return nil
 }
 
-func (s *hostService) Read(args ReadArgs, reply *[]byte) error {
+func (s *hostService) Read(args lakeconf.ReadArgs, reply *[]byte) error {
 	l, err := s.log(args.Bucket)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func (s *hostService) catalog() Catalog {
 }
 
 // TableByID finds nothing before Start.
-func (s *hostService) TableByID(id int64, reply *TableReply) error {
+func (s *hostService) TableByID(id int64, reply *lakeconf.TableReply) error {
 	if cat := s.catalog(); cat != nil {
 		reply.Table, reply.Found = cat.TableByID(id)
 	}
@@ -98,7 +98,7 @@ func (s *hostService) TableByID(id int64, reply *TableReply) error {
 }
 
 // Schema finds nothing before Start.
-func (s *hostService) Schema(args SchemaArgs, reply *SchemaReply) error {
+func (s *hostService) Schema(args lakeconf.SchemaArgs, reply *lakeconf.SchemaReply) error {
 	if cat := s.catalog(); cat != nil {
 		reply.Schema, reply.Found = cat.Schema(args.TableID, args.SchemaID)
 	}
@@ -106,7 +106,7 @@ func (s *hostService) Schema(args SchemaArgs, reply *SchemaReply) error {
 }
 
 // Offsets records a table's committed offsets reported by the child.
-func (s *hostService) Offsets(args OffsetsArgs, _ *Nothing) error {
+func (s *hostService) Offsets(args lakeconf.OffsetsArgs, _ *lakeconf.Nothing) error {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
 	if args.Known {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -368,9 +370,32 @@ const KeyPrefix = keyPrefix
 
 // NextID implements Store.
 func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
+	return s.AddID(ctx, name, 1)
+}
+
+// AddID atomically adds n (at least 1) to the named counter and returns its previous value:
+// the caller owns the ids prev+1 … prev+n. It is the counter NextID steps by one, so the two
+// share names. Auto-increment columns take their ranges from it (docs/primary-keys.md).
+func (s *EtcdStore) AddID(ctx context.Context, name string, n int64) (int64, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("meta counter %s: cannot add %d", name, n)
+	}
 	key := keyPrefix + "seq/" + name
-	for {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			// A transient failure below (an etcd leader election, typically the member a
+			// killed node hosted): the compare-and-swap makes a retry safe, since a Txn that
+			// was applied although its answer was lost only leaves a gap.
+			select {
+			case <-ctx.Done():
+				return 0, fmt.Errorf("meta counter %s: %w", name, context.Cause(ctx))
+			case <-time.After(min(time.Duration(attempt)*50*time.Millisecond, time.Second)):
+			}
+		}
 		resp, err := s.cli.Get(ctx, key)
+		if transientEtcd(err) {
+			continue
+		}
 		if err != nil {
 			return 0, fmt.Errorf("meta counter %s: %w", name, err)
 		}
@@ -385,7 +410,13 @@ func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
 			}
 			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
 		}
-		tr, err := s.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, strconv.FormatInt(cur+1, 10))).Commit()
+		if cur > math.MaxInt64-n {
+			return 0, fmt.Errorf("meta counter %s: %d + %d overflows", name, cur, n)
+		}
+		tr, err := s.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, strconv.FormatInt(cur+n, 10))).Commit()
+		if transientEtcd(err) {
+			continue
+		}
 		if err != nil {
 			return 0, fmt.Errorf("meta counter %s: %w", name, err)
 		}
@@ -393,6 +424,15 @@ func (s *EtcdStore) NextID(ctx context.Context, name string) (int64, error) {
 			return cur, nil
 		}
 	}
+}
+
+// transientEtcd reports whether err is one a retry of the same request may not get: the
+// etcd cluster is electing a leader (the client itself retries reads on an unreachable
+// member, not transactions).
+func transientEtcd(err error) bool {
+	return err != nil && (errors.Is(err, rpctypes.ErrLeaderChanged) || errors.Is(err, rpctypes.ErrNoLeader) ||
+		errors.Is(err, rpctypes.ErrTimeout) || errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail) ||
+		errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost))
 }
 
 // embeddedCloseTimeout bounds the wait for a failed embedded etcd to stop: after a fatal

@@ -51,6 +51,16 @@ func TestEmbeddedStoreSurvivesRestart(t *testing.T) {
 	if got, _ := s.NextID(ctx, "table"); got != 3 {
 		t.Fatalf("counter after restart = %d, want 3", got)
 	}
+	// AddID hands out ranges of the same counter NextID steps: [4, 103], then 104.
+	if got, err := s.AddID(ctx, "table", 100); err != nil || got != 4 {
+		t.Fatalf("AddID(100) = %d, %v; want 4", got, err)
+	}
+	if got, _ := s.NextID(ctx, "table"); got != 104 {
+		t.Fatalf("NextID after AddID = %d, want 104", got)
+	}
+	if _, err := s.AddID(ctx, "table", 0); err == nil {
+		t.Fatal("AddID(0) accepted")
+	}
 	if _, err := s.Get(ctx, "databases/missing"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing key: %v", err)
 	}

@@ -183,6 +183,9 @@ func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 	if !rs.leading.Load() {
 		return nil, ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
 	}
+	if err := s.membershipCurrent(rep.Bucket); err != nil {
+		return nil, err // an acks=1 write here could be lost when a successor truncates us
+	}
 	if acks == -1 && len(rs.state.ISR) < s.minISR {
 		return nil, ferr.New(ferr.NotEnoughReplicasException,
 			"The size of the current ISR %v is insufficient to satisfy the min.isr requirement of %d for bucket %s", rs.state.ISR, s.minISR, rep.Bucket)
@@ -214,26 +217,6 @@ func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end 
 			return ferr.New(ferr.NotLeaderOrFollower, "leadership of %s ended before the write was replicated", b)
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, timeout)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// withTimeout bounds a replicated PK write's wait (the pipeline waits for the HW, then
-// applies): after d it answers REQUEST_TIME_OUT, and when ctx (the client's connection) ends
-// its error, while the write goes on in the background.
-func withTimeout(ctx context.Context, wait func() error, b cluster.Bucket, d time.Duration) func() error {
-	return func() error {
-		done := make(chan error, 1)
-		go func() { done <- wait() }()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case err := <-done:
-			return err
-		case <-t.C:
-			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, d)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

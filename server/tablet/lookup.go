@@ -103,14 +103,12 @@ func (s *Server) insertAndLookup(b cluster.Bucket, keys [][]byte, nowMs int64) (
 	if err != nil {
 		return nil, err
 	}
-	staged, durable, err := rep.KV.InsertMissingStaged(keys, nowMs)
+	p, err := rep.KV.InsertMissingStaged(keys, nowMs)
 	if err != nil {
 		return nil, err
 	}
-	if staged {
-		if err := durable(); err != nil {
-			return nil, err
-		}
+	if err := p.Wait(context.Background()); err != nil {
+		return nil, err
 	}
 	return rep.KV.Lookup(keys, nil)
 }

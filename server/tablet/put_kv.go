@@ -56,22 +56,22 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 	now := s.opts.Now().UnixMilli()
 	opts := kvstore.WriteOptions{TargetColumns: r.TargetColumns, Mode: kvstore.MergeMode(r.GetAggMode())}
 	timeout := requestTimeout(r.GetTimeoutMs())
-	durables := make([]func() error, len(r.BucketsReq))
+	pending := make([]bucketWait, len(r.BucketsReq))
 	stage := func(i int) {
 		br := r.BucketsReq[i]
 		out := &flusspb.PbPutKvRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 		b := bucketOf(r.GetTableId(), br.PartitionId, br.GetBucketId())
 		var end int64
-		var durable func() error
+		var w bucketWait
 		err := s.checkKeyEncodingVersion(b, req.Header.APIVersion)
 		if err == nil {
-			end, durable, err = s.stageBucket(req.Context(), b, br.Records, opts, now, r.GetAcks(), timeout)
+			end, w, err = s.stageBucket(b, br.Records, opts, now, r.GetAcks())
 		}
 		if err != nil {
 			setBucketError(&out.ErrorCode, &out.ErrorMessage, err)
 		} else {
 			out.LogEndOffset = proto.Int64(end)
-			durables[i] = durable
+			pending[i] = w
 		}
 		resp.BucketsResp[i] = out
 	}
@@ -82,19 +82,20 @@ func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Mess
 			stage(i)
 		}
 	}
-	var waits []func() error
+	var waits []bucketWait
 	var waiting []*flusspb.PbPutKvRespForBucket
-	for i, durable := range durables {
-		if durable != nil {
-			waits = append(waits, durable)
+	for i, w := range pending {
+		if w.staged {
+			waits = append(waits, w)
 			waiting = append(waiting, resp.BucketsResp[i])
 		}
 	}
 	if len(waits) == 0 {
 		return resp, nil
 	}
+	connCtx := req.Context()
 	return req.Defer(func() (proto.Message, error) {
-		errs := awaitAll(waits)
+		errs := awaitAll(connCtx, waits, timeout)
 		for i, err := range errs {
 			if err != nil {
 				waiting[i].LogEndOffset = nil
@@ -176,53 +177,75 @@ func forEachConcurrently(n, workers int, f func(int)) {
 	wg.Wait()
 }
 
-// awaitAll runs the wait functions concurrently (each bucket's log syncs its own file) and
+// bucketWait is one bucket's staged write of a PUT_KV: its Pending (kvstore/durable.go) and
+// what bounds the wait for it.
+type bucketWait struct {
+	bucket  cluster.Bucket
+	pending kvstore.Pending
+	staged  bool
+	// replicated: the wait is for the in-sync replicas, so it ends with REQUEST_TIME_OUT
+	// after the request's timeout, or when the client's connection ends; a standalone
+	// bucket waits for its local fsync alone.
+	replicated bool
+}
+
+// wait waits for the bucket's write to be durable and applied (kvstore.Pending.Wait).
+func (w bucketWait) wait(connCtx context.Context, timeout time.Duration) error {
+	if !w.replicated {
+		return w.pending.Wait(context.Background())
+	}
+	ctx, cancel := context.WithTimeoutCause(connCtx, timeout, ferr.New(ferr.RequestTimeOut,
+		"the write to %s was not replicated to the in-sync replicas within %v", w.bucket, timeout))
+	defer cancel()
+	return w.pending.Wait(ctx)
+}
+
+// awaitAll waits for the buckets concurrently (each bucket's log syncs its own file) and
 // returns their errors in order.
-func awaitAll(waits []func() error) []error {
+func awaitAll(connCtx context.Context, waits []bucketWait, timeout time.Duration) []error {
 	errs := make([]error, len(waits))
 	if len(waits) == 1 {
-		errs[0] = waits[0]()
+		errs[0] = waits[0].wait(connCtx, timeout)
 		return errs
 	}
 	var wg sync.WaitGroup
-	for i, wait := range waits[1:] {
+	for i, w := range waits[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i+1] = wait()
+			errs[i+1] = w.wait(connCtx, timeout)
 		}()
 	}
-	errs[0] = waits[0]()
+	errs[0] = waits[0].wait(connCtx, timeout)
 	wg.Wait()
 	return errs
 }
 
-// stageBucket stages one bucket's KV batch; durable waits until it is durable and applied.
-// On a replicated bucket a batch is applied only once the HW passes its changelog, whatever
-// the acks (lookups read the applied state, and a client must read its own acknowledged
-// write); acks=-1 also needs the minimum ISR, and the wait ends with REQUEST_TIME_OUT after
-// timeout.
-func (s *Server) stageBucket(connCtx context.Context, b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
+// stageBucket stages one bucket's KV batch (kvstore.Tablet.PutStaged). On a replicated bucket
+// a batch is applied only once the HW passes its changelog, whatever the acks (lookups read
+// the applied state, and a client must read its own acknowledged write); acks=-1 also needs
+// the minimum ISR.
+func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32) (int64, bucketWait, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
-		return 0, nil, err
+		return 0, bucketWait{}, err
 	}
 	if rs := rep.repl; rs != nil {
 		rs.roleMu.RLock()
 		defer rs.roleMu.RUnlock()
 		if _, err := s.admitWrite(rep, acks); err != nil {
-			return 0, nil, err
+			return 0, bucketWait{}, err
 		}
 	}
 	kv, err := record.ParseKvBatch(records)
 	if err != nil {
-		return 0, nil, ferr.New(ferr.CorruptRecordException, "%v", err)
+		return 0, bucketWait{}, ferr.New(ferr.CorruptRecordException, "%v", err)
 	}
-	end, durable, err := rep.KV.PutStagedWith(kv, opts, nowMs)
-	if err != nil || rep.repl == nil {
-		return end, durable, err
+	end, p, err := rep.KV.PutStaged(kv, opts, nowMs)
+	if err != nil {
+		return 0, bucketWait{}, err
 	}
-	return end, withTimeout(connCtx, durable, b, timeout), nil
+	return end, bucketWait{bucket: b, pending: p, staged: true, replicated: rep.repl != nil}, nil
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.

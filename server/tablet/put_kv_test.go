@@ -2,6 +2,7 @@ package tablet_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -175,5 +176,121 @@ func TestForEachConcurrentlyCallsEachIndexOnce(t *testing.T) {
 				t.Fatalf("n=%d workers=%d: index %d called %d times", tc.n, tc.workers, i, c)
 			}
 		}
+	}
+}
+
+// An auto-increment column (docs/primary-keys.md §2.9) gets its ids from the metadata
+// store's counter of the table, in ranges of table.auto-increment.cache-size per bucket
+// leader: unique over the table's buckets, assigned on insert, kept on update, and stored,
+// so LOOKUP and LIMIT_SCAN return them. A write that would set the column is refused.
+func TestPutKvAutoIncrement(t *testing.T) {
+	coord, conn := node(t)
+	ctx := context.Background()
+	types := []metadata.DataType{{Root: metadata.BigInt, NotNull: true}, {Root: metadata.String}, {Root: metadata.BigInt}}
+	d := metadata.TableDescriptor{
+		Schema: metadata.Schema{Columns: []metadata.Column{
+			{Name: "id", Type: types[0]}, {Name: "name", Type: types[1]}, {Name: "uid", Type: types[2]},
+		}, PrimaryKey: []string{"id"}, AutoIncrement: []string{"uid"}},
+		BucketCount:      2,
+		Properties:       map[string]string{metadata.PropAutoIncrementCacheSize: "2"},
+		CustomProperties: map[string]string{},
+	}
+	d.Schema.AssignFieldIDs()
+	path := &flusspb.PbTablePath{DatabaseName: proto.String("fluss"), TableName: proto.String("autoinc")}
+	if err := coord.Call(ctx, wire.CreateTable, &flusspb.CreateTableRequest{TablePath: path, TableJson: d.JSON(), IgnoreIfExists: proto.Bool(false)}, &flusspb.CreateTableResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	var info flusspb.GetTableInfoResponse
+	if err := coord.Call(ctx, wire.GetTableInfo, &flusspb.GetTableInfoRequest{TablePath: path}, &info); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, conn, info.GetTableId(), 2)
+	put := func(bucket int32, targets []int32, seq int32, names map[int64]string) *flusspb.PbPutKvRespForBucket {
+		t.Helper()
+		var recs []record.KvRecord
+		for id := int64(0); id < 100; id++ {
+			name, ok := names[id]
+			if !ok {
+				continue
+			}
+			val, err := row.AppendCompactedRow(nil, types, []row.Datum{{I: id}, {B: []byte(name)}, {I: 777}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, record.KvRecord{Key: pkKey(t, id), Row: val})
+		}
+		req := &flusspb.PutKvRequest{Acks: proto.Int32(-1), TableId: info.TableId, TimeoutMs: proto.Int32(10000), TargetColumns: targets,
+			BucketsReq: []*flusspb.PbPutKvReqForBucket{{BucketId: proto.Int32(bucket),
+				Records: record.AppendKvBatch(nil, record.KvHeader{SchemaID: 1, WriterID: int64(10 + bucket), BatchSequence: seq}, recs...)}}}
+		var resp flusspb.PutKvResponse
+		if err := conn.Call(ctx, wire.PutKv, req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp.BucketsResp[0]
+	}
+	ok := func(a *flusspb.PbPutKvRespForBucket) {
+		t.Helper()
+		if a.ErrorCode != nil {
+			t.Fatalf("bucket %d: error %d %s", a.GetBucketId(), a.GetErrorCode(), a.GetErrorMessage())
+		}
+	}
+	decode := func(v []byte) string {
+		t.Helper()
+		_, rb, err := row.SplitValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := row.DecodeCompactedRow(types, rb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d,%s,%d", r[0].I, r[1].B, r[2].I)
+	}
+	lookup := func(bucket int32, id int64) string {
+		t.Helper()
+		req := &flusspb.LookupRequest{TableId: info.TableId, BucketsReq: []*flusspb.PbLookupReqForBucket{{BucketId: proto.Int32(bucket), Keys: [][]byte{pkKey(t, id)}}}}
+		var resp flusspb.LookupResponse
+		if err := conn.Call(ctx, wire.Lookup, req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return decode(resp.BucketsResp[0].Values[0].Values)
+	}
+
+	idAndName := []int32{0, 1}
+	ok(put(0, idAndName, 0, map[int64]string{1: "a", 2: "b", 3: "c"})) // ids 1, 2, then 3 of [3,4]
+	ok(put(1, idAndName, 0, map[int64]string{4: "d"}))                 // 5 of [5,6]
+	ok(put(0, idAndName, 1, map[int64]string{2: "b2", 5: "e"}))        // 2 kept, 5 takes 4
+	for _, c := range []struct {
+		bucket int32
+		id     int64
+		want   string
+	}{{0, 1, "1,a,1"}, {0, 2, "2,b2,2"}, {0, 3, "3,c,3"}, {1, 4, "4,d,5"}, {0, 5, "5,e,4"}} {
+		if got := lookup(c.bucket, c.id); got != c.want {
+			t.Fatalf("lookup %d: %q, want %q", c.id, got, c.want)
+		}
+	}
+
+	for _, targets := range [][]int32{nil, {0, 1, 2}} {
+		if a := put(1, targets, 1, map[int64]string{6: "f"}); a.GetErrorCode() != 35 {
+			t.Fatalf("targets %v: error %d %s, want INVALID_TARGET_COLUMN (35)", targets, a.GetErrorCode(), a.GetErrorMessage())
+		}
+	}
+
+	var scan flusspb.LimitScanResponse
+	if err := conn.Call(ctx, wire.LimitScan, &flusspb.LimitScanRequest{TableId: info.TableId, BucketId: proto.Int32(0), Limit: proto.Int32(10)}, &scan); err != nil {
+		t.Fatal(err)
+	}
+	recs := scan.GetRecords()
+	if len(recs) < 9 {
+		t.Fatalf("limit scan: %d bytes", len(recs))
+	}
+	var got []string
+	for p := 9; p < len(recs); {
+		n := int(binary.LittleEndian.Uint32(recs[p:]))
+		got = append(got, decode(recs[p+4:p+4+n]))
+		p += 4 + n
+	}
+	if want := []string{"1,a,1", "2,b2,2", "3,c,3", "5,e,4"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("limit scan: %v, want %v", got, want)
 	}
 }

@@ -84,14 +84,30 @@ func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, bucket
 }
 
 // readable reports whether a read of rep may be answered now: NOT_LEADER_OR_FOLLOWER once it
-// stopped leading, LEADER_NOT_AVAILABLE while its reads could miss an acknowledged write (see
+// stopped leading or while its membership is not certainly current (membershipCurrent), LEADER_NOT_AVAILABLE while its reads could miss an acknowledged write (see
 // readBarrierWait).
 func (s *Server) readable(rep *Replica) error {
 	if rep.repl != nil && !rep.repl.leading.Load() {
 		return ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
 	}
+	if rep.repl != nil {
+		if err := s.membershipCurrent(rep.Bucket); err != nil {
+			return err
+		}
+	}
 	if start, lagging := rep.readLag(); lagging {
 		return ferr.New(ferr.LeaderNotAvailableException, "the new leader of %s has not yet applied the writes of earlier leaders (up to offset %d)", rep.Bucket, start)
 	}
 	return nil
+}
+
+// membershipCurrent is NOT_LEADER_OR_FOLLOWER while this server cannot be sure it still holds
+// its leaderships (Options.MembershipValid): cut off from the etcd majority for most of its
+// lease, it may have been replaced by a leader it cannot hear of, whose writes its reads would
+// miss. Clients refresh their metadata and retry.
+func (s *Server) membershipCurrent(b cluster.Bucket) error {
+	if s.opts.MembershipValid == nil || s.opts.MembershipValid() {
+		return nil
+	}
+	return ferr.New(ferr.NotLeaderOrFollower, "tablet server %d could not renew its membership lease in time and may no longer lead %s", s.opts.ServerID, b)
 }

@@ -142,6 +142,8 @@ type rcluster struct {
 	// started afterwards.
 	snapshots tablet.SnapshotSource
 	floor     func(cluster.Bucket) int64
+	// membership, when set, is Options.MembershipValid of servers started afterwards.
+	membership func() bool
 }
 
 func newRCluster(t testing.TB, n int, minISR int, maxLag time.Duration) *rcluster {
@@ -172,7 +174,7 @@ func (c *rcluster) start(id int32) {
 	}
 	srv, err := tablet.New(tablet.Options{DataDir: n.dir, ServerID: id, Catalog: c.cat, IDs: &c.ids, Config: cfg,
 		InternalListener: "FLUSS", Replication: c.ctl, MinInSyncReplicas: c.minISR, ReplicaMaxLag: c.maxLag,
-		Snapshots: c.snapshots, RetentionFloor: c.floor}, quiet())
+		Snapshots: c.snapshots, RetentionFloor: c.floor, MembershipValid: c.membership}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type SnapshotSource interface {
 // the leader's log start (the changelog it lacks is gone). A new replica has log end 0. A
 // move (reassignment) that adds a replica to such a bucket completes only once the bucket has
 // a snapshot at or above the leader's log start, which it has whenever that start is above 0
-// (docs/kv-snapshots.md, "Changelog retention floor").
+// (docs/kv-snapshots.md, "Schedule, retention and leases").
 func NeedsSnapshotBootstrap(t *cluster.TableInfo, replicaLogEnd, leaderLogStart int64) bool {
 	return t != nil && t.HasPrimaryKey() && replicaLogEnd < leaderLogStart
 }

@@ -29,12 +29,21 @@ type IDAllocator interface {
 	NextID(ctx context.Context, name string) (int64, error)
 }
 
+// IDRanges hands out ranges of a named counter's ids in the metadata store
+// (meta.EtcdStore.AddID): AddID reserves prev+1 … prev+n and returns prev.
+type IDRanges interface {
+	AddID(ctx context.Context, name string, n int64) (prev int64, err error)
+}
+
 // Options configures a tablet server.
 type Options struct {
 	DataDir  string
 	ServerID int32
 	Catalog  cluster.Catalog
 	IDs      IDAllocator
+	// IDRanges gives the ids of auto-increment columns (sequences.go); without it, inserts
+	// into tables with such a column fail.
+	IDRanges IDRanges
 	Config   config.Config
 	Now      func() time.Time
 	// Authorizer, when set, authorises every request that does not arrive on
@@ -54,6 +63,12 @@ type Options struct {
 	// internal addresses of leaders). Nil when every bucket runs standalone (the single node):
 	// ApplyBucketStates then refuses states that name other servers.
 	Replication cluster.ReplicationControl
+	// MembershipValid, when set, reports whether this server's membership in the cluster is
+	// certainly current (control.Control.MembershipValid: its registration lease cannot have
+	// expired). While it is false a replicated leader answers reads and writes with
+	// NOT_LEADER_OR_FOLLOWER: it may have been replaced without hearing of it, so its reads
+	// could be stale and its acks=1 writes lost at its truncation.
+	MembershipValid func() bool
 	// MinInSyncReplicas and ReplicaMaxLag override log.replica.min-in-sync-replicas-number
 	// and log.replica.max-lag-time of Config when non-zero.
 	MinInSyncReplicas int
@@ -116,8 +131,12 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
-	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
-		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)})
+	kvOpts := kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
+		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)}
+	if opts.IDRanges != nil {
+		kvOpts.Sequences = sequences{opts.IDRanges}
+	}
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,8 @@
 // (docs/cluster.md, "Fault tests"): it builds the strom binary, starts three nodes, drives them
 // with the Go client and kills, pauses and restarts processes while writes stream in. After
 // each fault it checks that every acknowledged write is present exactly once and that the
-// replicas agree.
+// replicas agree. The partition scenarios run each node and each client in a network
+// namespace of its own (tests/netns) and check the clients' histories (tests/history).
 //
 // The short scenarios run with `go test ./...`; CLUSTER_LONG=1 (`make test-cluster`) repeats
 // them with more rows and more faults.
@@ -17,11 +18,14 @@ import (
 	"testing"
 
 	"github.com/stromdb/strom/tests/clustertest"
+	"github.com/stromdb/strom/tests/netns"
 )
 
 var stromBin string
 
 func TestMain(m *testing.M) {
+	// A partition test's clients run as this binary inside network namespaces.
+	netns.RunWorkerIfAsked()
 	dir, err := os.MkdirTemp("", "strom-cluster-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

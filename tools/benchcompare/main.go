@@ -135,6 +135,14 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// The commit is read before the rounds: a commit made while they run did not build the binaries.
+	if *commit == "" {
+		out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+		*commit = strings.TrimSpace(string(out))
+		if err != nil || *commit == "" {
+			*commit = "unknown"
+		}
+	}
 	started := time.Now()
 	fmt.Fprintf(os.Stderr, "benchcompare: %d rounds of %d systems, work dir %s\n", *rounds, len(systems), *workDir)
 	samples, runErr := compare.Run(ctx, opts)
@@ -143,13 +151,6 @@ func run() error {
 	labels := map[string]string{}
 	for _, s := range systems {
 		labels[s.Name] = s.Label
-	}
-	if *commit == "" {
-		out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-		*commit = strings.TrimSpace(string(out))
-		if err != nil || *commit == "" {
-			*commit = "unknown"
-		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	header := fmt.Sprintf("Measured %s at commit %s on %s (%d CPUs, load average at the end: %s); "+

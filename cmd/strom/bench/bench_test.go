@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,13 @@ import (
 func startServer(t *testing.T) string { return servertest.Start(t) }
 
 func startServerTB(t testing.TB) string { return servertest.Start(t) }
+
+// fakeServerCPU is a Config.ServerCPU whose clock advances one second per reading, so a
+// Result's ServerCPUSeconds is 1 exactly when its section read it once at each end.
+func fakeServerCPU() func() (time.Duration, error) {
+	var readings atomic.Int64
+	return func() (time.Duration, error) { return time.Duration(readings.Add(1)) * time.Second, nil }
+}
 
 func smallConfig(addr string) Config {
 	cfg := DefaultConfig()
@@ -53,6 +61,7 @@ func TestRunModes(t *testing.T) {
 				cfg := smallConfig(addr)
 				cfg.Table = "log_" + strings.ReplaceAll(tc.name, "-", "_")
 				cfg.Compression, cfg.Projection, cfg.Conns = tc.comp, tc.projection, tc.conns
+				cfg.ServerCPU = fakeServerCPU()
 				var reported []Result
 				res, err := Run(ctx, cfg, []Mode{ModeScan}, func(r Result) { reported = append(reported, r) })
 				if err != nil {
@@ -62,6 +71,9 @@ func TestRunModes(t *testing.T) {
 					t.Fatalf("results %+v, reported %d", res, len(reported))
 				}
 				app, scan := res[0], res[1]
+				if app.ServerCPUSeconds != 1 || scan.ServerCPUSeconds != 1 {
+					t.Errorf("server CPU of append %vs, scan %vs; want 1s each", app.ServerCPUSeconds, scan.ServerCPUSeconds)
+				}
 				if app.Rows != 300 || app.Requests != 5 || app.Truncated {
 					t.Errorf("append: %d rows in %d requests (truncated %v), want 300 in 5", app.Rows, app.Requests, app.Truncated)
 				}
@@ -82,6 +94,7 @@ func TestRunModes(t *testing.T) {
 		cfg := smallConfig(addr)
 		cfg.LookupBatch = 3
 		cfg.PartialColumns = 3
+		cfg.ServerCPU = fakeServerCPU()
 		res, err := Run(ctx, cfg, []Mode{ModeMixed, ModeLookup, ModePartialUpdate, ModeUpdate}, nil)
 		if ferr.CodeOf(err) == ferr.UnsupportedVersion {
 			t.Skipf("the server does not serve PUT_KV/LOOKUP yet: %v", err)
@@ -99,6 +112,9 @@ func TestRunModes(t *testing.T) {
 			}
 			if r.Truncated || r.Misses != 0 {
 				t.Errorf("%s: truncated %v, %d misses", r.Mode, r.Truncated, r.Misses)
+			}
+			if r.ServerCPUSeconds != 1 {
+				t.Errorf("%s: server CPU %vs, want 1s (one reading right before and one right after the timed section)", r.Mode, r.ServerCPUSeconds)
 			}
 		}
 		for _, r := range res[:3] {

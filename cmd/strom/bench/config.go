@@ -85,6 +85,11 @@ type Config struct {
 	// Progress, when set, starts a progress bar for each timed section, given its label and
 	// the rows it will process; Run advances it as requests complete and finishes it.
 	Progress func(label string, totalRows int64) *progress.Bar `json:"-"`
+
+	// ServerCPU, when set, returns the CPU time (user + system) the server's processes have
+	// used so far. Run reads it right before and right after every timed section, so each
+	// Result's ServerCPUSeconds is the server's cost of exactly the work that was timed.
+	ServerCPU func() (time.Duration, error) `json:"-"`
 }
 
 // DefaultConfig returns the defaults of `strom bench`.

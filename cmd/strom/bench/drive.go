@@ -96,13 +96,13 @@ func drive(ctx context.Context, cfg *Config, servers []string, key wire.APIKey, 
 			}
 		}()
 	}
-	cpu0 := processCPU()
+	clock := startCPU(cfg)
 	t0 := time.Now()
 	deadline = t0.Add(cfg.MaxDuration)
 	close(start)
 	wg.Wait()
 	elapsed = time.Since(t0)
-	t.cpu = processCPU() - cpu0
+	clock.stop(&t)
 	if firstErr != nil {
 		return t, elapsed, false, firstErr
 	}

@@ -71,6 +71,7 @@ func runMixed(ctx context.Context, s *session) (Result, error) {
 	r.Rows, r.RowsPerSec, r.Bytes, r.MBPerSec, r.RawBytes, r.RawMBPerSec = wr.Rows, wr.RowsPerSec, wr.Bytes, wr.MBPerSec, wr.RawBytes, wr.RawMBPerSec
 	r.Requests = wr.Requests + lr.Requests
 	r.WriteP50Ms, r.WriteP99Ms = wr.P50Ms, wr.P99Ms
+	r.ServerCPUSeconds = wr.ServerCPUSeconds // of the lookups and the writes together
 	r.Truncated = truncated
 	r.fill(cfg, t)
 	r.BatchRows = cfg.BatchRows
@@ -155,11 +156,13 @@ func driveMixed(ctx context.Context, cfg *Config, servers []string, reqs []mixed
 			}
 		}()
 	}
+	clock := startCPU(cfg)
 	t0 := time.Now()
 	deadline = t0.Add(cfg.MaxDuration)
 	close(start)
 	wg.Wait()
 	elapsed = time.Since(t0)
+	clock.stop(&writes) // the server's CPU of both kinds of request is counted once, here
 	if firstErr != nil {
 		return writes, lookups, elapsed, false, firstErr
 	}

@@ -34,6 +34,11 @@ type Result struct {
 	// shared with the server is taken from the server's cores.
 	ClientCPUUsPerRequest float64 `json:"client_cpu_us_per_request,omitempty"`
 
+	// ServerCPUSeconds is the CPU time (user + system) of the server's processes over the
+	// timed section, when Config.ServerCPU says how to read it; 0 when not measured (or less
+	// than the kernel's accounting resolution, 10 ms).
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+
 	Misses    int64 `json:"misses,omitempty"`    // lookup: keys that came back absent
 	Truncated bool  `json:"truncated,omitempty"` // stopped by MaxDuration before all work was done
 
@@ -82,6 +87,9 @@ func (r Result) String() string {
 	fmt.Fprintf(&b, "; %d requests, latency p50 %s p99 %s p99.9 %s max %s", r.Requests, ms(r.P50Ms), ms(r.P99Ms), ms(r.P999Ms), ms(r.MaxMs))
 	if r.ClientCPUUsPerRequest > 0 {
 		fmt.Fprintf(&b, "; client CPU %.1f µs/request", r.ClientCPUUsPerRequest)
+	}
+	if r.ServerCPUSeconds > 0 {
+		fmt.Fprintf(&b, "; server CPU %.2fs", r.ServerCPUSeconds)
 	}
 	if r.Misses > 0 {
 		fmt.Fprintf(&b, "; %d MISSES", r.Misses)
@@ -135,6 +143,7 @@ type tally struct {
 	rows, requests, bytes, raw, misses int64
 	lat                                []time.Duration
 	cpu                                time.Duration // CPU time of this process over the timed section
+	serverCPU                          time.Duration // CPU time of the server over it; 0 = not measured
 }
 
 func (t *tally) merge(o *tally) {
@@ -152,6 +161,7 @@ func (t *tally) result(mode Mode, elapsed time.Duration) Result {
 	if t.requests > 0 {
 		r.ClientCPUUsPerRequest = float64(t.cpu.Microseconds()) / float64(t.requests)
 	}
+	r.ServerCPUSeconds = t.serverCPU.Seconds()
 	if s := elapsed.Seconds(); s > 0 {
 		r.RowsPerSec = float64(t.rows) / s
 		r.MBPerSec = float64(t.bytes) / s / 1e6

@@ -79,12 +79,14 @@ func runScan(ctx context.Context, s *session) (Result, error) {
 			truncated[w], errs[w] = scanWorker(ctx, t, p.conns[w], owned[w], cfg.FetchBytes, projected, deadline, &tallies[w], bar)
 		}()
 	}
+	clock := startCPU(cfg)
 	t0 := time.Now()
 	deadline = t0.Add(cfg.MaxDuration)
 	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
 	var tl tally
+	clock.stop(&tl)
 	trunc := false
 	for w := range workers {
 		if errs[w] != nil {

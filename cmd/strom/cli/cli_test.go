@@ -292,9 +292,9 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"table", "create", "shop.x", "-c", "id:INTEGR"}, "", ExitUsage, "unknown type INTEGR"},
 		{[]string{"db", "drop", "shop"}, "", ExitFailure, "--cascade"},
 		{[]string{"table", "frobnicate"}, "", ExitUsage, ""},
-		{[]string{"produce", "shop.orders"}, "{\"id\": 1}\n{\"id\": \"x\"}\n", ExitFailure, "line 2: column id"},
+		{[]string{"produce", "shop.orders"}, "{\"id\": 1}\n{\"id\": \"x\"}\n", ExitFailure, `line 2, column "id": "x" is not a BIGINT`},
 		{[]string{"produce", "shop.orders"}, "{\"idd\": 1}\n", ExitFailure, `no column "idd"`},
-		{[]string{"produce", "shop.orders", "--format", "csv"}, "id,price\n1,abc\n", ExitFailure, "line 2: column price"},
+		{[]string{"produce", "shop.orders", "--format", "csv"}, "id,price\n1,abc\n", ExitFailure, `line 2, column "price": "abc" is not a DECIMAL(10, 2)`},
 		{[]string{"tail", "shop.orders", "--from", "yesterday"}, "", ExitUsage, "--from"},
 		{[]string{"db", "ls", "--bootstrap", closed, "--timeout", "2s"}, "", ExitUnreachable, "strom serve"},
 	} {

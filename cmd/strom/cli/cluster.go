@@ -9,9 +9,10 @@ import (
 func (a *app) clusterCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Show the cluster's servers, the buckets each leads, and the buckets of its tables; tag servers and rebalance",
+		Short: "Show the cluster's servers, the buckets each leads, and the buckets of its tables; health, tags, rebalance",
 		Example: `  strom cluster
   strom cluster --json
+  strom cluster health
   strom cluster tag add 3
   strom cluster rebalance --wait`,
 		Args: cobra.NoArgs,
@@ -129,6 +130,6 @@ func (a *app) clusterCommand() *cobra.Command {
 			return printTable(a.io.Out, []string{"TABLE", "BUCKETS", "PARTITIONS", "TOTAL BUCKETS"}, rows)
 		},
 	}
-	cmd.AddCommand(a.clusterTagCommand(), a.clusterRebalanceCommand())
+	cmd.AddCommand(a.clusterHealthCommand(), a.clusterTagCommand(), a.clusterRebalanceCommand())
 	return cmd
 }

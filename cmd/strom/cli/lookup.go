@@ -15,7 +15,11 @@ func (a *app) lookupCommand() *cobra.Command {
 		Short: "Look a row of a primary-key table up by its key",
 		Long: `Look a row up by its primary key: one KEY=VALUE per primary-key column, values in the
 forms 'strom produce' reads (see 'strom produce --help'). Exits with 3 when there is no such
-row.`,
+row.
+
+In the table, NULL is a NULL; a string that could be mistaken for another value ("NULL", "",
+leading or trailing spaces) or holds line breaks, tabs or control characters is printed as a
+JSON string ("two\nlines"), so each value stays on its line.`,
 		Example: `  strom lookup shop.orders id=42
   strom lookup shop.visits day=2026-01-02 user=alice --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -54,7 +58,7 @@ row.`,
 				delete(given, name)
 				col := schema.Columns[schema.ColumnIndex(name)]
 				if key[i], err = parseText(col.Type, text); err != nil {
-					return usagef("%s=%q: %v (type %s)", name, text, err, col.Type)
+					return usageError{&badValue{column: name, typ: col.Type, text: text, err: err}}
 				}
 			}
 			for k := range given {
@@ -80,7 +84,7 @@ row.`,
 			}
 			rows := make([][]string, len(obj.keys))
 			for i, k := range obj.keys {
-				rows[i] = []string{k, textOf(obj.vals[i])}
+				rows[i] = []string{k, cellText(obj.vals[i])}
 			}
 			return printTable(a.io.Out, []string{"COLUMN", "VALUE"}, rows)
 		},

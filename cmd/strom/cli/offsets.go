@@ -49,7 +49,7 @@ between. With --at, also the first offset committed at or after a time.`,
 			admin := conn.Admin()
 			info, err := admin.GetTableInfo(ctx, path)
 			if err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			buckets := make([]int32, info.NumBuckets())
 			for i := range buckets {

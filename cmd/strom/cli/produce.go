@@ -3,17 +3,13 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,8 +19,9 @@ import (
 
 func (a *app) produceCommand() *cobra.Command {
 	var (
-		file, format, null, progressMode, delimiter string
-		noHeader, createPartitions                  bool
+		file, progressMode, delimiter string
+		noHeader                      bool
+		opt                           loadOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "produce DATABASE.TABLE",
@@ -38,10 +35,33 @@ CSV: a header line names the columns (or --no-header: the table's column order);
 to --null (default: empty) is NULL. Values use the forms 'strom tail' prints: DECIMAL as
 "12.30", DATE 2006-01-02, TIMESTAMP 2006-01-02T15:04:05.123, TIMESTAMP_LTZ RFC 3339 or epoch
 milliseconds, BYTES base64, ARRAY/MAP/ROW as JSON.
+Without --format, a *.csv file is CSV, a *.json/*.jsonl file JSON lines, and other input is
+JSON lines when its first character is '{' and CSV otherwise.
+
+How a load goes:
+  default            streaming: rows are written as they are read, in bounded memory. A bad
+                     row stops the load at its line; the rows before it are written, and the
+                     message says how many, so that after fixing the line --skip resumes
+                     without writing them twice.
+  --dry-run          read and check every row against the table, write nothing.
+  --validate-first   all or nothing for bad input: check every row first, then write them
+                     all; one bad row and nothing is written. A file is read twice; stdin is
+                     copied to a temporary file ($TMPDIR) on the first pass, so it needs disk
+                     space for the whole input, but memory stays bounded.
+  --skip N           do not read the first N rows of the input (data rows: non-empty JSON
+                     lines, CSV records after the header), e.g. those a failed load reported
+                     written.
+A write the server refuses also stops the load; the message says how many leading rows are
+known written (resume with --skip) and how many later rows were written too, which a resume
+would append again to a log table (a primary-key table just upserts them again).
 
 A progress bar with rows/s (and the ETA when the input size is known) is drawn on stderr
 when stderr is a terminal.`,
 		Example: `  strom produce shop.orders --file orders.csv
+  strom produce shop.orders < orders.csv                  # CSV detected from the first line
+  strom produce shop.orders --file orders.csv --dry-run   # check it, write nothing
+  strom produce shop.events --file events.csv --validate-first
+  strom produce shop.events --file events.csv --skip 99999   # resume after a failed load
   gunzip -c events.jsonl.gz | strom produce shop.events
   strom tail shop.orders --from earliest --json --idle 2s | strom produce shop.orders_copy`,
 		Args:              exactArgs(1, "DATABASE.TABLE"),
@@ -52,32 +72,35 @@ when stderr is a terminal.`,
 			if err != nil {
 				return err
 			}
-			in, size := a.io.In, a.io.InSize
+			if opt.format != "" && opt.format != "json" && opt.format != "csv" {
+				return usagef("--format %q: want json or csv", opt.format)
+			}
+			if len(delimiter) != 1 {
+				return usagef("--delimiter %q: want one character", delimiter)
+			}
+			if opt.skip < 0 {
+				return usagef("--skip %d: want a number of rows, 0 or more", opt.skip)
+			}
+			if opt.dryRun && opt.validateFirst {
+				return usagef("--dry-run and --validate-first exclude each other (--dry-run writes nothing)")
+			}
+			opt.comma, opt.header = rune(delimiter[0]), !noHeader
+			in := input{r: a.io.In, size: a.io.InSize}
 			if file != "" && file != "-" {
 				f, err := os.Open(file)
 				if err != nil {
 					return err
 				}
 				defer f.Close()
-				in, size = f, 0
+				in = input{r: f, name: file}
 				if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-					size = fi.Size()
+					in.size = fi.Size()
 				}
-				if format == "" && strings.EqualFold(filepath.Ext(file), ".csv") {
-					format = "csv"
+				if opt.format == "" {
+					opt.format = formatOfName(file)
 				}
 			}
-			if format == "" {
-				format = "json"
-			}
-			if format != "json" && format != "csv" {
-				return usagef("--format %q: want json or csv", format)
-			}
-			if len(delimiter) != 1 {
-				return usagef("--delimiter %q: want one character", delimiter)
-			}
-			showBar, err := wantProgress(progressMode, a.io.ErrIsTerminal)
-			if err != nil {
+			if opt.showBar, err = wantProgress(progressMode, a.io.ErrIsTerminal); err != nil {
 				return err
 			}
 			conn, err := a.connection(ctx)
@@ -86,61 +109,21 @@ when stderr is a terminal.`,
 			}
 			table, err := conn.Table(ctx, path)
 			if err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
-			w, err := newRowWriter(table)
-			if err != nil {
-				return err
-			}
-			if createPartitions && table.Info().IsPartitioned() {
-				w.createPartition = partitionCreator(ctx, conn.Admin(), table)
-			}
-			counter := &countingReader{r: in}
-			var bar *progress.Bar
-			if showBar {
-				bar = progress.Start(a.io.Err, progress.Options{Label: path.String(), TotalBytes: size, Terminal: a.io.ErrIsTerminal})
-				counter.bar = bar
-			}
-			start := time.Now()
-			src := &rowSource{cols: table.Info().Schema().Columns, null: null, header: !noHeader, comma: rune(delimiter[0])}
-			var n int64
-			err = src.each(counter, format, func(line int, op changeOp, row fluss.Row) error {
-				if err := w.write(ctx, op, row); err != nil {
-					return fmt.Errorf("line %d: %w", line, err)
-				}
-				n++
-				if bar != nil {
-					bar.Rows.Add(1)
-				}
-				return nil
-			})
-			if err == nil {
-				err = w.flush(ctx)
-			} else {
-				w.close()
-			}
-			if bar != nil {
-				bar.Finish()
-			}
-			if err != nil {
-				return fmt.Errorf("produce to %s stopped after %d rows: %w", path, n, err)
-			}
-			elapsed := time.Since(start)
-			if a.json {
-				return printJSON(a.io.Out, map[string]any{"table": path.String(), "rows": n, "seconds": elapsed.Seconds()})
-			}
-			fmt.Fprintf(a.io.Err, "produced %s %s to %s in %s (%s rows/s)\n", progress.Count(n), plural(n, "row", "rows"), path,
-				elapsed.Round(time.Millisecond), progress.Count(int64(float64(n)/max(elapsed.Seconds(), 1e-9))))
-			return nil
+			return a.load(ctx, conn, table, in, opt)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "-", "input file; - is stdin")
-	f.StringVar(&format, "format", "", "json (JSON lines) or csv (default: csv for *.csv files, else json)")
-	f.StringVar(&null, "null", "", "CSV: the cell text that means NULL")
+	f.StringVar(&opt.format, "format", "", "json (JSON lines) or csv (default: by the file name, else by the first character: '{' is JSON)")
+	f.StringVar(&opt.null, "null", "", "CSV: the cell text that means NULL")
 	f.StringVar(&delimiter, "delimiter", ",", "CSV: field delimiter")
 	f.BoolVar(&noHeader, "no-header", false, "CSV: there is no header line; cells are in the table's column order")
-	f.BoolVar(&createPartitions, "create-partitions", false, "create the partitions rows go to when they do not exist yet")
+	f.BoolVar(&opt.createPartitions, "create-partitions", false, "create the partitions rows go to when they do not exist yet")
+	f.BoolVar(&opt.dryRun, "dry-run", false, "check every row against the table and write nothing")
+	f.BoolVar(&opt.validateFirst, "validate-first", false, "all or nothing: check every row before the first write (default: write while reading)")
+	f.Int64Var(&opt.skip, "skip", 0, "do not write the first N rows of the input (resume a failed load)")
 	f.StringVar(&progressMode, "progress", "auto", "progress bar on stderr: auto (when a terminal), always, never")
 	return cmd
 }
@@ -157,14 +140,21 @@ func wantProgress(mode string, terminal bool) (bool, error) {
 	return false, usagef("--progress %q: want auto, always or never", mode)
 }
 
+// csvHeaderError is a CSV header that does not name the table's columns.
+type csvHeaderError struct{ error }
+
+func (e *csvHeaderError) Unwrap() error { return e.error }
+
 // countingReader counts the bytes read, for the progress bar.
 type countingReader struct {
 	r   io.Reader
+	n   int64 // bytes read so far
 	bar *progress.Bar
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.n += int64(n)
 	if c.bar != nil {
 		c.bar.Bytes.Add(int64(n))
 	}
@@ -185,8 +175,11 @@ type rowSource struct {
 	null   string
 	header bool
 	comma  rune
+	skip   int64 // the first skip data rows are handed over as opSkip without being converted
 }
 
+// each calls fn for every data row of r, in order: every non-empty JSON line (-U lines and
+// the first s.skip rows with op opSkip and no row) or CSV record after the header.
 func (s *rowSource) each(r io.Reader, format string, fn func(line int, op changeOp, row fluss.Row) error) error {
 	if format == "csv" {
 		return s.eachCSV(r, fn)
@@ -205,17 +198,22 @@ func (s *rowSource) columnIndex() map[string]int {
 func (s *rowSource) eachJSON(r io.Reader, fn func(int, changeOp, fluss.Row) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	idx := s.columnIndex()
+	var n int64 // data rows so far
 	for line := 1; ; line++ {
 		text, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(text)) > 0 {
+		if len(bytes.TrimSpace(text)) > 0 && n < s.skip {
+			n++
+			if err := fn(line, opSkip, nil); err != nil { // --skip: counted, not read
+				return err
+			}
+		} else if len(bytes.TrimSpace(text)) > 0 {
+			n++
 			op, row, perr := s.jsonRow(text, idx)
 			if perr != nil {
-				return fmt.Errorf("line %d: %w", line, perr)
+				return atLine(line, perr)
 			}
-			if op != opSkip {
-				if err := fn(line, op, row); err != nil {
-					return err
-				}
+			if err := fn(line, op, row); err != nil {
+				return err
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -254,7 +252,7 @@ func (s *rowSource) jsonRow(text []byte, idx map[string]int) (changeOp, fluss.Ro
 		}
 		val, err := fromJSON(s.cols[i].Type, v)
 		if err != nil {
-			return 0, nil, fmt.Errorf("column %s (%s): %w", k, s.cols[i].Type, err)
+			return 0, nil, jsonValue(k, s.cols[i].Type, v, err)
 		}
 		row[i] = val
 	}
@@ -284,11 +282,12 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 			h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 			i, ok := idx[h]
 			if !ok {
-				return fmt.Errorf("CSV header: no column %q in the table (columns: %s; pass --no-header if the file has no header)", h, columnNames(s.cols))
+				return &csvHeaderError{fmt.Errorf("CSV header: no column %q in the table (columns: %s; pass --no-header if the file has no header)", h, columnNames(s.cols))}
 			}
 			order = append(order, i)
 		}
 	}
+	var n int64 // data rows so far
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -296,7 +295,13 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return err
+			return csvSyntaxError(err)
+		}
+		if n++; n <= s.skip {
+			if err := fn(line, opSkip, nil); err != nil { // --skip: counted, not converted
+				return err
+			}
+			continue
 		}
 		if len(rec) != len(order) {
 			return fmt.Errorf("line %d: %d fields, want %d", line, len(rec), len(order))
@@ -309,7 +314,7 @@ func (s *rowSource) eachCSV(r io.Reader, fn func(int, changeOp, fluss.Row) error
 			c := s.cols[order[i]]
 			v, err := parseText(c.Type, cell)
 			if err != nil {
-				return fmt.Errorf("line %d: column %s (%s): %q: %w", line, c.Name, c.Type, cell, err)
+				return atLine(line, &badValue{column: c.Name, typ: c.Type, text: cell, err: err})
 			}
 			row[order[i]] = v
 		}
@@ -325,122 +330,4 @@ func columnNames(cols []fluss.Column) string {
 		names[i] = c.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// rowWriter appends to a log table or upserts into a primary-key table, and notices failed
-// writes without holding every row's result.
-type rowWriter struct {
-	append  *fluss.AppendWriter
-	upsert  *fluss.UpsertWriter
-	pending []*fluss.WriteResult
-	reapAt  int // reap when pending reaches this length
-	// createPartition, when set, creates the partition of row (--create-partitions).
-	createPartition func(row fluss.Row) error
-}
-
-// partitionCreator returns a function that creates the partition a row belongs to.
-func partitionCreator(ctx context.Context, admin *fluss.Admin, t *fluss.Table) func(fluss.Row) error {
-	info := t.Info()
-	schema := info.Schema()
-	keys := info.PartitionKeys()
-	return func(row fluss.Row) error {
-		spec := make(map[string]string, len(keys))
-		for _, k := range keys {
-			i := schema.ColumnIndex(k)
-			if row[i] == nil {
-				return fmt.Errorf("partition column %s is NULL", k)
-			}
-			spec[k] = textOf(toJSON(schema.Columns[i].Type, row[i]))
-		}
-		return admin.CreatePartition(ctx, t.Path(), spec, true)
-	}
-}
-
-func newRowWriter(t *fluss.Table) (*rowWriter, error) {
-	if t.HasPrimaryKey() {
-		u, err := t.NewUpsert().CreateWriter()
-		return &rowWriter{upsert: u}, err
-	}
-	w, err := t.NewAppend().CreateWriter()
-	return &rowWriter{append: w}, err
-}
-
-func (w *rowWriter) write(ctx context.Context, op changeOp, row fluss.Row) error {
-	var res *fluss.WriteResult
-	var err error
-	switch {
-	case w.append != nil && op == opDelete:
-		return fmt.Errorf("a log table cannot delete rows")
-	case w.append != nil:
-		res, err = w.append.Append(ctx, row)
-	case op == opDelete:
-		res, err = w.upsert.Delete(ctx, row)
-	default:
-		res, err = w.upsert.Upsert(ctx, row)
-	}
-	if fluss.CodeOf(err) == fluss.ErrPartitionNotExists && w.createPartition != nil {
-		if err := w.createPartition(row); err != nil {
-			return fmt.Errorf("create partition: %w", err)
-		}
-		return w.write(ctx, op, row)
-	}
-	if err != nil {
-		return err
-	}
-	w.pending = append(w.pending, res)
-	if len(w.pending) >= w.reapAt {
-		if err := w.reap(); err != nil {
-			return fmt.Errorf("a write before this line failed: %w", err)
-		}
-		w.reapAt = len(w.pending) + 4096
-	}
-	return nil
-}
-
-// reap checks the oldest writes, in order, up to the first one still unacknowledged, and
-// forgets them. Batches complete roughly in write order, so this keeps pending near the
-// writes in flight at an amortised constant cost per row.
-func (w *rowWriter) reap() error {
-	n := 0
-	for _, r := range w.pending {
-		select {
-		case <-r.Done():
-			if err := r.Wait(context.Background()); err != nil {
-				return err
-			}
-			n++
-			continue
-		default:
-		}
-		break
-	}
-	w.pending = slices.Delete(w.pending, 0, n)
-	return nil
-}
-
-// flush waits for every write and returns the first failure.
-func (w *rowWriter) flush(ctx context.Context) error {
-	var err error
-	if w.append != nil {
-		err = w.append.Flush(ctx)
-	} else {
-		err = w.upsert.Flush(ctx)
-	}
-	if err == nil {
-		for _, r := range w.pending {
-			if err = r.Wait(ctx); err != nil {
-				break
-			}
-		}
-	}
-	w.close()
-	return err
-}
-
-func (w *rowWriter) close() {
-	if w.append != nil {
-		w.append.Close()
-	} else {
-		w.upsert.Close()
-	}
 }

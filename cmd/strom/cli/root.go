@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/stromdb/strom/fluss"
 )
@@ -62,13 +64,22 @@ type app struct {
 	password  string
 	json      bool
 	timeout   time.Duration
+	profile   string
 	conn      *fluss.Connection
+	// flags are the global flags; resolved is set once the connection settings were
+	// resolved from them, the environment and the profile (profile.go), with from saying
+	// where the bootstrap came from.
+	flags    *pflag.FlagSet
+	resolved bool
+	from     string
 }
 
 // Run executes the command line args (without the program name) and returns the exit code.
-func Run(ctx context.Context, args []string, streams Streams) int {
+// commands are the binary's other commands (serve, bench, repair-log), listed and dispatched
+// with the rest.
+func Run(ctx context.Context, args []string, streams Streams, commands ...Command) int {
 	a := &app{io: streams}
-	root := a.rootCommand()
+	root := a.rootCommand(commands...)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -77,50 +88,66 @@ func Run(ctx context.Context, args []string, streams Streams) int {
 	if a.conn != nil {
 		a.conn.Close()
 	}
-	if err == nil {
-		return ExitOK
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return ExitOK // a command's own -h (flag.ErrHelp) printed its help
 	}
-	code, msg := explain(err, a.bootstrap)
+	where := a.bootstrap
+	if a.from != "" && a.from != "--bootstrap" && a.from != "the default" {
+		where += " (from " + a.from + ")"
+	}
+	code, msg := explain(err, where)
 	fmt.Fprintln(streams.Err, "strom: "+msg)
 	return code
 }
 
-func (a *app) rootCommand() *cobra.Command {
+func (a *app) rootCommand(commands ...Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "strom",
 		Short: "Strom: streaming storage that speaks the Apache Fluss protocol",
 		Long: `strom runs a Strom server and works with the data of any Fluss cluster (Strom or Apache
 Fluss): databases, tables, loading files, tailing logs and changelogs, lookups, offsets.
 
-Server commands (run 'strom serve -h' and 'strom bench -h' for their flags):
-  strom serve    start a single-node server
-  strom bench    benchmark a running server
+The server commands have flags of their own ('strom help serve'). Every data command
+connects to --bootstrap. Each connection setting comes from its flag, else its environment
+variable ($STROM_BOOTSTRAP, $STROM_USER, $STROM_PASSWORD), else the profile (--profile or
+$STROM_PROFILE, else the config's default) in the CLI config file ($STROM_CONFIG, else
+~/.config/strom/config.yaml), else the default (127.0.0.1:9123):
 
-Every command below connects to --bootstrap (default $STROM_BOOTSTRAP or 127.0.0.1:9123).
+  profile: local
+  profiles:
+    local: {bootstrap: 127.0.0.1:9123}
+    prod:  {bootstrap: "fluss-1:9123,fluss-2:9123", user: alice, password: secret, timeout: 10s}
+
 Output is an aligned table on a terminal and JSON with --json. Exit codes: 0 ok, 1 failed,
 2 bad usage, 3 not found, 4 server unreachable, 5 authentication failed.`,
 		Example: `  strom db create shop
-  strom table create shop.orders -c id:BIGINT -c item:STRING -c price:DECIMAL(10,2) --primary-key id --buckets 4
+  strom table create shop.orders -c id:BIGINT -c item:STRING -c 'price:DECIMAL(10,2)' --primary-key id --buckets 4
   strom produce shop.orders --file orders.csv
   strom tail shop.orders --from earliest
-  strom lookup shop.orders id=42`,
+  strom lookup shop.orders id=42
+  strom --profile prod table ls`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	def := os.Getenv("STROM_BOOTSTRAP")
-	if def == "" {
-		def = "127.0.0.1:9123"
-	}
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.bootstrap, "bootstrap", "b", def, "coordinator HOST:PORT[,HOST:PORT...] (bootstrap.servers; env STROM_BOOTSTRAP)")
-	pf.StringVar(&a.user, "user", os.Getenv("STROM_USER"), "SASL/PLAIN user (env STROM_USER); empty: no authentication")
-	pf.StringVar(&a.password, "password", os.Getenv("STROM_PASSWORD"), "SASL/PLAIN password (env STROM_PASSWORD)")
+	a.flags = pf
+	pf.StringVarP(&a.bootstrap, "bootstrap", "b", "", "coordinator HOST:PORT[,HOST:PORT...] (bootstrap.servers; default $STROM_BOOTSTRAP, the profile's, else "+defaultBootstrap+")")
+	pf.StringVar(&a.user, "user", "", "SASL/PLAIN user (default $STROM_USER, the profile's); empty: no authentication")
+	pf.StringVar(&a.password, "password", "", "SASL/PLAIN password (default $STROM_PASSWORD, the profile's)")
+	pf.StringVarP(&a.profile, "profile", "P", "", "connection profile of the CLI config file (default $STROM_PROFILE, else the file's 'profile')")
 	pf.BoolVar(&a.json, "json", false, "print JSON for scripts instead of aligned tables")
-	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "bound on connecting and on each request")
+	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "bound on connecting and on each request (or the profile's)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 
-	root.AddCommand(a.dbCommand(), a.tableCommand(), a.produceCommand(), a.tailCommand(),
-		a.lookupCommand(), a.offsetsCommand(), a.clusterCommand())
+	root.AddGroup(&cobra.Group{ID: groupServer, Title: "Server commands:"}, &cobra.Group{ID: groupData, Title: "Data commands:"})
+	for _, c := range commands {
+		root.AddCommand(a.externalCommand(c))
+	}
+	for _, c := range []*cobra.Command{a.dbCommand(), a.tableCommand(), a.produceCommand(), a.tailCommand(),
+		a.lookupCommand(), a.offsetsCommand(), a.clusterCommand()} {
+		c.GroupID = groupData
+		root.AddCommand(c)
+	}
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
@@ -138,7 +165,7 @@ func (a *app) openTable(ctx context.Context, arg string) (*fluss.Connection, flu
 	}
 	table, err := conn.Table(ctx, path)
 	if err != nil {
-		return nil, path, nil, err
+		return nil, path, nil, a.didYouMean(ctx, path, err)
 	}
 	return conn, path, table, nil
 }
@@ -146,6 +173,9 @@ func (a *app) openTable(ctx context.Context, arg string) (*fluss.Connection, flu
 func (a *app) connection(ctx context.Context) (*fluss.Connection, error) {
 	if a.conn != nil {
 		return a.conn, nil
+	}
+	if err := a.resolve(); err != nil {
+		return nil, err
 	}
 	// Partitions are created only on request (produce --create-partitions), not by the
 	// client on every write to a missing one.
@@ -160,6 +190,27 @@ func (a *app) connection(ctx context.Context) (*fluss.Connection, error) {
 	}
 	a.conn = conn
 	return conn, nil
+}
+
+// resolve settles the connection settings once: flag > environment > profile > default.
+func (a *app) resolve() error {
+	if a.resolved {
+		return nil
+	}
+	a.resolved = true
+	flags := a.flags
+	if flags == nil {
+		flags = pflag.NewFlagSet("none", pflag.ContinueOnError)
+	}
+	s, err := resolveSettings(flags, settings{bootstrap: a.bootstrap, user: a.user, password: a.password, timeout: a.timeout}, a.profile)
+	if err != nil {
+		return err
+	}
+	if s.warning != "" {
+		fmt.Fprintln(a.io.Err, s.warning)
+	}
+	a.bootstrap, a.user, a.password, a.timeout, a.from = s.bootstrap, s.user, s.password, s.timeout, s.from
+	return nil
 }
 
 // usageError marks a bad command line (exit 2).
@@ -206,9 +257,16 @@ func explain(err error, bootstrap string) (int, string) {
 	}
 	var ce unreachableError
 	if errors.As(err, &ce) {
+		if what, ok := wrongPort(err); ok {
+			return ExitUnreachable, fmt.Sprintf("%s is %s, not a Fluss RPC port (try 9123, the coordinator's default port, or the port of its bind.listeners)", bootstrap, what)
+		}
 		return ExitUnreachable, fmt.Sprintf("cannot reach a Fluss server at %s: %v (start one with 'strom serve', or pass --bootstrap HOST:PORT)", bootstrap, ce.error)
 	}
 	if errors.Is(err, context.Canceled) {
+		var se stopError
+		if errors.As(err, &se) {
+			return ExitFailure, msg // a stopped load says what it left
+		}
 		return ExitFailure, "interrupted"
 	}
 	return ExitFailure, msg
@@ -237,13 +295,19 @@ func tablePath(arg string) (fluss.TablePath, error) {
 	return fluss.NewTablePath(db, table), nil
 }
 
-// printTable writes rows under headers, aligned in columns.
+// printTable writes rows under headers, aligned in columns, one line per row: line breaks
+// and tabs inside a cell are escaped.
 func printTable(w io.Writer, headers []string, rows [][]string) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	cells := make([]string, 0, len(headers))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells = cells[:0]
+		for _, c := range r {
+			cells = append(cells, oneLine(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -87,7 +87,7 @@ func (a *app) tableCommand() *cobra.Command {
 		Short: "List, describe, create and drop tables",
 		Example: `  strom table ls
   strom table describe shop.orders
-  strom table create shop.events -c ts:TIMESTAMP_LTZ(3) -c user:STRING -c action:STRING --buckets 8
+  strom table create shop.events -c 'ts:TIMESTAMP_LTZ(3)' -c user:STRING -c action:STRING --buckets 8
   strom table drop shop.events`,
 	}
 	cmd.AddCommand(a.tableLs(), a.tableDescribe(), a.tableCreate(), a.tableDrop())
@@ -128,7 +128,7 @@ func (a *app) tableLs() *cobra.Command {
 			for _, db := range dbs {
 				names, err := admin.ListTables(ctx, db)
 				if err != nil {
-					return err
+					return a.didYouMean(ctx, fluss.NewTablePath(db, ""), err)
 				}
 				sortStrings(names)
 				for _, n := range names {
@@ -183,7 +183,7 @@ valid --schema file for 'strom table create'.`,
 			}
 			info, err := conn.Admin().GetTableInfo(ctx, path)
 			if err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			spec := specOf(info)
 			if a.json {
@@ -246,7 +246,7 @@ func printKV(w interface{ Write([]byte) (int, error) }, kv [][]string) error {
 	}
 	var b bytes.Buffer
 	for _, p := range kv {
-		fmt.Fprintf(&b, "%-*s %s\n", width, p[0], p[1])
+		fmt.Fprintf(&b, "%-*s %s\n", width, p[0], oneLine(p[1]))
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -265,7 +265,8 @@ func (a *app) tableCreate() *cobra.Command {
 		Short: "Create a table from flags or a JSON/YAML schema file",
 		Long: `Create a table. Give the columns as --column NAME:TYPE (repeatable; Fluss SQL types such as
 INT, BIGINT NOT NULL, STRING, DECIMAL(10,2), TIMESTAMP(3), TIMESTAMP_LTZ(3), DATE, BYTES,
-ARRAY<STRING>, MAP<STRING,INT>, ROW<a INT, b STRING>), or all of it in a --schema file:
+ARRAY<STRING>, MAP<STRING,INT>, ROW<a INT, b STRING>; quote a type with parentheses, angle
+brackets or spaces for the shell: -c 'price:DECIMAL(10,2)'), or all of it in a --schema file:
 
   columns:
     - {name: id, type: BIGINT}
@@ -276,8 +277,8 @@ ARRAY<STRING>, MAP<STRING,INT>, ROW<a INT, b STRING>), or all of it in a --schem
 
 A table with --primary-key is a primary-key table (upserts, lookups, changelog); without,
 a log table (appends). Flags override the file.`,
-		Example: `  strom table create shop.orders -c id:BIGINT -c item:STRING -c "price:DECIMAL(10,2)" --primary-key id
-  strom table create shop.clicks -c ts:TIMESTAMP_LTZ(3) -c url:STRING -c dt:STRING --partition-key dt \
+		Example: `  strom table create shop.orders -c id:BIGINT -c item:STRING -c 'price:DECIMAL(10,2)' --primary-key id
+  strom table create shop.clicks -c 'ts:TIMESTAMP_LTZ(3)' -c url:STRING -c dt:STRING --partition-key dt \
       --property table.auto-partition.enabled=true --property table.auto-partition.time-unit=DAY
   strom table create shop.orders --schema orders.yaml`,
 		Args: exactArgs(1, "DATABASE.TABLE"),
@@ -386,7 +387,7 @@ func (a *app) tableDrop() *cobra.Command {
 				return err
 			}
 			if err := conn.Admin().DropTable(ctx, path, ifExists); err != nil {
-				return err
+				return a.didYouMean(ctx, path, err)
 			}
 			return a.done("dropped table " + path.String())
 		},

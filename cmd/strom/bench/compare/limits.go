@@ -24,10 +24,10 @@ const (
 	defaultLoopbackMaxDur = 2 * time.Second
 )
 
-// diskWriteMBps writes size bytes in 1 MiB writes to a new file in dir, fdatasyncs it and
+// DiskWriteMBps writes size bytes in 1 MiB writes to a new file in dir, fdatasyncs it and
 // returns MB/s (1e6 bytes) over the whole, sync included — the rate a writer that syncs
 // what it wrote before acknowledging could reach at best. The file is removed.
-func diskWriteMBps(ctx context.Context, dir string, size int64) (float64, error) {
+func DiskWriteMBps(ctx context.Context, dir string, size int64) (float64, error) {
 	f, err := os.CreateTemp(dir, "disk-limit-*")
 	if err != nil {
 		return 0, fmt.Errorf("disk limit: %w", err)
@@ -114,7 +114,7 @@ func measureLimits(ctx context.Context, o Options, dir string, m map[string]floa
 	if size == 0 {
 		size = defaultLimitBytes
 	}
-	if v, err := diskWriteMBps(ctx, dir, size); err != nil {
+	if v, err := DiskWriteMBps(ctx, dir, size); err != nil {
 		fmt.Fprintf(o.Log, "   %v\n", err)
 	} else {
 		m[KeyDiskMBps] = v

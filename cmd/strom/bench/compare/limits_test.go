@@ -57,7 +57,7 @@ func TestSharesAndLimitsLine(t *testing.T) {
 
 func TestLimitProbesMeasureSomething(t *testing.T) {
 	ctx := context.Background()
-	d, err := diskWriteMBps(ctx, t.TempDir(), 8<<20)
+	d, err := DiskWriteMBps(ctx, t.TempDir(), 8<<20)
 	if err != nil || d <= 0 {
 		t.Fatalf("disk: %v MB/s, %v", d, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stromdb/strom/cmd/strom/bench"
 )
 
 // process is one server process started by the benchmark, in its own process group so that
@@ -136,6 +138,21 @@ func (g *group) memory() (rss, peak int64, err error) {
 		peak += h
 	}
 	return rss, peak, nil
+}
+
+// cpu returns the CPU time (user + system) the group's processes have used so far, summed
+// (for Fluss its three JVMs, ZooKeeper included).
+func (g *group) cpu() (time.Duration, error) {
+	g.mu.Lock()
+	pids := make([]int, len(g.procs))
+	for i, p := range g.procs {
+		pids[i] = p.pid()
+	}
+	g.mu.Unlock()
+	if len(pids) == 0 {
+		return 0, errors.New("no server process")
+	}
+	return bench.ProcCPU(pids...)
 }
 
 // procMemory reads VmRSS and VmHWM of pid from /proc/<pid>/status.

@@ -128,9 +128,11 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 	if len(o.GoModes) > 0 {
 		cfg := o.Bench
 		cfg.Bootstrap = bootstrap
+		cfg.ServerCPU = g.cpu
 		_, err := bench.Run(ctx, cfg, o.GoModes, func(r bench.Result) {
 			fmt.Fprintf(o.Log, "   go %s\n", r)
 			addGoResult(m, r)
+			addServerCPU(m, r)
 		})
 		if err != nil {
 			return fmt.Errorf("go workload: %w (server: %v)", err, g.failed())
@@ -138,9 +140,15 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 		addShares(m)
 	}
 	if o.Python != "" {
+		before := readCPU(g)
 		py, err := runPython(ctx, o, bootstrap, filepath.Join(dir, "pyfluss.log"))
 		if err != nil {
 			return fmt.Errorf("pyfluss workload: %w (server: %v)", err, g.failed())
+		}
+		// The script runs append, scan and upsert of PyRows rows each, and is timed as a whole.
+		if cpu, ok := before.since(readCPU(g)); ok && o.PyRows > 0 {
+			m[KeyPyServerCPUPerMRows] = cpu.Seconds() / float64(3*o.PyRows) * 1e6
+			fmt.Fprintf(o.Log, "   pyfluss: server CPU %.2fs\n", cpu.Seconds())
 		}
 		for k, v := range py {
 			m["py."+k+".rows_per_sec"] = v
@@ -149,6 +157,9 @@ func measure(ctx context.Context, o Options, sys System, dir string, g *group, m
 	}
 	if err := g.failed(); err != nil {
 		return err
+	}
+	if cpu, err := g.cpu(); err == nil {
+		m[KeyRoundServerCPU] = cpu.Seconds()
 	}
 	rss, peak, err := g.memory()
 	if err != nil {

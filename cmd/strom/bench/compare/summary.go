@@ -35,9 +35,10 @@ type MetricDef struct {
 	GoalMin      float64 // absolute floor on Strom's value (≥, higher-is-better metrics); 0 = none
 }
 
-// Rows is the ratio table of issue 15, in its order. Rows without a sample on both sides
-// are left out of the table.
-var Rows = []MetricDef{
+// Rows is the ratio table: the servers' CPU per unit of work first (issue 26), then the
+// table of issue 15 in its order. Rows without a sample on both sides are left out of the
+// table.
+var Rows = append(slices.Clone(cpuRows), []MetricDef{
 	{Key: "go.append.rows_per_sec", Label: "append rows/s, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.scan.rows_per_sec", Label: "scan rows/s, Go client", Unit: "rows", HigherBetter: true, GoalRatio: 3},
 	{Key: "go.append.mb_per_sec", Label: "append MB/s on the wire, Go client", Unit: "MB/s", HigherBetter: true},
@@ -59,7 +60,7 @@ var Rows = []MetricDef{
 	{Key: KeyRSS, Label: "RSS after the workload (MiB)", Unit: "MiB", GoalRatio: 0.25},
 	{Key: KeyPeakRSS, Label: "peak RSS (MiB)", Unit: "MiB"},
 	{Key: KeyColdStart, Label: "cold start to ready (s)", Unit: "s", GoalAbs: 0.2},
-}
+}...)
 
 // Stat is the median and range of one metric over the rounds of one system.
 type Stat struct {
@@ -75,6 +76,9 @@ type Summary struct {
 	Systems  []string                      `json:"systems"`  // in first-seen order
 	Stats    map[string]map[string]Stat    `json:"stats"`    // system → metric key → stat
 	Ratios   map[string]map[string]float64 `json:"ratios"`   // system → metric key → median ÷ baseline median
+	// Headline is the subset of Ratios that leads the table: each system's server CPU per
+	// unit of work ÷ the baseline's (below 1: cheaper), per metric key of the CPU rows.
+	Headline map[string]map[string]float64 `json:"headline"`
 }
 
 // Median returns the median of xs (the mean of the middle two for an even count); NaN for none.
@@ -94,7 +98,8 @@ func Median(xs []float64) float64 {
 // Summarize computes per-system medians over samples and each system's ratio to baseline.
 // Failed samples still contribute the metrics they measured.
 func Summarize(baseline string, samples []Sample) Summary {
-	sum := Summary{Baseline: baseline, Stats: map[string]map[string]Stat{}, Ratios: map[string]map[string]float64{}}
+	sum := Summary{Baseline: baseline, Stats: map[string]map[string]Stat{}, Ratios: map[string]map[string]float64{},
+		Headline: map[string]map[string]float64{}}
 	values := map[string]map[string][]float64{}
 	for _, s := range samples {
 		if values[s.System] == nil {
@@ -122,6 +127,14 @@ func Summarize(baseline string, samples []Sample) Summary {
 		for k, st := range sum.Stats[sys] {
 			if b, ok := base[k]; ok && b.Median != 0 {
 				sum.Ratios[sys][k] = st.Median / b.Median
+			}
+		}
+		for _, d := range cpuRows {
+			if r, ok := sum.Ratios[sys][d.Key]; ok {
+				if sum.Headline[sys] == nil {
+					sum.Headline[sys] = map[string]float64{}
+				}
+				sum.Headline[sys][d.Key] = r
 			}
 		}
 	}
@@ -154,7 +167,7 @@ func (d MetricDef) goal() string {
 	if d.GoalRatio > 0 && d.HigherBetter {
 		parts = append(parts, fmt.Sprintf("≥ %s×", trimFloat(d.GoalRatio)))
 	} else if d.GoalRatio > 0 {
-		parts = append(parts, fmt.Sprintf("≤ %s", trimFloat(d.GoalRatio)))
+		parts = append(parts, fmt.Sprintf("≤ %s", ratioText(d.GoalRatio)))
 	}
 	if d.GoalAbs > 0 {
 		parts = append(parts, fmt.Sprintf("< %s %s", trimFloat(d.GoalAbs), d.Unit))
@@ -285,6 +298,19 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.0f", v)
 	case "share":
 		return fmt.Sprintf("%.0f %%", 100*v)
+	case "cpu": // CPU seconds per unit of work: three significant digits, never an exponent
+		if v <= 0 {
+			return "0"
+		}
+		return fmt.Sprintf("%.*f", max(0, 2-int(math.Floor(math.Log10(v)))), v)
+	}
+	return trimFloat(v)
+}
+
+// ratioText prints a goal ratio, a third as "⅓" rather than "0.333".
+func ratioText(v float64) string {
+	if math.Abs(v-1.0/3) < 1e-9 {
+		return "⅓"
 	}
 	return trimFloat(v)
 }

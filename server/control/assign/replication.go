@@ -1,0 +1,139 @@
+package assign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/control/bucketstate"
+	"github.com/stromdb/strom/server/meta"
+)
+
+// Replication is the leader's side of the bucket states in etcd: ISR changes, the
+// leader-epoch lineage, and commits fenced by a leadership. None of it needs the
+// coordinator; each write compares the state's revision, so a leader deposed meanwhile
+// cannot win.
+type Replication struct {
+	Store  *meta.EtcdStore
+	States *bucketstate.Cache
+	// Self is the local tablet server's id (for CommitAsLeader).
+	Self int32
+}
+
+// readState reads b's stored state and its revision; what names the operation in an etcd
+// error.
+func (r *Replication) readState(ctx context.Context, b cluster.Bucket, what string) (cluster.BucketState, int64, error) {
+	resp, err := r.Store.Client().Get(ctx, meta.KeyPrefix+bucketstate.Key(b))
+	if err != nil {
+		return cluster.BucketState{}, 0, fmt.Errorf("%s of %s: %w", what, b, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return cluster.BucketState{}, 0, ferr.New(ferr.UnknownTableOrBucketException, "bucket %s has no state (dropped?)", b)
+	}
+	st, err := bucketstate.Decode(resp.Kvs[0].Value)
+	if err != nil {
+		return cluster.BucketState{}, 0, fmt.Errorf("bucket %s: %w", b, err)
+	}
+	return st, resp.Kvs[0].ModRevision, nil
+}
+
+// AdjustISR implements cluster.ReplicationControl: a compare-and-swap of the bucket's state
+// on its revision, made by the bucket's leader, of the state ChangeISR decides.
+func (r *Replication) AdjustISR(ctx context.Context, b cluster.Bucket, expect cluster.BucketState, isr []int32) (cluster.BucketState, error) {
+	cur, rev, err := r.readState(ctx, b, "adjust ISR")
+	if err != nil {
+		return cluster.BucketState{}, err
+	}
+	next, err := ChangeISR(b, cur, expect, isr)
+	if err != nil {
+		return cluster.BucketState{}, err
+	}
+	key := meta.KeyPrefix + bucketstate.Key(b)
+	tr, err := r.Store.Client().Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, string(bucketstate.Encode(next)))).Commit()
+	if err != nil {
+		return cluster.BucketState{}, fmt.Errorf("adjust ISR of %s: %w", b, err)
+	}
+	if !tr.Succeeded {
+		return cluster.BucketState{}, ferr.New(ferr.FencedLeaderEpochException, "the state of bucket %s changed during the ISR change", b)
+	}
+	r.States.Put(b, next, tr.Header.Revision)
+	return next, nil
+}
+
+// PublishLineage implements cluster.ReplicationControl: it stores l if the bucket's leader
+// epoch is still l.LeaderEpoch (compared in the same transaction).
+func (r *Replication) PublishLineage(ctx context.Context, b cluster.Bucket, l cluster.Lineage) error {
+	for {
+		cur, rev, err := r.readState(ctx, b, "publish lineage")
+		if err != nil {
+			return err
+		}
+		if cur.LeaderEpoch != l.LeaderEpoch {
+			return ferr.New(ferr.FencedLeaderEpochException, "bucket %s is at leader epoch %d, the lineage is of %d", b, cur.LeaderEpoch, l.LeaderEpoch)
+		}
+		val, _ := json.Marshal(l)
+		// The state may change its ISR (bucket epoch) meanwhile without changing the leader
+		// epoch; compare the state's revision and decide again then.
+		tr, err := r.Store.Client().Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(meta.KeyPrefix+bucketstate.Key(b)), "=", rev)).
+			Then(clientv3.OpPut(meta.KeyPrefix+bucketstate.LineageKey(b), string(val))).Commit()
+		if err != nil {
+			return fmt.Errorf("publish lineage of %s: %w", b, err)
+		}
+		if tr.Succeeded {
+			return nil
+		}
+	}
+}
+
+// Lineage implements cluster.ReplicationControl.
+func (r *Replication) Lineage(ctx context.Context, b cluster.Bucket) (cluster.Lineage, bool, error) {
+	resp, err := r.Store.Client().Get(ctx, meta.KeyPrefix+bucketstate.LineageKey(b))
+	if err != nil {
+		return cluster.Lineage{}, false, fmt.Errorf("lineage of %s: %w", b, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return cluster.Lineage{}, false, nil
+	}
+	var l cluster.Lineage
+	if err := json.Unmarshal(resp.Kvs[0].Value, &l); err != nil {
+		return cluster.Lineage{}, false, fmt.Errorf("lineage of %s: corrupt: %w", b, err)
+	}
+	return l, true, nil
+}
+
+// CommitAsLeader applies ops (if conds hold) only while the local tablet server leads b at
+// leaderEpoch, as etcd has the bucket's state (LeadsAt): the write is a transaction guarded
+// by the state record's revision, read just before, so a leader deposed meanwhile (a newer
+// leader epoch, or another leader) cannot commit. A KV snapshot's metadata is committed this
+// way (docs/kv-snapshots.md). A state change that keeps the leadership (an ISR change) is
+// retried. It returns FENCED_LEADER_EPOCH when this server does not lead b at leaderEpoch.
+func (r *Replication) CommitAsLeader(ctx context.Context, b cluster.Bucket, leaderEpoch int32, conds []meta.Cond, ops []meta.Op) (bool, error) {
+	for attempt := 0; ; attempt++ {
+		val, rev, err := r.Store.GetRevision(ctx, bucketstate.Key(b))
+		if errors.Is(err, meta.ErrNotFound) {
+			return false, ferr.New(ferr.UnknownTableOrBucketException, "bucket %s has no state (dropped?)", b)
+		}
+		if err != nil {
+			return false, err
+		}
+		cur, err := bucketstate.Decode(val)
+		if err != nil {
+			return false, fmt.Errorf("bucket %s: %w", b, err)
+		}
+		if !LeadsAt(cur, r.Self, leaderEpoch) {
+			return false, ferr.New(ferr.FencedLeaderEpochException, "bucket %s is led by %d at leader epoch %d, not by %d at %d",
+				b, cur.Leader, cur.LeaderEpoch, r.Self, leaderEpoch)
+		}
+		ok, err := r.Store.TxnGuarded(ctx, bucketstate.Key(b), rev, conds, ops)
+		if errors.Is(err, meta.ErrGuardMoved) && attempt < 10 {
+			continue // the state changed between the read and the write: decide again
+		}
+		return ok, err
+	}
+}

@@ -1,0 +1,136 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/stromdb/strom/server/meta"
+)
+
+// Registrar keeps one tablet server registered under a lease of TTL.
+type Registrar struct {
+	Client *clientv3.Client
+	Reg    Registration
+	TTL    time.Duration
+	Log    *slog.Logger
+	// Abandoned reports whether the node leaves as a killed process would: its lease is
+	// then not revoked at the end (tests of failure detection). Nil: never.
+	Abandoned func() bool
+	// Renewed, when set, is told of every grant or renewal etcd answered: when its request
+	// was sent and the TTL granted. The lease is certainly alive until about sent+ttl, which
+	// the tablet server's membership fence reads (control's leaseClock).
+	Renewed func(sent time.Time, ttl time.Duration)
+}
+
+// renewed reports a grant or renewal sent at sent to Renewed, if any.
+func (r *Registrar) renewed(sent time.Time, ttl time.Duration) {
+	if r.Renewed != nil {
+		r.Renewed(sent, ttl)
+	}
+}
+
+// Register publishes the registration under a new lease. A registration of the same id
+// left by a previous run (killed before its lease expired) is waited out, up to twice the
+// TTL; a live one of another process is an error.
+func (r *Registrar) Register(ctx context.Context) (clientv3.LeaseID, error) {
+	return r.registerOnce(ctx, true)
+}
+
+func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID, error) {
+	val, _ := json.Marshal(r.Reg)
+	key := meta.KeyPrefix + Key(r.Reg.ID)
+	ttl := int64(r.TTL / time.Second)
+	deadline := time.Now().Add(2*r.TTL + time.Second)
+	for {
+		sent := time.Now()
+		lease, err := r.Client.Grant(ctx, ttl)
+		if err != nil {
+			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
+		}
+		resp, err := r.Client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, string(val), clientv3.WithLease(lease.ID))).Commit()
+		if err != nil {
+			r.Client.Revoke(context.WithoutCancel(ctx), lease.ID)
+			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
+		}
+		if resp.Succeeded {
+			r.renewed(sent, time.Duration(lease.TTL)*time.Second)
+			r.Log.Info("registered tablet server", "id", r.Reg.ID, "lease_ttl", r.TTL)
+			return lease.ID, nil
+		}
+		r.Client.Revoke(context.WithoutCancel(ctx), lease.ID)
+		if !wait || time.Now().After(deadline) {
+			return 0, fmt.Errorf("tablet-server.id %d is registered by another live server (each tablet server needs its own tablet-server.id)", r.Reg.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Keep keeps lease alive until ctx ends, renewing it three times per TTL; when etcd says it
+// expired (the server was cut off from etcd for longer than the TTL, and the coordinator has
+// moved its leaderships away), it registers again under a new lease. When ctx ends it
+// revokes the lease, so the server leaves at once (unless Abandoned).
+//
+// It renews with one KeepAliveOnce per period rather than the client's keepalive stream: that
+// stream gives a lease up on the client side once no renewal was answered for a TTL, which an
+// etcd leader election after a member died or froze looks like, and a stream left on a stuck
+// connection answers nothing while the lease, renewed by etcd's new leader, runs out. Both
+// left a server unregistered while it ran (CI: TestKillCoordinatorDuringDDL found no tablet
+// server after a takeover, TestPauseLeaderBeyondLagTime a leaderless bucket past its bound).
+// Here only etcd's own answer, lease not found, ends a registration.
+func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
+	tick := time.NewTicker(r.TTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if r.Abandoned != nil && r.Abandoned() {
+				return
+			}
+			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			r.Client.Revoke(rctx, lease)
+			cancel()
+			return
+		case <-tick.C:
+		}
+		if !errors.Is(r.renew(ctx, lease), rpctypes.ErrLeaseNotFound) {
+			continue // renewed, or etcd did not answer in time: try again at the next tick
+		}
+		r.Log.Warn("tablet server registration lease expired; registering again", "id", r.Reg.ID)
+		for ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			var err error
+			lease, err = r.registerOnce(rctx, true)
+			cancel()
+			if err == nil {
+				break
+			}
+			r.Log.Warn("cannot register the tablet server", "err", err)
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+}
+
+// renew renews lease once, waiting at most a third of the TTL for etcd's answer;
+// rpctypes.ErrLeaseNotFound means the lease expired.
+func (r *Registrar) renew(ctx context.Context, lease clientv3.LeaseID) error {
+	ctx, cancel := context.WithTimeout(ctx, r.TTL/3)
+	defer cancel()
+	sent := time.Now()
+	resp, err := r.Client.KeepAliveOnce(ctx, lease)
+	if err == nil && resp.TTL > 0 {
+		r.renewed(sent, time.Duration(resp.TTL)*time.Second)
+	}
+	return err
+}
