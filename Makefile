@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
+.PHONY: diagrams test-console serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -148,3 +148,14 @@ bench-clients: build $(JAVABENCH)/target/classes/.built
 
 clean:
 	rm -rf bin $(VENV)
+
+## diagrams: regenerate the SVG diagrams of docs/diagrams from their Graphviz sources
+## (apt-get install -y graphviz); commit both
+diagrams:
+	for f in docs/diagrams/*.dot; do dot -Tsvg "$$f" -o "$${f%.dot}.svg"; done
+
+## test-console: the web console in headless Chromium (apt-get install -y chromium): pages
+## load without console errors, the data browser shows a client's rows, the tail updates
+## live; writes screenshots to docs/console/ (docs/console.md)
+test-console:
+	STROM_TEST_CONSOLE=1 STROM_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run TestConsole -v ./server/rest/console

@@ -29,6 +29,10 @@ func (s *TableScan) CreateBucketBatchScanner(bucket TableBucket) (*BucketBatchSc
 	if s.limit <= 0 {
 		return nil, fmt.Errorf("fluss: a bucket batch scanner needs Limit(n) with n > 0")
 	}
+	if s.filter != nil {
+		// LIMIT_SCAN has no predicate: the limit would count rows the filter drops.
+		return nil, fmt.Errorf("fluss: Filter cannot be combined with Limit")
+	}
 	if bucket.TableID != s.t.info.TableID {
 		return nil, fmt.Errorf("fluss: %s is not a bucket of table %s", bucket, s.t.info.Path)
 	}

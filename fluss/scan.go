@@ -27,6 +27,7 @@ type TableScan struct {
 	project []int
 	names   []string
 	limit   int
+	filter  *Predicate // pushed down to the server (filter.go)
 }
 
 // NewScan starts configuring a scan of the table.
@@ -108,11 +109,14 @@ type logFetcher struct {
 	outCols    []metadata.Column
 	outArrow   *arrow.Schema
 	pushdown   bool
+	filter     *flusspb.PbPredicate // FETCH_LOG filter_predicate, nil for none
+	filterID   int32                // its filter_schema_id
 	// unprojected decodes data that was not projected by the server (remote log segments):
 	// f itself unless f pushes its projection down.
 	unprojected *logFetcher
 	remoteReads atomic.Int64 // remote segment reads, for tests
 	s3          s3Remote     // the S3 client remote segments are read with (remote_s3.go)
+	recordBytes atomic.Int64 // record bytes received in FETCH_LOG answers, for benchmarks
 
 	mu     sync.Mutex
 	subs   map[TableBucket]int64
@@ -172,6 +176,10 @@ func buildLogFetcher(s *TableScan, pushdown bool) (*logFetcher, error) {
 	if f.fetchArrow, err = arrowlog.ArrowSchema(f.fetchCols); err != nil {
 		return nil, err
 	}
+	if f.filter, err = s.filterPB(); err != nil {
+		return nil, err
+	}
+	f.filterID = t.info.SchemaID
 	if f.outArrow, err = arrowlog.ArrowSchema(f.outCols); err != nil {
 		return nil, err
 	}
@@ -249,6 +257,9 @@ func (f *logFetcher) listOffset(ctx context.Context, tb TableBucket, spec Offset
 type fetched struct {
 	tb      TableBucket
 	batches []ScanBatch
+	// filteredEnd is the server's filtered_end_offset (-1: none): it scanned and pruned up
+	// to there, so the next fetch starts no earlier.
+	filteredEnd int64
 }
 
 // poll fetches once from every leader of the subscribed buckets, waiting up to maxWait on
@@ -309,8 +320,13 @@ func (f *logFetcher) poll(ctx context.Context, maxWait time.Duration) ([]fetched
 	// Advance offsets of buckets still subscribed at the offset we fetched from.
 	f.mu.Lock()
 	for _, fe := range all {
-		if cur, ok := f.subs[fe.tb]; ok && cur == subs[fe.tb] && len(fe.batches) > 0 {
-			f.subs[fe.tb] = fe.batches[len(fe.batches)-1].LastOffset + 1
+		if cur, ok := f.subs[fe.tb]; ok && cur == subs[fe.tb] {
+			if len(fe.batches) > 0 {
+				f.subs[fe.tb] = fe.batches[len(fe.batches)-1].LastOffset + 1
+			}
+			if fe.filteredEnd >= 0 && fe.filteredEnd > f.subs[fe.tb] {
+				f.subs[fe.tb] = fe.filteredEnd
+			}
 		}
 	}
 	f.mu.Unlock()
@@ -325,6 +341,9 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		for _, c := range f.sorted {
 			tr.ProjectedFields = append(tr.ProjectedFields, int32(c))
 		}
+	}
+	if f.filter != nil {
+		tr.FilterPredicate, tr.FilterSchemaId = f.filter, proto.Int32(f.filterID)
 	}
 	for _, tb := range tbs {
 		br := &flusspb.PbFetchLogReqForBucket{BucketId: proto.Int32(tb.Bucket), FetchOffset: proto.Int64(subs[tb]), MaxFetchBytes: proto.Int32(int32(cfg.ScannerFetchMaxBytesForBucket))}
@@ -362,12 +381,17 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				releaseAll(out)
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
+			f.recordBytes.Add(int64(len(b.GetRecords())))
 			batches, err := f.decodeBucket(ctx, tb, b, subs[tb])
 			if err != nil {
 				releaseAll(out)
 				return nil, err
 			}
-			out = append(out, fetched{tb: tb, batches: batches})
+			fe := fetched{tb: tb, batches: batches, filteredEnd: -1}
+			if b.FilteredEndOffset != nil {
+				fe.filteredEnd = b.GetFilteredEndOffset()
+			}
+			out = append(out, fe)
 		}
 	}
 	return out, nil

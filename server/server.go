@@ -4,10 +4,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,10 +52,13 @@ type Node struct {
 	remote      *remote.Storage    // remote.data.dir: KV snapshots and tiered logs
 	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
-	listeners []boundListener
-	limits    *wire.Limits     // shared by every listener
-	metrics   *metrics.Metrics // nil unless the HTTP listener is enabled
-	http      *metrics.Server
+	listeners   []boundListener
+	limits      *wire.Limits     // shared by every listener
+	metrics     *metrics.Metrics // nil unless the HTTP listener is enabled
+	http        *metrics.Server
+	httpMux     *http.ServeMux // the HTTP listener's routes; HandleHTTP adds to it
+	httpMu      sync.Mutex
+	httpClosers []func() // guarded by httpMu; run by Close before the listener stops
 
 	storeFailed <-chan struct{}
 	wg          sync.WaitGroup
@@ -258,6 +263,7 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		for _, ep := range tabletEPs {
 			topo.SetTabletServer(cfg.TabletServerID, ep)
 		}
+		topo.SetRack(cfg.TabletServerID, cfg.TabletServerRack)
 	} else if err := n.startControl(ctx, internalListener, coordEPs, tabletEPs); err != nil {
 		return nil, err
 	}
@@ -355,8 +361,18 @@ func (n *Node) serveHTTP() error {
 	if err != nil {
 		return err
 	}
-	n.http = metrics.Serve(ln, n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}), n.log.With("role", "http"))
-	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled)
+	tlsCfg, err := n.httpTLS()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	n.httpMux = http.NewServeMux()
+	n.httpMux.Handle("/", n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}))
+	n.http = metrics.Serve(ln, n.httpMux, n.log.With("role", "http"))
+	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled, "tls", tlsCfg != nil)
 	return nil
 }
 
@@ -439,6 +455,7 @@ func (n *Node) close() error {
 		n.cancel()
 	}
 	if n.http != nil {
+		n.closeHTTPMounts() // ends streaming responses, which would hold the shutdown
 		n.http.Close()
 	}
 	for _, bl := range n.listeners {

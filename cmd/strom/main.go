@@ -24,6 +24,7 @@ import (
 	"github.com/stromdb/strom/internal/cmalloc"
 	"github.com/stromdb/strom/server"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/rest"
 )
 
 func main() {
@@ -150,6 +151,11 @@ Flags:
 			return err
 		}
 		return fmt.Errorf("start: %w", err)
+	}
+	// The REST API and the console: a gateway client of this node's own Fluss listener.
+	if err := rest.Mount(node, cfg, log); err != nil {
+		node.Close()
+		return fmt.Errorf("start: REST gateway: %w", err)
 	}
 	log.Info("strom is ready", "data_dir", cfg.DataDir, "coordinator", node.Addr("coordinator"), "tablet_server", node.Addr("tablet-server"), "startup", time.Since(start).Round(time.Millisecond))
 	select {

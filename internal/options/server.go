@@ -17,6 +17,8 @@ var (
 		Desc: "metadata (meta/, embedded etcd), bucket logs and primary-key state (tablet/)"})
 	TabletServerID = Int32Of(Option{Key: "tablet-server.id", Default: "0", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
 		Desc: "the tablet server's node id; required, and unique, in a cluster"})
+	TabletServerRack = StringOf(Option{Key: "tablet-server.rack", Default: "", FlussDefault: NoFlussDefault, Scope: Server, Versions: Both09And10,
+		Desc: "the tablet server's rack: each bucket's replicas go to distinct racks; set on every tablet server or on none (docs/cluster.md)"})
 	DefaultBucketNumber = Int32Of(Option{Key: "default.bucket.number", Default: "1", Scope: Server, Versions: Both09And10,
 		Desc: "buckets of a table created without a bucket count"}, Positive[int32])
 	DefaultReplicationFactor = Int32Of(Option{Key: "default.replication.factor", Default: "1", Scope: Server, Versions: Both09And10,
@@ -82,6 +84,16 @@ var _ = registerAll([]Option{
 		See: "#memory-budget", Desc: "soft limit of the Go runtime's memory: 0 none, auto (64 MiB plus a quarter of kv.row-cache-size), or a size of at least 32mb"},
 	{Key: "metrics.reporter.prometheus.port", Type: String, Default: "9249", Scope: Server, Versions: Both09And10, Parser: "server/config",
 		Desc: "port of the HTTP listener of the prometheus reporter, or a range 9250-9260 (the first free port)"},
+	{Key: "http.rest.enabled", Type: Bool, Default: "true", Scope: Server, Parser: "server/config",
+		See: "rest.md", Desc: "the REST API (/api/v1/) and the web console (/console/) on the HTTP listener"},
+	{Key: "http.rest.max-request-size", Type: Memory, Default: "8mb", Scope: Server, Parser: "server/config",
+		See: "rest.md", Desc: "largest REST request body (at least 1kb); a bigger one is refused with 413"},
+	{Key: "http.rest.tokens", Type: String, Scope: Server, Parser: "server/config",
+		See: "rest.md", Desc: "bearer tokens of the REST API as USER:SHA256-of-token, comma-separated; a token logs in as its SASL user"},
+	{Key: "http.tls.cert-file", Type: String, Scope: Server, Parser: "server/config",
+		See: "rest.md", Desc: "PEM certificate chain: with http.tls.key-file the HTTP listener serves HTTPS only"},
+	{Key: "http.tls.key-file", Type: String, Scope: Server, Parser: "server/config",
+		See: "rest.md", Desc: "PEM private key of http.tls.cert-file"},
 	{Key: "server.roles", Type: List, Default: "coordinator,tablet-server", Scope: Server, Parser: "server/config",
 		See: "cluster.md#configuration", Desc: "the roles of this process in a cluster; a role alone needs etcd keys"},
 	{Key: "etcd.endpoints", Type: List, Scope: Server, Parser: "server/config",

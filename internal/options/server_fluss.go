@@ -270,8 +270,6 @@ var _ = registerAll([]Option{
 		Desc: "host of a tablet server (superseded by bind.listeners)"},
 	{Key: "tablet-server.port", Type: String, Default: "0", Scope: Server, Versions: Both09And10, Status: Refused, Why: "listeners are configured with tablet-server.bind.listeners",
 		Desc: "port of a tablet server (superseded by bind.listeners)"},
-	{Key: "tablet-server.rack", Type: String, Default: "", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: "replicas are not spread over racks yet",
-		Desc: "rack of a tablet server, for replica placement"},
 	{Key: "zookeeper.address", Type: String, Default: "", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyZk,
 		Desc: "ZooKeeper connection string"},
 	{Key: "zookeeper.client.config-path", Type: String, Default: "", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyZk,

@@ -78,6 +78,6 @@ var _ = registerAll([]Option{
 		EnumClass: "org.apache.fluss.metadata.ChangelogImage", Enum: []string{"FULL", "WAL"},
 		Desc: "changelog of a primary-key table: before and after images, or after images only"},
 	{Key: "table.statistics.columns", Type: String, Scope: Table, Versions: V10, Alterable: true,
-		Why:  "stored and returned to writers, which attach the statistics; the server does not prune with them yet",
+		Why:  "stored and returned to writers, which attach the statistics; FETCH_LOG filters prune with statistics the server computes for every column of every ARROW batch, whatever the writer attached",
 		Desc: "columns whose min/max/null counts writers attach to batches (* for all)"},
 })

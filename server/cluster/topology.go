@@ -26,6 +26,8 @@ type Topology struct {
 	// they register again: metadata names a departed server as long as a bucket still names
 	// it as its leader (see DepartedTabletServer).
 	departed map[int32]map[string]Endpoint
+	// racks holds the tablet-server.rack of the tablet servers that have one (topology_racks.go).
+	racks map[int32]string
 }
 
 // NewTopology returns an empty topology.
@@ -34,6 +36,7 @@ func NewTopology() *Topology {
 		coordinator:   map[string]Endpoint{},
 		tabletServers: map[int32]map[string]Endpoint{},
 		departed:      map[int32]map[string]Endpoint{},
+		racks:         map[int32]string{},
 	}
 }
 

@@ -35,6 +35,7 @@ type Config struct {
 	CoordinatorListeners []Listener // bind.listeners
 	TabletListeners      []Listener // tablet-server.bind.listeners (default: bind.listeners with port+1)
 	TabletServerID       int32      // tablet-server.id
+	TabletServerRack     string     // tablet-server.rack ("" for none)
 	// Advertised endpoints per listener name, where they differ from the bound ones: what
 	// metadata, the cluster's registrations and replication use (behind NAT, a proxy).
 	CoordinatorAdvertised []Listener // advertised.listeners
@@ -86,6 +87,8 @@ type Config struct {
 	HTTPListen string
 	// PprofEnabled serves /debug/pprof/ on the HTTP listener (debug.pprof.enabled, Strom).
 	PprofEnabled bool
+	// HTTP holds the REST API, console and TLS options of the HTTP listener (http.*).
+	HTTP HTTP
 
 	// Cluster holds the options of a multi-node deployment (cluster.go).
 	Cluster Cluster
@@ -195,6 +198,8 @@ func (c *Config) Set(key, value string) error {
 		c.TabletAdvertised, err = ParseListeners(value)
 	case "tablet-server.id":
 		c.TabletServerID, err = options.TabletServerID.Parse(value)
+	case "tablet-server.rack":
+		c.TabletServerRack, err = options.TabletServerRack.Parse(value)
 	case "default.bucket.number":
 		c.DefaultBucketNumber, err = options.DefaultBucketNumber.Parse(value)
 	case "default.replication.factor":
@@ -276,6 +281,8 @@ func (c *Config) Set(key, value string) error {
 		}
 	case "debug.pprof.enabled":
 		c.PprofEnabled, err = options.PprofEnabled.Parse(value)
+	case "http.rest.enabled", "http.rest.max-request-size", "http.rest.tokens", "http.tls.cert-file", "http.tls.key-file":
+		err = c.HTTP.set(key, value)
 	default:
 		const s = ".plain.jaas.config"
 		if strings.HasPrefix(key, listenerOptionPrefix) && strings.HasSuffix(key, s) {

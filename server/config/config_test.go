@@ -343,3 +343,18 @@ func TestRefusedFlussOptions(t *testing.T) {
 		t.Errorf("kafka.enabled at its default: %v", err)
 	}
 }
+
+// tablet-server.rack is read (it was accepted with no effect before): its value reaches the
+// config, and an unset rack is "".
+func TestTabletServerRack(t *testing.T) {
+	c := Default()
+	if c.TabletServerRack != "" {
+		t.Fatalf("default rack %q", c.TabletServerRack)
+	}
+	if err := c.Set("tablet-server.rack", "cn-hangzhou-a"); err != nil {
+		t.Fatal(err)
+	}
+	if c.TabletServerRack != "cn-hangzhou-a" {
+		t.Fatalf("rack %q", c.TabletServerRack)
+	}
+}

@@ -55,11 +55,12 @@ func (c *Control) ActiveCoordinatorAddr() (string, bool) {
 }
 
 // Assign places the buckets of a new table (partitionID NoPartition) or partition over the
-// live servers not tagged PERMANENT_OFFLINE (assign.Place). It returns the puts of the
+// live servers not tagged PERMANENT_OFFLINE (assign.Place), over their racks when they have
+// them (tablet-server.rack in their registrations). It returns the puts of the
 // states, for the creating transaction, and the states themselves.
 func (c *Control) Assign(t *cluster.TableInfo, partitionID int64) ([]meta.Op, map[cluster.Bucket]cluster.BucketState, error) {
 	servers := rebalance.PlacementServers(c.members.IDs(), c.rebalancer.ServerTags())
-	states, err := assign.Place(servers, t.ID, partitionID, t.NumBuckets(), t.Descriptor.ReplicationFactor(), c.elector.Epoch())
+	states, err := assign.Place(servers, c.members.Racks(), t.ID, partitionID, t.NumBuckets(), t.Descriptor.ReplicationFactor(), c.elector.Epoch())
 	if err != nil {
 		return nil, nil, err
 	}

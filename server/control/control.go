@@ -125,7 +125,7 @@ func New(opts Options) *Control {
 	c.reconciler = &assign.Reconciler{Writer: c.writer, States: c.states, Live: c.members.IsLive, Notify: c.notifier, Log: c.log}
 	c.repl = &assign.Replication{Store: opts.Store, States: c.states, Self: opts.Registration.ID}
 	c.rebalancer = &rebalance.Rebalancer{Client: c.cli, Coordinator: c.elector, States: c.states, Live: c.members.IsLive,
-		LiveIDs: c.members.IDs, Writer: c.writer, Notify: c.notifier, Log: c.log, MoveTimeout: opts.MoveTimeout}
+		LiveIDs: c.members.IDs, Racks: c.members.Racks, Writer: c.writer, Notify: c.notifier, Log: c.log, MoveTimeout: opts.MoveTimeout}
 	c.shutdown = &shutdown.Shutdown{Writer: c.writer, States: c.states, Live: c.members.IsLive, Notify: c.notifier,
 		Coordinator: c.elector, Pool: c.pool, Log: c.log}
 	c.follower = &follower{opts: &c.opts, cli: c.cli, log: c.log, members: c.members, states: c.states, elector: c.elector,

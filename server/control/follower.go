@@ -278,6 +278,7 @@ func (f *follower) publishTopology() {
 		coord = info.Endpoints
 	}
 	f.opts.Topology.ReplaceTabletServers(f.members.Endpoints())
+	f.opts.Topology.ReplaceRacks(f.members.Racks())
 	f.opts.Topology.ReplaceCoordinator(coord)
 }
 

@@ -52,7 +52,8 @@ func ValidServerTag(v int32) bool { return rebalance.ValidServerTag(v) }
 // ValidGoal reports whether v is a goal Fluss defines.
 func ValidGoal(v int32) bool { return rebalance.ValidGoal(v) }
 
-// PlanRebalance computes the moves that satisfy goals (rebalance.Plan).
-func PlanRebalance(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag, goals []Goal) ([]BucketMove, error) {
-	return rebalance.Plan(states, live, tags, goals)
+// PlanRebalance computes the moves that satisfy goals (rebalance.Plan), over the servers'
+// racks when they have them (racks: tablet-server.rack by id; nil for none).
+func PlanRebalance(states map[cluster.Bucket]cluster.BucketState, live []int32, racks map[int32]string, tags map[int32]ServerTag, goals []Goal) ([]BucketMove, error) {
+	return rebalance.Plan(states, live, racks, tags, goals)
 }

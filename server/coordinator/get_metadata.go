@@ -52,7 +52,11 @@ func (s *metadataService) handleGetMetadata(ctx context.Context, req *wire.Reque
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		resp.TabletServers = append(resp.TabletServers, pbServerNode(id, tablets[id]))
+		node := pbServerNode(id, tablets[id])
+		if rack := s.topo.Rack(id); rack != "" {
+			node.Rack = proto.String(rack) // PbServerNode.rack, as Fluss >= 0.7; absent for none
+		}
+		resp.TabletServers = append(resp.TabletServers, node)
 	}
 	return resp, nil
 }

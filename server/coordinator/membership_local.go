@@ -78,7 +78,7 @@ func (l *localMembership) StartRebalance(ctx context.Context, goals []control.Go
 			states[b] = cluster.BucketState{Replicas: []int32{self}, Leader: self, ISR: []int32{self}}
 		}
 	}
-	moves, err := control.PlanRebalance(states, live, maps.Clone(l.tags), goals)
+	moves, err := control.PlanRebalance(states, live, nil, maps.Clone(l.tags), goals)
 	if err != nil {
 		return "", err
 	}

@@ -55,6 +55,8 @@ type Log struct {
 
 	v atomic.Pointer[view] // what readers see
 
+	batchStats batchStatsFiles // statistics sidecars (batchstats.go)
+
 	stopFlusher chan struct{}
 	flusherDone chan struct{}
 }

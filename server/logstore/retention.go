@@ -173,6 +173,7 @@ func (l *Log) Close() error {
 		err = l.writeHW(l.v.Load().hw)
 	}
 	l.closed = true
+	l.closeBatchStats() // batchstats.go
 	v := l.v.Load()
 	hw, hwSeg, hwPos := v.hw, v.hwSeg, v.hwPos
 	if l.failed == nil && !offline && err == nil {

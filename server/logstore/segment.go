@@ -267,7 +267,7 @@ func mapIndexes(dir string, base int64) (offMap, timeMap []byte, err error) {
 // removeFiles unlinks the segment's files. Open descriptors stay readable until released.
 func (s *segment) removeFiles() error {
 	var first error
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, batchStatsSuffix} {
 		if err := os.Remove(fileName(s.dir, s.base, suf)); err != nil && !os.IsNotExist(err) && first == nil {
 			first = err
 		}

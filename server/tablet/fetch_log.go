@@ -83,6 +83,9 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return nil, err
 	}
 	dedupeBuckets(&r)
+	if err := checkFilters(&r); err != nil { // scan filters: fetch_filter.go
+		return nil, err
+	}
 	if r.GetFollowerServerId() >= 0 {
 		return s.handleFollowerFetch(req, &r)
 	}
@@ -180,6 +183,7 @@ func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, boo
 		if tableOK && tr.GetProjectionPushdownEnabled() {
 			projection, projErr = s.validateProjection(table, tr.ProjectedFields)
 		}
+		readBucket := s.reader(s.tableFilter(tr, table, tableOK)) // scan filters: fetch_filter.go
 		for _, br := range tr.BucketsReq {
 			bo := &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}
 			out.BucketsResp = append(out.BucketsResp, bo)
@@ -188,7 +192,7 @@ func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, boo
 				continue
 			}
 			limit := min(budget, int(br.GetMaxFetchBytes()))
-			n, err := s.readBucket(resp, bo, bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()), br.GetFetchOffset(), limit, total == 0, table, projection)
+			n, err := readBucket(resp, bo, bucketOf(tr.GetTableId(), br.PartitionId, br.GetBucketId()), br.GetFetchOffset(), limit, total == 0, table, projection)
 			if err != nil {
 				setBucketError(&bo.ErrorCode, &bo.ErrorMessage, err)
 				continue

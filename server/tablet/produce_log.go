@@ -110,6 +110,7 @@ func (s *Server) appendBucket(connCtx context.Context, b cluster.Bucket, records
 	if err != nil {
 		return 0, nil, err
 	}
+	s.noteAppended(rep, batches) // statistics for scan filters: fetch_filter.go
 	if rep.repl != nil && acks == -1 {
 		local, end := durable, res.LastOffset+1
 		durable = func() error {

@@ -88,6 +88,7 @@ type Server struct {
 
 	proj         projections
 	arrowSchemas arrowSchemaCache // PRODUCE_LOG body validation
+	stats        statsCache       // batch statistics for filtered fetches (fetch_filter.go)
 	kv           *kvstore.Store
 
 	stopBg context.CancelFunc

@@ -18,23 +18,47 @@ import (
 // leaders (the first replica) rotate over the servers within and across tables. Each state
 // is leader = first replica, ISR = replicas, epochs 0. rf <= 0 means 1; rf larger than the
 // servers: INVALID_REPLICATION_FACTOR, as Fluss.
-func Place(servers []int32, tableID, partitionID int64, numBuckets, rf int32, coordinatorEpoch int64) (map[cluster.Bucket]cluster.BucketState, error) {
+//
+// racks maps a server to its tablet-server.rack (absent or "" for none). When every server
+// has a rack the walk is over the servers alternated by rack (rackOrder) and each bucket's
+// followers go to racks that have no replica of it yet (rackAwareReplicas), as Fluss's
+// rack-aware assignment; some servers with a rack and others without:
+// INVALID_SERVER_RACK_INFO_EXCEPTION, as Fluss. No rack at all: the placement above.
+func Place(servers []int32, racks map[int32]string, tableID, partitionID int64, numBuckets, rf int32, coordinatorEpoch int64) (map[cluster.Bucket]cluster.BucketState, error) {
 	if rf <= 0 {
 		rf = 1
 	}
 	if int(rf) > len(servers) {
 		return nil, ferr.New(ferr.InvalidReplicationFactor, "Replication factor: %d larger than available tablet servers: %d.", rf, len(servers))
 	}
-	n := len(servers)
+	order, aware, err := rackOrder(servers, racks)
+	if err != nil {
+		return nil, err
+	}
+	numRacks := 0
+	if aware {
+		seen := map[string]bool{}
+		for _, id := range order {
+			seen[racks[id]] = true
+		}
+		numRacks = len(seen)
+	}
+	n := len(order)
 	offset := int(tableID % int64(n))
 	if partitionID != cluster.NoPartition {
 		offset = int((tableID + partitionID) % int64(n))
 	}
 	states := make(map[cluster.Bucket]cluster.BucketState, numBuckets)
 	for b := int32(0); b < numBuckets; b++ {
-		replicas := make([]int32, rf)
-		for i := range replicas {
-			replicas[i] = servers[(int(b)+offset+i)%n]
+		first := (int(b) + offset) % n
+		var replicas []int32
+		if aware {
+			replicas = rackAwareReplicas(order, racks, numRacks, first, int(b)/n, int(rf))
+		} else {
+			replicas = make([]int32, rf)
+			for i := range replicas {
+				replicas[i] = order[(first+i)%n]
+			}
 		}
 		states[cluster.Bucket{TableID: tableID, PartitionID: partitionID, Bucket: b}] =
 			cluster.BucketState{Replicas: replicas, Leader: replicas[0], ISR: slices.Clone(replicas), CoordinatorEpoch: coordinatorEpoch}

@@ -15,7 +15,8 @@ import (
 // writes the expected output, which is then checked by hand against docs/cluster.md):
 //
 //	elect live=IDS epoch=N          each input state after the failover rules (Elect)
-//	place servers=IDS table=N [partition=N] buckets=N rf=N epoch=N
+//	place servers=IDS [racks=(ID:RACK,...)] table=N [partition=N] buckets=N rf=N epoch=N
+//	                                the states Place gives, each server's rack from racks
 //	change-isr isr=IDS leader=N le=N be=N   each input state after the ISR change its
 //	                                        leader at those epochs asks for (ChangeISR)
 func TestDecisions(t *testing.T) {
@@ -61,10 +62,25 @@ func TestDecisions(t *testing.T) {
 				if _, ok := args["partition"]; ok {
 					partition = num("partition")
 				}
-				placed, err := Place(ids("servers"), num("table"), partition, int32(num("buckets")), int32(num("rf")), num("epoch"))
+				racks := map[int32]string{}
+				for _, a := range td.CmdArgs {
+					if a.Key != "racks" {
+						continue
+					}
+					for _, v := range a.Vals {
+						id, rack, ok := strings.Cut(v, ":")
+						var n int32
+						if _, err := fmt.Sscan(id, &n); !ok || err != nil {
+							td.Fatalf(t, "racks: %q is not ID:RACK", v)
+						}
+						racks[n] = rack
+					}
+				}
+				placed, err := Place(ids("servers"), racks, num("table"), partition, int32(num("buckets")), int32(num("rf")), num("epoch"))
 				if err != nil {
 					return "error: " + err.Error() + "\n"
 				}
+				checkRackSpread(t, td, placed, racks)
 				out.WriteString(statetext.FormatStates(placed))
 			case "change-isr":
 				_, expect, err := statetext.ParseState(fmt.Sprintf("0/-/0 l=%s le=%s be=%s", args["leader"], args["le"], args["be"]))
@@ -103,5 +119,26 @@ func checkInvariants(t *testing.T, td *datadriven.TestData, b cluster.Bucket, pr
 	}
 	if next.Leader == prev.Leader && (next.LeaderEpoch != prev.LeaderEpoch || next.BucketEpoch != prev.BucketEpoch+1) {
 		td.Fatalf(t, "%s: an ISR-only change must increment the bucket epoch only", b)
+	}
+}
+
+// checkRackSpread fails on a placement over racks where a bucket's replicas cover fewer than
+// min(rf, racks) racks: Place must give every rack a replica before any rack a second.
+func checkRackSpread(t *testing.T, td *datadriven.TestData, placed map[cluster.Bucket]cluster.BucketState, racks map[int32]string) {
+	all := map[string]bool{}
+	for _, r := range racks {
+		all[r] = true
+	}
+	if len(all) == 0 {
+		return
+	}
+	for b, st := range placed {
+		covered := map[string]bool{}
+		for _, id := range st.Replicas {
+			covered[racks[id]] = true
+		}
+		if want := min(len(st.Replicas), len(all)); len(covered) != want {
+			td.Fatalf(t, "%s: replicas %v cover %d racks, want %d", b, st.Replicas, len(covered), want)
+		}
 	}
 }

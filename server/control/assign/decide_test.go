@@ -59,7 +59,7 @@ func TestPlaceSpreadsReplicasAndLeaders(t *testing.T) {
 	servers := []int32{4, 7, 9, 12}
 	leaders, replicas := map[int32]int{}, map[int32]int{}
 	for id := int64(0); id < 3; id++ {
-		states, err := Place(servers, id, cluster.NoPartition, 4, 3, 0)
+		states, err := Place(servers, nil, id, cluster.NoPartition, 4, 3, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestPlaceSpreadsReplicasAndLeaders(t *testing.T) {
 			t.Fatalf("leaders %v replicas %v: want 3 and 9 each", leaders, replicas)
 		}
 	}
-	if _, err := Place(servers, 5, cluster.NoPartition, 1, 5, 0); ferr.CodeOf(err) != ferr.InvalidReplicationFactor {
+	if _, err := Place(servers, nil, 5, cluster.NoPartition, 1, 5, 0); ferr.CodeOf(err) != ferr.InvalidReplicationFactor {
 		t.Fatalf("RF 5 on 4 servers: %v", err)
 	}
 }

@@ -24,6 +24,9 @@ type Registration struct {
 	Endpoints []cluster.Endpoint `json:"endpoints"`
 	// Internal is HOST:PORT of the internal listener (replication and server-to-server RPCs).
 	Internal string `json:"internal"`
+	// Rack is the server's tablet-server.rack, "" for none: Place spreads each bucket's
+	// replicas over racks when every live server has one.
+	Rack string `json:"rack,omitempty"`
 }
 
 // Key is the key of server id's registration (relative to meta.KeyPrefix).
@@ -113,6 +116,19 @@ func (m *Members) InternalAddr(id int32) (string, bool) {
 		return "", false
 	}
 	return r.Internal, true
+}
+
+// Racks returns the rack of every live server that has one (tablet-server.rack).
+func (m *Members) Racks() map[int32]string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make(map[int32]string, len(m.live))
+	for id, r := range m.live {
+		if r.Rack != "" {
+			out[id] = r.Rack
+		}
+	}
+	return out
 }
 
 // Endpoints returns every live server's endpoints, for the listener topology.

@@ -2,6 +2,7 @@ package membership
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -115,5 +116,26 @@ func TestRegisterRefusesALiveDuplicate(t *testing.T) {
 	}
 	if _, err := second.registerOnce(ctx, false); err != nil {
 		t.Fatalf("the id is free again, yet: %v", err)
+	}
+}
+
+// A registration carries its server's rack (tablet-server.rack) through etcd's JSON, an old
+// registration without one decodes as rack "", and Racks lists only the servers with one.
+func TestRacks(t *testing.T) {
+	val, err := json.Marshal(Registration{ID: 4, Rack: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Decode(val)
+	if err != nil || reg.Rack != "r1" {
+		t.Fatalf("Decode(%s) = %+v, %v", val, reg, err)
+	}
+	if old, err := Decode([]byte(`{"id":3,"internal":"h:9"}`)); err != nil || old.Rack != "" {
+		t.Fatalf("Decode of a registration without a rack = %+v, %v", old, err)
+	}
+	m := NewMembers()
+	m.Replace(map[int32]Registration{4: reg, 5: {ID: 5}})
+	if got := m.Racks(); len(got) != 1 || got[4] != "r1" {
+		t.Fatalf("Racks = %v, want map[4:r1]", got)
 	}
 }

@@ -152,8 +152,9 @@ func TestAdmit(t *testing.T) {
 //
 //	step new=IDS leader=ID original=IDS live=IDS [timed-out]
 //	    each input state: the move's next step (Step)
-//	plan live=IDS [tags=ID:TAG,...] goals=GOAL,...
-//	    the input states: the moves Plan makes, and the load per server after them
+//	plan live=IDS [racks=(ID:RACK,...)] [tags=ID:TAG,...] goals=GOAL,...
+//	    the input states: the moves Plan makes, and the load per server after them (with
+//	    racks, also the racks each bucket covers after them)
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
@@ -216,7 +217,18 @@ func TestScenarios(t *testing.T) {
 						td.Fatalf(t, "goal %q", g)
 					}
 				}
-				planned, err := Plan(states, ids("live"), tags, goals)
+				racks := map[int32]string{}
+				if v := args["racks"]; v != "" {
+					for _, f := range strings.Split(v, ",") {
+						id, rack, ok := strings.Cut(f, ":")
+						var n int32
+						if _, err := fmt.Sscan(id, &n); !ok || err != nil {
+							td.Fatalf(t, "racks: %q is not ID:RACK", f)
+						}
+						racks[n] = rack
+					}
+				}
+				planned, err := Plan(states, ids("live"), racks, tags, goals)
 				if err != nil {
 					return "error: " + err.Error() + "\n"
 				}
@@ -226,6 +238,9 @@ func TestScenarios(t *testing.T) {
 						statetext.FormatIDs(m.OriginalReplicas), statetext.FormatIDs(m.NewReplicas), m.OriginalLeader, m.NewLeader)
 					if m.NewReplicas[0] != m.NewLeader || m.Status != StatusNotStarted {
 						td.Fatalf(t, "move %+v: the new leader is not first, or the move is not NOT_STARTED", m)
+					}
+					if len(racks) > 0 && rackCount(racks, m.NewReplicas) < rackCount(racks, m.OriginalReplicas) {
+						td.Fatalf(t, "move %+v lowers the racks the bucket covers", m)
 					}
 					after[m.Bucket] = cluster.BucketState{Replicas: m.NewReplicas, Leader: m.NewLeader}
 				}
@@ -239,6 +254,11 @@ func TestScenarios(t *testing.T) {
 				for _, id := range slices.Sorted(maps.Keys(replicas)) {
 					fmt.Fprintf(&out, "server %d: %d replicas, %d leaders\n", id, replicas[id], leaders[id])
 				}
+				if len(racks) > 0 {
+					for _, b := range statetext.Buckets(after) {
+						fmt.Fprintf(&out, "%s covers %d racks\n", statetext.FormatBucket(b), rackCount(racks, after[b].Replicas))
+					}
+				}
 			default:
 				td.Fatalf(t, "unknown command %q", td.Cmd)
 			}
@@ -248,3 +268,12 @@ func TestScenarios(t *testing.T) {
 }
 
 var stepNames = map[StepKind]string{Wait: "wait", AddReplicas: "add", Switch: "switch", SwitchLeader: "switch-leader", RollBack: "roll-back", Done: "done"}
+
+// rackCount is the number of racks replicas cover (a server without a rack counts as rack "").
+func rackCount(racks map[int32]string, replicas []int32) int {
+	covered := map[string]bool{}
+	for _, r := range replicas {
+		covered[racks[r]] = true
+	}
+	return len(covered)
+}

@@ -18,18 +18,25 @@ import (
 //     server exists the whole rebalance fails with REBALANCE_FAILURE, and nothing is moved.
 //   - A dead server without a tag keeps its replicas (it may restart) and gets no new ones.
 //   - A bucket without a live leader cannot copy its data to a new replica: it is left out.
+//   - GoalRackAware first moves replicas so each bucket covers min(replicas, racks) racks
+//     (plan_racks.go), when every eligible server has a rack (racks: tablet-server.rack by
+//     server id); with racks, no move of any goal lowers the racks a bucket covers.
 //   - GoalReplicaDistribution (and GoalRackAware) then moves replicas from the most to the
 //     least loaded eligible server until they differ by at most one; GoalLeaderDistribution
 //     moves leaderships between a bucket's replicas the same way.
 //
 // With no goal the plan is empty, as in Fluss. The result is sorted by bucket.
-func Plan(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag, goals []Goal) ([]Move, error) {
+func Plan(states map[cluster.Bucket]cluster.BucketState, live []int32, racks map[int32]string, tags map[int32]ServerTag, goals []Goal) ([]Move, error) {
 	if len(goals) == 0 {
 		return nil, nil
 	}
 	p := newPlanner(states, live, tags)
+	p.setRacks(racks)
 	if err := p.evacuate(); err != nil {
 		return nil, err
+	}
+	if slices.Contains(goals, GoalRackAware) {
+		p.spreadRacks()
 	}
 	if slices.Contains(goals, GoalReplicaDistribution) || slices.Contains(goals, GoalRackAware) {
 		p.spreadReplicas()
@@ -52,6 +59,8 @@ type planner struct {
 	repl     map[cluster.Bucket][]int32
 	count    map[int32]int // replicas per eligible server
 	leader   map[cluster.Bucket]int32
+	racks    map[int32]string // tablet-server.rack by server id
+	numRacks int              // racks of the eligible servers; 0: the plan ignores racks
 }
 
 func newPlanner(states map[cluster.Bucket]cluster.BucketState, live []int32, tags map[int32]ServerTag) *planner {
@@ -103,7 +112,10 @@ func (p *planner) evacuate() error {
 			if _, tagged := p.tags[r]; !tagged {
 				continue
 			}
-			to, ok := p.leastLoaded(p.count, func(id int32) bool { return !slices.Contains(p.repl[b], id) })
+			to, ok := p.leastLoaded(p.count, func(id int32) bool { return !slices.Contains(p.repl[b], id) && p.newRack(b, i, id) })
+			if !ok {
+				to, ok = p.leastLoaded(p.count, func(id int32) bool { return !slices.Contains(p.repl[b], id) })
+			}
 			if !ok {
 				return ferr.New(ferr.RebalanceFailureException, "cannot move the replica of %s off tablet server %d (tagged %s): no live untagged tablet server without a replica of the bucket is left", b, r, p.tags[r])
 			}
@@ -145,7 +157,7 @@ func (p *planner) spreadReplicas() {
 func (p *planner) moveReplica(hi, lo int32, followersOnly bool) bool {
 	for _, b := range p.buckets {
 		i := slices.Index(p.repl[b], hi)
-		if i < 0 || slices.Contains(p.repl[b], lo) || (followersOnly && p.states[b].Leader == hi) {
+		if i < 0 || slices.Contains(p.repl[b], lo) || (followersOnly && p.states[b].Leader == hi) || !p.keepsRacks(b, i, lo) {
 			continue
 		}
 		p.repl[b][i] = lo

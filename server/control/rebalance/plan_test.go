@@ -46,7 +46,7 @@ func TestPlan(t *testing.T) {
 				states[b] = st
 			}
 		}
-		moves, err := Plan(states, []int32{1, 2, 4}, map[int32]ServerTag{3: TagPermanentOffline}, []Goal{GoalReplicaDistribution})
+		moves, err := Plan(states, []int32{1, 2, 4}, nil, map[int32]ServerTag{3: TagPermanentOffline}, []Goal{GoalReplicaDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestPlan(t *testing.T) {
 	})
 	t.Run("a dead server without a tag keeps its replicas", func(t *testing.T) {
 		states := planStates([]int32{1, 3}, []int32{1, 3})
-		moves, err := Plan(states, []int32{1, 2}, nil, []Goal{GoalReplicaDistribution})
+		moves, err := Plan(states, []int32{1, 2}, nil, nil, []Goal{GoalReplicaDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,13 +73,13 @@ func TestPlan(t *testing.T) {
 	})
 	t.Run("nowhere to go", func(t *testing.T) {
 		states := planStates([]int32{1, 2}, []int32{2, 1})
-		_, err := Plan(states, []int32{1, 2}, map[int32]ServerTag{2: TagTemporaryOffline}, []Goal{GoalLeaderDistribution})
+		_, err := Plan(states, []int32{1, 2}, nil, map[int32]ServerTag{2: TagTemporaryOffline}, []Goal{GoalLeaderDistribution})
 		if ferr.CodeOf(err) != ferr.RebalanceFailureException {
 			t.Fatalf("err = %v, want REBALANCE_FAILURE", err)
 		}
 	})
 	t.Run("no goal, no plan", func(t *testing.T) {
-		moves, err := Plan(planStates([]int32{1, 2}), []int32{1, 2, 3}, map[int32]ServerTag{2: TagPermanentOffline}, nil)
+		moves, err := Plan(planStates([]int32{1, 2}), []int32{1, 2, 3}, nil, map[int32]ServerTag{2: TagPermanentOffline}, nil)
 		if err != nil || len(moves) != 0 {
 			t.Fatalf("%+v, %v", moves, err)
 		}
@@ -90,7 +90,7 @@ func TestPlan(t *testing.T) {
 			rs = append(rs, []int32{int32(1 + i%2), int32(1 + (i+1)%2)})
 		}
 		states := planStates(rs...)
-		moves, err := Plan(states, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
+		moves, err := Plan(states, []int32{1, 2, 3}, nil, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestPlan(t *testing.T) {
 		for _, m := range moves {
 			after[m.Bucket] = cluster.BucketState{Replicas: m.NewReplicas, Leader: m.NewLeader, ISR: m.NewReplicas}
 		}
-		again, err := Plan(after, []int32{1, 2, 3}, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
+		again, err := Plan(after, []int32{1, 2, 3}, nil, nil, []Goal{GoalReplicaDistribution, GoalLeaderDistribution})
 		if err != nil || len(again) != 0 {
 			t.Fatalf("a balanced cluster planned %+v, %v", again, err)
 		}

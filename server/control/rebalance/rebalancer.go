@@ -53,9 +53,11 @@ type Rebalancer struct {
 	States      *bucketstate.Cache
 	Live        func(int32) bool
 	LiveIDs     func() []int32
-	Writer      *assign.Writer
-	Notify      assign.Notifier
-	Log         *slog.Logger
+	// Racks returns the live servers' racks (tablet-server.rack); nil: none.
+	Racks  func() map[int32]string
+	Writer *assign.Writer
+	Notify assign.Notifier
+	Log    *slog.Logger
 	// MoveTimeout bounds one move (0: 2 min, as Fluss).
 	MoveTimeout time.Duration
 
@@ -256,7 +258,11 @@ func (r *Rebalancer) StartRebalance(ctx context.Context, goals []Goal) (string, 
 	if cur := r.current(); cur != nil && !cur.Status.Final() {
 		return "", ferr.New(ferr.RebalanceFailureException, "Rebalance task already exists, current rebalance id is '%s'. Please wait for it to finish or cancel it first.", cur.ID)
 	}
-	moves, err := Plan(r.States.Snapshot(), r.LiveIDs(), r.ServerTags(), goals)
+	var racks map[int32]string
+	if r.Racks != nil {
+		racks = r.Racks()
+	}
+	moves, err := Plan(r.States.Snapshot(), r.LiveIDs(), racks, r.ServerTags(), goals)
 	if err != nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@
 //	crossclient -bootstrap H:P upsert   DB TABLE ID...         # rows (id int32, name, age bigint)
 //	crossclient -bootstrap H:P delete   DB TABLE ID...
 //	crossclient -bootstrap H:P lookup   DB TABLE ID...
+//	crossclient -bootstrap H:P addcolumn DB TABLE          # ALTER TABLE ADD COLUMN extra BIGINT
 package main
 
 import (
@@ -68,6 +69,8 @@ func run(ctx context.Context, bootstrap, cmd string, path fluss.TablePath, args 
 		return nil, err
 	}
 	switch cmd {
+	case "addcolumn": // pyfluss has no ALTER TABLE
+		return "ok", conn.Admin().AlterTable(ctx, path, []fluss.TableChange{fluss.AddColumn("extra", fluss.BigInt(), "")}, false)
 	case "append":
 		w, err := table.NewAppend().CreateWriter()
 		if err != nil {
