@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: diagrams test-console serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
+.PHONY: diagrams test-console serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -55,6 +55,12 @@ test-flink-quick: build
 FLINK_CLUSTER_CHECKS := catalog pk_insert pk_full partitioned_pk pk_trimmed_full
 test-flink-cluster: build
 	FLINK_CLUSTER=1 tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_CLUSTER_CHECKS)
+
+## test-java-remote: the released Java client (fluss-client 0.9.1 from Maven Central) reads a
+## table whose old segments were tiered to remote storage, every row once (~1 min with the jars
+## cached; Java 17+ and Maven; not part of `make test`; docs/tiered-storage.md).
+test-java-remote: build
+	tests/javaremote/run.sh $(CURDIR)/$(BIN)
 
 ## test-cluster: the long versions of the multi-process fault scenarios of tests/cluster (more
 ## rows, more faults; the short versions run in test-go). See docs/cluster.md.

@@ -1,6 +1,7 @@
 package fluss
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,10 @@ import (
 //	{remote_log_tablet_dir}/{remote_log_segment_id}/{start offset, 20 digits}.log
 //
 // holding the same record batches as a fetch answer, unprojected. This client reads segments
-// on file systems mounted on the client's machine (remote.data.dir as a path or file: URI);
-// other schemes (s3:, oss:, hdfs:, ...) fail with ErrRemoteLogNotSupported.
+// on file systems mounted on the client's machine (remote.data.dir as a path or file: URI)
+// and in S3-compatible object storage (s3:, s3a:), with the credentials and endpoint
+// GET_FILESYSTEM_SECURITY_TOKEN hands out (remote_s3.go); other schemes (oss:, hdfs:, ...)
+// fail with ErrRemoteLogNotSupported.
 
 // ErrRemoteLogNotSupported is returned by Poll when a bucket's records at the scanner's
 // position are only in remote storage the client cannot read (not a local file system).
@@ -48,6 +51,15 @@ func remoteSegmentPath(ri *flusspb.PbRemoteLogFetchInfo) (string, error) {
 		return "", fmt.Errorf("fluss: invalid remote log segment id %q", id)
 	}
 	return filepath.Join(dir, id, fmt.Sprintf("%020d.log", seg.GetRemoteLogStartOffset())), nil
+}
+
+// readRemoteSegment reads from the first remote segment of ri (readRemote), from S3 when the
+// remote directory is there.
+func (f *logFetcher) readRemoteSegment(ctx context.Context, ri *flusspb.PbRemoteLogFetchInfo, maxBytes int) ([]byte, error) {
+	if _, _, ok := s3Location(ri.GetRemoteLogTabletDir()); ok {
+		return f.s3.readRemoteS3(ctx, f.conn, ri, maxBytes)
+	}
+	return readRemote(ri, maxBytes)
 }
 
 // readRemote reads the record batches at the start position of the first remote segment of

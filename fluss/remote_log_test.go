@@ -82,7 +82,7 @@ func TestRemoteLogSegmentRead(t *testing.T) {
 	}
 	tb := NewTableBucket(7, 0)
 	// Offset 107 is in the second batch: the server gives that batch's position.
-	batches, err := sc.f.decodeBucket(tb, answer("file:"+dir, secondBatch), 107)
+	batches, err := sc.f.decodeBucket(t.Context(), tb, answer("file:"+dir, secondBatch), 107)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +105,15 @@ func TestRemoteLogSegmentRead(t *testing.T) {
 	rec.Release()
 
 	// A plain path works too; schemes the client cannot read are refused.
-	if _, err := sc.f.decodeBucket(tb, answer(dir, 0), 100); err != nil {
+	if _, err := sc.f.decodeBucket(t.Context(), tb, answer(dir, 0), 100); err != nil {
 		t.Fatalf("plain path: %v", err)
 	}
-	if _, err := sc.f.decodeBucket(tb, answer("s3://bucket/remote", 0), 100); !errors.Is(err, ErrRemoteLogNotSupported) {
-		t.Fatalf("s3 segment: %v", err)
+	if _, err := sc.f.decodeBucket(t.Context(), tb, answer("oss://bucket/remote", 0), 100); !errors.Is(err, ErrRemoteLogNotSupported) {
+		t.Fatalf("oss segment: %v", err)
 	}
 	bad := answer(dir, 0)
 	bad.RemoteLogFetchInfo.RemoteLogSegments[0].RemoteLogSegmentId = proto.String("../seg-1")
-	if _, err := sc.f.decodeBucket(tb, bad, 100); err == nil {
+	if _, err := sc.f.decodeBucket(t.Context(), tb, bad, 100); err == nil {
 		t.Fatal("a segment id with a path separator was accepted")
 	}
 }

@@ -115,6 +115,7 @@ type logFetcher struct {
 	// f itself unless f pushes its projection down.
 	unprojected *logFetcher
 	remoteReads atomic.Int64 // remote segment reads, for tests
+	s3          s3Remote     // the S3 client remote segments are read with (remote_s3.go)
 	recordBytes atomic.Int64 // record bytes received in FETCH_LOG answers, for benchmarks
 
 	mu     sync.Mutex
@@ -381,7 +382,7 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 				return nil, fmt.Errorf("fluss: fetch %s: %w", tb, &Error{Code: code, Message: b.GetErrorMessage()})
 			}
 			f.recordBytes.Add(int64(len(b.GetRecords())))
-			batches, err := f.decodeBucket(tb, b, subs[tb])
+			batches, err := f.decodeBucket(ctx, tb, b, subs[tb])
 			if err != nil {
 				releaseAll(out)
 				return nil, err
@@ -398,13 +399,13 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 
 // decodeBucket decodes one bucket's fetch answer from offset from: its records, or, when the
 // server points to remote storage instead, the remote segment's (which are not projected).
-func (f *logFetcher) decodeBucket(tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) ([]ScanBatch, error) {
+func (f *logFetcher) decodeBucket(ctx context.Context, tb TableBucket, b *flusspb.PbFetchLogRespForBucket, from int64) ([]ScanBatch, error) {
 	ri := b.GetRemoteLogFetchInfo()
 	if ri == nil || len(b.GetRecords()) > 0 {
 		return f.decode(tb, b.GetRecords(), from)
 	}
 	f.remoteReads.Add(1)
-	records, err := readRemote(ri, f.conn.cfg.ScannerFetchMaxBytesForBucket)
+	records, err := f.readRemoteSegment(ctx, ri, f.conn.cfg.ScannerFetchMaxBytesForBucket)
 	if err != nil {
 		return nil, fmt.Errorf("fluss: fetch %s from offset %d: %w", tb, from, err)
 	}

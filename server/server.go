@@ -34,6 +34,7 @@ import (
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/metrics"
 	"github.com/stromdb/strom/server/remote"
+	"github.com/stromdb/strom/server/remotelog"
 	"github.com/stromdb/strom/server/tablet"
 )
 
@@ -49,7 +50,8 @@ type Node struct {
 	tablet      *tablet.Server
 	tierer      *lakehost.Host // the tiering process; nil without datalake.format
 	kvSnapshots *kvsnap.Manager
-	remote      *remote.Storage // remote.data.dir: KV snapshots (and tiered logs)
+	remote      *remote.Storage    // remote.data.dir: KV snapshots and tiered logs
+	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
 	listeners   []boundListener
 	limits      *wire.Limits     // shared by every listener
@@ -193,6 +195,16 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
 	tabletOpts.Snapshots = n.kvSnapshots
+	var lakeFloor func(cluster.Bucket) int64
+	if n.tierer != nil {
+		lakeFloor = n.tierer.Floor
+	}
+	if n.remoteLog, err = openRemoteLog(cfg, n.remote, n.store, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, lakeFloor, log.With("role", "remote-log")); err != nil {
+		return nil, err
+	}
+	if n.remoteLog != nil {
+		tabletOpts.RemoteLog = n.remoteLog
+	}
 	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
 	if err != nil {
 		return nil, err
@@ -212,6 +224,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
 			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
 				n.metrics.Registry).MustRegister(n.tierer)
+		}
+		if n.remoteLog != nil {
+			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
+				n.metrics.Registry).MustRegister(n.remoteLog)
 		}
 	}
 
@@ -295,6 +311,10 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.kvSnapshots.Run(sctx) }()
+	if n.remoteLog != nil {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.remoteLog.Run(sctx) }()
+	}
 	context.AfterFunc(ctx, func() { n.Close() })
 	store := n.store
 	n.storeFailed = store.Failed()
@@ -485,6 +505,7 @@ func (n *Node) close() error {
 		errs = append(errs, n.tablet.Close())
 		n.tablet = nil
 	}
+	n.remoteLog = nil // its storage is n.remote
 	if n.remote != nil {
 		errs = append(errs, n.remote.Close())
 		n.remote = nil

@@ -8,7 +8,7 @@ const (
 	whyZk       = "Strom keeps its metadata in etcd (etcd.*), not ZooKeeper"
 	whyJvm      = "JVM and thread-pool tuning; Strom is one Go process whose runtime schedules the work"
 	whyRocks    = "primary-key state is in Pebble, not RocksDB; only kv.rocksdb.block.cache-size maps onto it"
-	whyRemote   = "no tiered log storage yet: logs stay in local segments until table.log.ttl"
+	whyRemote   = "Strom's log tiering (tiered-storage.md) has no such setting"
 	whyNetty    = "Go's runtime serves connections; the wire layer's limits are netty.connection.max-inflight-* and netty.server.max-inflight-*"
 	whyFetch    = "followers fetch with Strom's own fetcher and sizes"
 	whyDyn      = "accepted by ALTER_CLUSTER_CONFIGS and described, but Strom has nothing it configures"
@@ -217,12 +217,8 @@ var _ = registerAll([]Option{
 		Desc: "write buffer of remote file system streams"},
 	{Key: "remote.log-manager.thread-pool-size", Type: Int, Default: "4", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRemote,
 		Desc: "threads of the remote log manager"},
-	{Key: "remote.log.data-transfer-thread-num", Type: Int, Default: "4", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRemote,
-		Desc: "threads copying log segments to remote storage"},
 	{Key: "remote.log.index-file-cache-size", Type: Memory, Default: "1gb", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRemote,
 		Desc: "cache of remote log index files"},
-	{Key: "remote.log.task-interval-duration", Type: Duration, Default: "1min", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRemote,
-		Desc: "how often log segments are copied to remote storage"},
 	{Key: "remote.log.task-max-upload-segments", Type: Int, Default: "5", Scope: Server, Versions: V10, Status: NoEffect, Why: whyRemote,
 		Desc: "segments uploaded per remote log task"},
 	{Key: "security.sasl.plain.credentials", Dynamic: true, Type: Map, Default: "", Scope: Server, Versions: V10, Status: Refused, Why: "users are given with security.sasl.plain.jaas.config; a SASL listener would have none",

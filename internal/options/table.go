@@ -6,7 +6,7 @@ package options
 // Fluss 1.0's list of options ALTER_TABLE may change.
 
 const (
-	whyNoTieredLog = "no tiered log storage yet: segments stay local until table.log.ttl"
+	whyNoTieredLog = "Strom's log tiering (tiered-storage.md) deletes local segments by count (table.log.tiered.local-segments), not by age"
 )
 
 var _ = registerAll([]Option{
@@ -45,8 +45,8 @@ var _ = registerAll([]Option{
 		Desc: "past partitions kept (negative keeps all)"},
 	{Key: "table.log.ttl", Type: Duration, Default: "7d", Scope: Table, Versions: Both09And10, Alterable: true,
 		Desc: "segments whose newest record is older are deleted (0 keeps all)"},
-	{Key: "table.log.tiered.local-segments", Type: Int, Default: "2", Scope: Table, Versions: Both09And10, Alterable: true, Status: NoEffect,
-		Why: whyNoTieredLog, Desc: "segments kept locally once tiered to remote storage"},
+	{Key: "table.log.tiered.local-segments", Type: Int, Default: "2", Scope: Table, Versions: Both09And10, Alterable: true,
+		See: "tiered-storage.md", Desc: "segments, counting the active one, each replica keeps locally once older ones are committed to remote storage"},
 	{Key: "table.log.local-ttl", Type: Duration, Scope: Table, Versions: V10, Alterable: true, Status: NoEffect,
 		Why: whyNoTieredLog, Desc: "age after which tiered segments leave local disk"},
 	{Key: "table.datalake.enabled", Type: Bool, Default: "false", Scope: Table, Versions: Both09And10, Alterable: true,

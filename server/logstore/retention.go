@@ -76,28 +76,8 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	dead := l.segs[:n]
-	l.segs = append([]*segment(nil), l.segs[n:]...)
-	hwSeg, hwPos := v.hwSeg, v.hwPos
-	for _, d := range dead {
-		if d == hwSeg { // the HW sat at the end of a deleted segment
-			hwSeg, hwPos = l.segs[0], 0
-		}
-	}
-	l.publish(v.hw, hwSeg, hwPos)
-	var first error
-	for _, d := range dead {
-		if err := d.removeFiles(); err != nil && first == nil {
-			first = err
-		}
-		d.release()
-	}
-	deleteSnapshotsBelow(l.dir, l.segs[0].base)
-	if err := syncDir(l.dir); err != nil && first == nil {
-		first = err
-	}
-	if first != nil {
-		return n, fmt.Errorf("logstore: retention: %w", first)
+	if err := l.removeOldestLocked(n); err != nil {
+		return n, fmt.Errorf("logstore: retention: %w", err)
 	}
 	return n, nil
 }

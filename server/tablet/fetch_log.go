@@ -90,7 +90,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return s.handleFollowerFetch(req, &r)
 	}
 	resp, got, parkable := s.fetchOnce(&r)
-	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable {
+	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable || resp.remote > 0 {
 		return resp, nil
 	}
 	resp.Release() // the wait below reads again
@@ -113,7 +113,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 			// read wakes the wait below; with less than min_bytes and no change, it sleeps.
 			changed := s.changeChannels(&r)
 			resp, got, _ := s.fetchOnce(&r)
-			if got >= int(r.GetMinBytes()) || !time.Now().Before(deadline) || cctx.Err() != nil {
+			if got >= int(r.GetMinBytes()) || resp.remote > 0 || !time.Now().Before(deadline) || cctx.Err() != nil {
 				req.Reserve(int64(resp.heapBytes))
 				return resp, nil
 			}
@@ -215,12 +215,28 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	if err != nil {
 		return 0, err
 	}
-	logStart := rep.Log.LogStartOffset()
+	logStart := s.logStart(rep)
 	if offset == fetchFromEarliest {
 		offset = logStart
 	}
+	// Below the local log start: the records are in remote storage, and the client reads
+	// them there (Fluss ReplicaManager.fetchLogFromRemote).
+	if ri := s.remoteFetchInfo(rep, offset); ri != nil {
+		if err := rep.Log.Offline(); err != nil {
+			return 0, err
+		}
+		answerRemote(resp, bo, rep, ri, logStart)
+		return 0, nil
+	}
 	res, err := rep.Log.Read(offset, limit, minOne)
 	if err != nil {
+		// The local copy may have been deleted after the check above, its copy committed.
+		if ferr.CodeOf(err) == ferr.LogOffsetOutOfRangeException {
+			if ri := s.remoteFetchInfo(rep, offset); ri != nil {
+				answerRemote(resp, bo, rep, ri, logStart)
+				return 0, nil
+			}
+		}
 		return 0, err
 	}
 	bo.HighWatermark = proto.Int64(res.HighWatermark)
@@ -243,6 +259,15 @@ func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBu
 	bo.Records = data
 	resp.heapBytes += len(data)
 	return len(data), nil
+}
+
+// answerRemote answers a bucket with where its records are in remote storage: no records,
+// the high watermark and log start.
+func answerRemote(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, rep *Replica, ri *flusspb.PbRemoteLogFetchInfo, logStart int64) {
+	bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
+	bo.LogStartOffset = proto.Int64(logStart)
+	bo.RemoteLogFetchInfo = ri
+	resp.remote++
 }
 
 // validateProjection checks projected_fields as Fluss does: ARROW log format only, then

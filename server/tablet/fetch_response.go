@@ -21,6 +21,10 @@ type fetchResponse struct {
 	*flusspb.FetchLogResponse
 	fileRecords []fileRecords
 	heapBytes   int // record bytes held in memory (projected), not in segment files
+	// remote counts buckets answered with remote_log_fetch_info: such an answer is
+	// complete at once (the client reads the records from remote storage), so a fetch
+	// holding one does not wait for min_bytes.
+	remote int
 }
 
 type fileRecords struct {

@@ -52,7 +52,7 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 	}
 	switch typ {
 	case offsetTypeEarliest:
-		return rep.Log.LogStartOffset(), nil
+		return s.logStart(rep), nil // the remote log start when part of the log is tiered
 	case offsetTypeLatest:
 		return rep.Log.HighWatermark(), nil
 	case offsetTypeLeaderEnd:
@@ -64,7 +64,17 @@ func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64)
 		if *ts > nowMs {
 			return 0, ferr.New(ferr.InvalidTimestampException, "Get offset by timestamp %d is in the future (current time %d).", *ts, nowMs)
 		}
-		return rep.Log.OffsetForTimestamp(*ts, nowMs)
+		off, err := rep.Log.OffsetForTimestamp(*ts, nowMs)
+		if err != nil && ferr.CodeOf(err) != ferr.InvalidTimestampException {
+			return 0, err
+		}
+		if err != nil {
+			off = rep.Log.LogStartOffset() // nothing local reaches ts: the remote log may
+		}
+		if r := s.remoteOffsetForTimestamp(rep, off, *ts); r < off || err == nil {
+			return r, nil
+		}
+		return 0, err
 	default:
 		// Java's Replica.getOffset throws IllegalArgumentException here, which its
 		// ApiError.fromThrowable answers as UNKNOWN_SERVER_ERROR with this message.

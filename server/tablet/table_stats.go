@@ -44,7 +44,7 @@ func (s *Server) rowCount(b cluster.Bucket) (int64, error) {
 		return 0, err
 	}
 	if rep.KV == nil {
-		return rep.Log.HighWatermark() - rep.Log.LogStartOffset(), nil
+		return rep.Log.HighWatermark() - s.logStart(rep), nil // from the remote log start, as Fluss's LogTablet.getRowCount
 	}
 	if rep.Table.Descriptor.ChangelogImage() == metadata.ChangelogWAL {
 		return 0, ferr.New(ferr.InvalidTableException,

@@ -53,6 +53,9 @@ type Options struct {
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
 	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
+	// RemoteLog, when set, is the tiered part of the logs (remote.data.dir): FETCH_LOG below
+	// the local log start answers with remote_log_fetch_info (remote_log.go).
+	RemoteLog RemoteLog
 	// Snapshots, when set, are the KV snapshots a primary-key follower behind its leader's log
 	// start bootstraps from (snapshot_bootstrap.go).
 	Snapshots SnapshotSource
