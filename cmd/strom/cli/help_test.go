@@ -56,7 +56,9 @@ func TestHelpExamplesUseRealFlags(t *testing.T) {
 	}
 	dir := t.TempDir()
 	record := filepath.Join(dir, "args")
-	stub := `strom() { printf '%s\x1f' "$@" >> "$STROM_ARGS"; printf '\n' >> "$STROM_ARGS"; }; gunzip() { :; }; `
+	// One write per call: the two sides of a pipe run at once, and two writes per call could
+	// interleave their lines.
+	stub := `strom() { local IFS=$'\x1f'; printf '%s\n' "$*" >> "$STROM_ARGS"; }; gunzip() { :; }; `
 	calls := 0
 	for path, ex := range examples((&app{}).rootCommand()) {
 		if ex == "" {
