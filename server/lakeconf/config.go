@@ -39,8 +39,8 @@ const (
 // unsupportedCatalogs are Iceberg catalog types Fluss's documentation lists that Strom does not
 // open; each is refused at start with what is supported, rather than failing in the tiering.
 var unsupportedCatalogs = map[string]string{
-	"hive":   "a Hive metastore",
-	"glue":   "AWS Glue",
+	"hive": "a Hive metastore",
+	"glue": "AWS Glue",
 }
 
 // supportedCatalogs is what the refusals name.
