@@ -70,7 +70,7 @@ var _ = registerAll([]Option{
 		Desc:        "security.sasl.listener.name.<listener>.plain.jaas.config: users of one listener, overriding the global ones"},
 	{Key: "datalake.iceberg.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Parser: "server/lakeconf",
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
-		See:         "lake.md", Desc: "Iceberg catalog options, prefix stripped (type sql or rest, name, uri, warehouse, ...)"},
+		See:         "lake.md", Desc: "Iceberg catalog options, prefix stripped: type (jdbc, alias sql, the default; hadoop, a local file-system warehouse; rest; hive and glue are refused at start), name, uri, warehouse (required for hadoop), ..."},
 	{Key: "datalake.paimon.", Prefix: true, Type: String, Scope: Server, Versions: Both09And10, Status: NoEffect,
 		FlussSource: "read by prefix by the lake catalogs (datalake.<format>.*)",
 		Why:         "Strom's lake is Iceberg only (datalake.format: paimon is refused at start)",

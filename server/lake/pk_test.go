@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
@@ -69,8 +70,14 @@ func appendChanges(t *testing.T, l *logstore.Log, info *cluster.TableInfo, cs ..
 // scanPK reads the merge-on-read table back with iceberg-go, which applies equality deletes.
 func scanPK(t *testing.T, tr *Tierer, info *cluster.TableInfo) []string {
 	t.Helper()
+	return scanPKCatalog(t, tr.cat, info)
+}
+
+// scanPKCatalog is scanPK through cat.
+func scanPKCatalog(t *testing.T, cat catalog.Catalog, info *cluster.TableInfo) []string {
+	t.Helper()
 	ctx := context.Background()
-	tbl, err := tr.cat.LoadTable(ctx, Identifier(info.Path))
+	tbl, err := cat.LoadTable(ctx, Identifier(info.Path))
 	if err != nil {
 		t.Fatal(err)
 	}

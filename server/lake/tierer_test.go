@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/metadata"
@@ -142,9 +143,12 @@ type lakeRow struct {
 }
 
 // scan reads the Iceberg table back with iceberg-go.
-func (h *harness) scan(tr *Tierer) []lakeRow {
+func (h *harness) scan(tr *Tierer) []lakeRow { return h.scanCatalog(tr.cat) }
+
+// scanCatalog reads the Iceberg table back through cat.
+func (h *harness) scanCatalog(cat catalog.Catalog) []lakeRow {
 	ctx := context.Background()
-	tbl, err := tr.cat.LoadTable(ctx, Identifier(h.info.Path))
+	tbl, err := cat.LoadTable(ctx, Identifier(h.info.Path))
 	if err != nil {
 		h.t.Fatal(err)
 	}

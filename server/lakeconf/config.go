@@ -25,25 +25,26 @@ const (
 const DefaultCatalogName = "fluss-iceberg-catalog"
 
 // Catalog types Strom opens: "sql" (default; an SQLite database in the layout of Iceberg's
-// JDBC catalog, under the data directory unless uri names another) and "rest". Fluss's
-// documentation names the JDBC catalog "jdbc": it is accepted as that name and stored as
-// CatalogSQL, so the tiering process sees one name.
+// JDBC catalog, under the data directory unless uri names another), "hadoop" (a local
+// file-system warehouse whose tables are found by path: <warehouse>/<db>/<table>/metadata)
+// and "rest". Fluss's documentation names the JDBC catalog "jdbc": it is accepted as that
+// name and stored as CatalogSQL, so the tiering process sees one name.
 const (
-	CatalogSQL  = "sql"
-	CatalogJDBC = "jdbc"
-	CatalogREST = "rest"
+	CatalogSQL    = "sql"
+	CatalogJDBC   = "jdbc"
+	CatalogREST   = "rest"
+	CatalogHadoop = "hadoop"
 )
 
 // unsupportedCatalogs are Iceberg catalog types Fluss's documentation lists that Strom does not
 // open; each is refused at start with what is supported, rather than failing in the tiering.
 var unsupportedCatalogs = map[string]string{
-	"hadoop": "a file-system warehouse without a catalog database",
-	"hive":   "a Hive metastore",
-	"glue":   "AWS Glue",
+	"hive": "a Hive metastore",
+	"glue": "AWS Glue",
 }
 
 // supportedCatalogs is what the refusals name.
-const supportedCatalogs = "jdbc (alias sql: an SQLite database in Iceberg's JDBC layout, the default) or rest"
+const supportedCatalogs = "jdbc (alias sql: an SQLite database in Iceberg's JDBC layout, the default), hadoop (a local file-system warehouse) or rest"
 
 // Config is the cluster's data lake configuration.
 type Config struct {
@@ -100,6 +101,12 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 		if c.Catalog["warehouse"] == "" {
 			c.Catalog["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.Join(abs, "warehouse")}).String()
 		}
+	case CatalogHadoop:
+		wh, err := hadoopWarehouse(c.Catalog["warehouse"])
+		if err != nil {
+			return c, err
+		}
+		c.Catalog["warehouse"] = wh
 	case CatalogREST:
 		if c.Catalog["uri"] == "" {
 			return c, fmt.Errorf("%suri must be set for the rest catalog", OptIcebergPrefix)
@@ -111,6 +118,36 @@ func ConfigFrom(raw map[string]string, dataDir string) (Config, error) {
 		return c, fmt.Errorf("%stype: %q is not supported; supported: %s", OptIcebergPrefix, c.Catalog["type"], supportedCatalogs)
 	}
 	return c, nil
+}
+
+// hadoopWarehouse checks a hadoop catalog's warehouse and returns it as an absolute file://
+// URL, so that the tiering process and readers started in other working directories (the
+// warehouse is passed to them in the table options) find the same directory. Only local
+// paths are served: iceberg-go's hadoop catalog commits by an atomic rename only on a local
+// file system, and object stores would need `allow-unsafe-commits` and an SDK strom-lake does
+// not link for it.
+func hadoopWarehouse(wh string) (string, error) {
+	wh = strings.TrimSpace(wh)
+	if wh == "" {
+		return "", fmt.Errorf("%swarehouse must be set for the hadoop catalog (a directory, /path or file:///path)", OptIcebergPrefix)
+	}
+	path := wh
+	if u, err := url.Parse(wh); err == nil && u.Scheme != "" {
+		if u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") {
+			return "", fmt.Errorf("%swarehouse: %q: the hadoop catalog of Strom serves a local directory (/path or file:///path), not %s://", OptIcebergPrefix, wh, u.Scheme)
+		}
+		if path = u.Path; path == "" {
+			path = u.Opaque
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%swarehouse %q: %w", OptIcebergPrefix, wh, err)
+	}
+	if abs == string(filepath.Separator) {
+		return "", fmt.Errorf("%swarehouse: %q: the hadoop catalog needs a directory other than the root", OptIcebergPrefix, wh)
+	}
+	return (&url.URL{Scheme: "file", Path: abs}).String(), nil
 }
 
 // JDBCCatalogImpl is the Java class of Iceberg's JDBC catalog, whose tables the embedded SQL

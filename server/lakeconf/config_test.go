@@ -32,14 +32,45 @@ func TestConfigFrom(t *testing.T) {
 	}{
 		{map[string]string{"datalake.format": "paimon"}, "only iceberg"},
 		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hive"}, "hive (a Hive metastore) is not supported by Strom; supported: jdbc"},
-		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hadoop"}, "hadoop (a file-system warehouse without a catalog database) is not supported by Strom; supported: jdbc"},
-		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "glue"}, "not supported by Strom"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "glue"}, "glue (AWS Glue) is not supported by Strom; supported: jdbc (alias sql: an SQLite database in Iceberg's JDBC layout, the default), hadoop (a local file-system warehouse) or rest"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hadoop"}, "warehouse must be set for the hadoop catalog"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hadoop", "datalake.iceberg.warehouse": "s3://bucket/wh"}, "serves a local directory (/path or file:///path), not s3://"},
+		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "hadoop", "datalake.iceberg.warehouse": "file:///"}, "other than the root"},
 		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "nessie"}, "supported: jdbc (alias sql"},
 		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "jdbc", "datalake.iceberg.uri": "jdbc:postgresql://db/iceberg"}, "other JDBC databases are not supported"},
 		{map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "rest"}, "uri must be set"},
 	} {
 		if _, err := ConfigFrom(tc.opts, dir); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v: error %v, want one containing %q", tc.opts, err, tc.err)
+		}
+	}
+}
+
+// TestHadoopCatalogWarehouse checks that a hadoop warehouse given as a path, a relative path or
+// a file:// URL is stored as one absolute file:// URL, and that readers are told type hadoop
+// (which Java Iceberg's catalog factories accept) and that warehouse, with no uri.
+func TestHadoopCatalogWarehouse(t *testing.T) {
+	dir := t.TempDir()
+	cwd, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for wh, want := range map[string]string{
+		dir + "/wh":             "file://" + dir + "/wh",
+		dir + "/wh/":            "file://" + dir + "/wh",
+		"file://" + dir + "/wh": "file://" + dir + "/wh",
+		"rel/wh":                "file://" + filepath.Join(cwd, "rel", "wh"),
+	} {
+		c, err := ConfigFrom(map[string]string{"datalake.format": "iceberg", "datalake.iceberg.type": "Hadoop", "datalake.iceberg.warehouse": wh}, dir)
+		if err != nil {
+			t.Fatalf("warehouse %q: %v", wh, err)
+		}
+		if c.Catalog["type"] != CatalogHadoop || c.Catalog["warehouse"] != want {
+			t.Errorf("warehouse %q: type %q warehouse %q, want hadoop %q", wh, c.Catalog["type"], c.Catalog["warehouse"], want)
+		}
+		ro := c.ReaderTableOptions()
+		if ro["table.datalake.iceberg.type"] != "hadoop" || ro["table.datalake.iceberg.warehouse"] != want || ro["table.datalake.iceberg.uri"] != "" || ro["table.datalake.iceberg.catalog-impl"] != "" {
+			t.Errorf("warehouse %q: reader options %v", wh, ro)
 		}
 	}
 }
