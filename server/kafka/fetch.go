@@ -85,6 +85,9 @@ func (s *Server) fetchOnce(c *conn, r *kmsg.FetchRequest) (*kmsg.FetchResponse, 
 		for _, p := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition, rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p.Partition, -1, -1, -1
+			// Kafka answers an empty or failed partition with empty records, never null:
+			// librdkafka refuses a null record set ("invalid MessageSetSize -1").
+			rp.RecordBatches = []byte{}
 			switch {
 			case !ok || p.Partition < 0 || p.Partition >= info.NumBuckets():
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code

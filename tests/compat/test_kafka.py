@@ -1,0 +1,284 @@
+"""The Kafka listener (docs/kafka.md) through real Kafka clients: confluent-kafka (librdkafka) and
+kafka-python, against a `strom serve` process started the way the rest of the suite starts it,
+and the same topics read and written through pyfluss as the log tables `kafka.<topic>`."""
+
+import time
+
+import pyarrow as pa
+import pytest
+
+import fluss
+import kafka
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from strom_server import StromServer, free_port
+
+PARTITIONS = 3
+CODECS = ["gzip", "snappy", "lz4", "zstd"]
+MESSAGES = 2000
+
+
+@pytest.fixture(scope="module")
+def kafka_server(strom_binary, tmp_path_factory):
+    d = tmp_path_factory.mktemp("kafka")
+    coord, tablet, kafka = free_port(), free_port(), free_port()
+    cfg = d / "server.yaml"
+    cfg.write_text(
+        f"bind.listeners: FLUSS://127.0.0.1:{coord}\n"
+        f"tablet-server.bind.listeners: FLUSS://127.0.0.1:{tablet}, KAFKA://127.0.0.1:{kafka}\n"
+        "kafka.enabled: true\n"
+    )
+    srv = StromServer(strom_binary, str(d / "data"), extra_args=["--config", str(cfg)])
+    # --coordinator-listen/--tablet-listen would replace the listeners of the config file.
+    srv.listen_flags = False
+    srv.start()
+    srv.kafka = f"127.0.0.1:{kafka}"
+    yield srv
+    srv.stop()
+
+
+def create_topic(bootstrap, name, partitions=PARTITIONS):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)],
+                                  operation_timeout=10, request_timeout=15)
+    futures[name].result(timeout=20)
+    md = admin.list_topics(topic=name, timeout=10)
+    assert sorted(md.topics[name].partitions) == list(range(partitions))
+
+
+def produce(bootstrap, topic, messages, codec="none"):
+    """Idempotent producer, acks=all; returns the delivery reports (message objects)."""
+    p = Producer({
+        "bootstrap.servers": bootstrap,
+        "enable.idempotence": True,
+        "acks": "all",
+        "compression.type": codec,
+        "linger.ms": 5,
+    })
+    delivered, errors = [], []
+
+    def on_delivery(err, msg):
+        (errors if err else delivered).append(err or msg)
+
+    for key, value, headers in messages:
+        p.produce(topic, key=key, value=value, headers=headers, on_delivery=on_delivery)
+        p.poll(0)
+    assert p.flush(30) == 0, "producer did not deliver within 30 s"
+    assert errors == []
+    return delivered
+
+
+def message(i, codec):
+    return (f"k{i}".encode(), f"v{i}".encode(), [("i", str(i).encode()), ("codec", codec.encode())])
+
+
+def consumer(bootstrap, group, **extra):
+    return Consumer({
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": 10000,
+        **extra,
+    })
+
+
+def poll_until(consumers, done, timeout=30.0):
+    """Poll every consumer in turn until done(got) or the timeout; returns the messages."""
+    got = []
+    deadline = time.monotonic() + timeout
+    while not done(got) and time.monotonic() < deadline:
+        for c in consumers:
+            # A batch per call: one message per poll would let an idle member's timeout
+            # throttle a busy one.
+            for m in c.consume(num_messages=500, timeout=0.05):
+                if m.error():
+                    raise KafkaException(m.error())
+                got.append((c, m))
+    return got
+
+
+def wait_assigned(consumers, partitions, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for c in consumers:
+            m = c.poll(0.1)
+            assert m is None or m.error() is None, m.error()
+            assert m is None, "topic expected empty while the group forms"
+        owned = [{tp.partition for tp in c.assignment()} for c in consumers]
+        if all(owned) and sorted(p for o in owned for p in o) == list(range(partitions)):
+            return owned
+    raise TimeoutError(f"group did not assign {partitions} partitions to {len(consumers)} members")
+
+
+async def poll_fluss_rows(scanner, want, timeout=15.0):
+    rows = []
+    deadline = time.monotonic() + timeout
+    while len(rows) < want and time.monotonic() < deadline:
+        t = await scanner.poll_arrow(500)
+        rows.extend(t.to_pylist())
+    return rows
+
+
+async def test_confluent_kafka_end_to_end_and_pyfluss_reads_it(kafka_server):
+    bootstrap, topic, group = kafka_server.kafka, "compat_orders", "compat_orders_group"
+    create_topic(bootstrap, topic)
+
+    # A two-member group forms on the empty topic first, so no rebalance happens while it reads.
+    members = [consumer(bootstrap, group), consumer(bootstrap, group)]
+    try:
+        for c in members:
+            c.subscribe([topic])
+        owned = wait_assigned(members, PARTITIONS)
+        assert sorted(len(o) for o in owned) == [1, 2]
+
+        share = MESSAGES // len(CODECS)
+        delivered = []
+        for n, codec in enumerate(CODECS):
+            delivered += produce(bootstrap, topic, [message(i, codec) for i in range(n * share, (n + 1) * share)], codec)
+        assert len(delivered) == MESSAGES
+        assert len({(m.partition(), m.offset()) for m in delivered}) == MESSAGES
+        before_ts = {p: 1 + max(m.offset() for m in delivered if m.partition() == p) for p in range(PARTITIONS)}
+
+        got = poll_until(members, lambda g: len(g) >= MESSAGES)
+        # Exactly once: every key once, each from the member that owns its partition.
+        keys = [m.key() for _, m in got]
+        per_partition = {p: (sum(1 for _, m in got if m.partition() == p), sum(1 for d in delivered if d.partition() == p))
+                         for p in range(PARTITIONS)}
+        assert len(keys) == MESSAGES, f"(read, produced) by partition: {per_partition}, positions {[c.position(c.assignment()) for c in members]}"
+        assert len(keys) == MESSAGES and set(keys) == {f"k{i}".encode() for i in range(MESSAGES)}
+        for c, m in got:
+            assert m.partition() in {tp.partition for tp in c.assignment()}
+            i = int(m.key()[1:])
+            assert m.value() == f"v{i}".encode()
+            assert m.headers() == [("i", str(i).encode()), ("codec", CODECS[i // share].encode())]
+        assert {c for c, _ in got} == set(members)
+        # Within a partition, offsets arrive in order and match the producer's delivery reports.
+        for p in range(PARTITIONS):
+            offs = [m.offset() for _, m in got if m.partition() == p]
+            assert offs == sorted(offs) == sorted(d.offset() for d in delivered if d.partition() == p)
+        for c in members:
+            c.commit(asynchronous=False)
+        committed = members[0].committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+        assert {tp.partition: tp.offset for tp in committed} == before_ts
+    finally:
+        for c in members:
+            c.close()
+
+    # Offsets by timestamp: a time after the first 2,000 appends and before the next ones
+    # resolves to the first new offset of each partition (append times, docs/kafka.md).
+    time.sleep(0.02)
+    cut = int(time.time() * 1000)
+    time.sleep(0.02)
+    extra = produce(bootstrap, topic, [message(i, "none") for i in range(MESSAGES, MESSAGES + 30)])
+    probe = consumer(bootstrap, group + "_probe")
+    try:
+        found = probe.offsets_for_times([TopicPartition(topic, p, cut) for p in range(PARTITIONS)], timeout=10)
+        assert {tp.partition: tp.offset for tp in found} == before_ts
+        early = probe.offsets_for_times([TopicPartition(topic, p, 0) for p in range(PARTITIONS)], timeout=10)
+        assert {tp.partition: tp.offset for tp in early} == {p: 0 for p in range(PARTITIONS)}
+    finally:
+        probe.close()
+
+    # A restarted member of the group resumes at the committed offsets: only the new messages.
+    again = consumer(bootstrap, group)
+    try:
+        again.subscribe([topic])
+        got = poll_until([again], lambda g: len(g) >= len(extra))
+        assert sorted(m.key() for _, m in got) == sorted(f"k{i}".encode() for i in range(MESSAGES, MESSAGES + 30))
+        assert all(m.offset() >= before_ts[m.partition()] for _, m in got)
+    finally:
+        again.close()
+
+    # The same records are rows of the log table kafka.<topic>.
+    conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": kafka_server.bootstrap}))
+    try:
+        table = await conn.get_table(fluss.TablePath("kafka", topic))
+        scanner = await table.new_scan().create_record_batch_log_scanner()
+        for b in range(PARTITIONS):
+            scanner.subscribe(bucket_id=b, start_offset=fluss.EARLIEST_OFFSET)
+        rows = await poll_fluss_rows(scanner, MESSAGES + 30)
+        assert len(rows) == MESSAGES + 30
+        by_key = {r["key"]: r for r in rows}
+        assert len(by_key) == MESSAGES + 30
+        for i in (0, share, 2 * share, MESSAGES - 1, MESSAGES + 29):
+            r = by_key[f"k{i}".encode()]
+            codec = CODECS[i // share] if i < MESSAGES else "none"
+            assert r["value"] == f"v{i}".encode()
+            assert r["headers"] == [{"key": "i", "value": str(i).encode()}, {"key": "codec", "value": codec.encode()}]
+            assert r["timestamp"] is not None
+    finally:
+        conn.close()
+
+
+TOPIC_SCHEMA = pa.schema([
+    pa.field("key", pa.binary()),
+    pa.field("value", pa.binary()),
+    pa.field("headers", pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))),
+    pa.field("timestamp", pa.timestamp("ms", tz="UTC")),
+])
+
+
+async def test_rows_appended_by_pyfluss_are_kafka_records(kafka_server):
+    topic = "compat_from_fluss"
+    conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": kafka_server.bootstrap}))
+    try:
+        admin = conn.get_admin()
+        await admin.create_database("kafka", ignore_if_exists=True)
+        path = fluss.TablePath("kafka", topic)
+        await admin.drop_table(path, ignore_if_not_exists=True)
+        await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(TOPIC_SCHEMA), bucket_count=2))
+        table = await conn.get_table(path)
+        w = table.new_append().create_writer()
+        now = int(time.time() * 1000)
+        w.write_arrow(pa.Table.from_pydict({
+            "key": [f"f{i}".encode() for i in range(10)],
+            "value": [f"row{i}".encode() if i != 9 else None for i in range(10)],
+            "headers": [[{"key": "src", "value": b"fluss"}] for _ in range(10)],
+            "timestamp": [now + i for i in range(10)],
+        }, schema=TOPIC_SCHEMA))
+        await w.flush()
+    finally:
+        conn.close()
+
+    c = Consumer({"bootstrap.servers": kafka_server.kafka, "group.id": "compat_from_fluss_reader",
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in range(2)])  # OFFSET 0: from the start
+        got = [m for _, m in poll_until([c], lambda g: len(g) >= 10)]
+    finally:
+        c.close()
+    assert sorted(m.key() for m in got) == sorted(f"f{i}".encode() for i in range(10))
+    for m in got:
+        i = int(m.key()[1:])
+        assert m.value() == (f"row{i}".encode() if i != 9 else None)
+        assert m.headers() == [("src", b"fluss")]
+        assert m.timestamp()[1] == now + i
+
+
+def test_kafka_python_produces_and_consumes(kafka_server):
+    topic = "compat_kafka_python"
+    create_topic(kafka_server.kafka, topic, partitions=1)
+    p = kafka.KafkaProducer(bootstrap_servers=kafka_server.kafka, acks="all", request_timeout_ms=10000)
+    try:
+        futures = [p.send(topic, key=f"p{i}".encode(), value=f"kp{i}".encode(), headers=[("n", str(i).encode())])
+                   for i in range(5)]
+        offsets = [f.get(timeout=10).offset for f in futures]
+    finally:
+        p.close(timeout=10)
+    assert offsets == list(range(5))
+
+    c = kafka.KafkaConsumer(topic, bootstrap_servers=kafka_server.kafka, group_id="compat_kafka_python_group",
+                            auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=1000)
+    got = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(got) < 5 and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=500).values():
+                got.extend(records)
+        c.commit()
+    finally:
+        c.close()
+    assert [(r.key, r.value, r.offset) for r in got] == [(f"p{i}".encode(), f"kp{i}".encode(), i) for i in range(5)]
+    assert [list(r.headers) for r in got] == [[("n", str(i).encode())] for i in range(5)]
