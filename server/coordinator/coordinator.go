@@ -31,7 +31,10 @@ import (
 	"log/slog"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stromdb/strom/internal/metadata"
+	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
@@ -260,17 +263,31 @@ func (c *Coordinator) DatabaseNames() []string { return c.catalog.DatabaseNames(
 // TableNames returns the tables of a database, or DATABASE_NOT_EXIST.
 func (c *Coordinator) TableNames(db string) ([]string, error) { return c.catalog.TableNames(db) }
 
+// The DDL methods below serve the Kafka listener, which has authorised the request. On a
+// standby they are forwarded to the active coordinator as CREATE_DATABASE, CREATE_TABLE and
+// DROP_TABLE, as the Fluss listener's admin requests are (forward.go), so that any node's
+// Kafka listener serves CreateTopics and DeleteTopics.
+
 // CreateDatabase registers a database (the catalog's CreateDatabase).
 func (c *Coordinator) CreateDatabase(ctx context.Context, name string, descJSON []byte, ignoreIfExists bool) error {
-	return c.catalog.CreateDatabase(ctx, name, descJSON, ignoreIfExists)
+	req := &flusspb.CreateDatabaseRequest{DatabaseName: proto.String(name), IgnoreIfExists: proto.Bool(ignoreIfExists), DatabaseJson: descJSON}
+	return c.fwd.run(ctx, wire.CreateDatabase, req, func(ctx context.Context) error {
+		return c.catalog.CreateDatabase(ctx, name, descJSON, ignoreIfExists)
+	})
 }
 
 // CreateTable registers a table (the catalog's CreateTable): the Kafka listener's CreateTopics.
 func (c *Coordinator) CreateTable(ctx context.Context, path cluster.TablePath, descJSON []byte, ignoreIfExists bool) error {
-	return c.catalog.CreateTable(ctx, path, descJSON, ignoreIfExists)
+	req := &flusspb.CreateTableRequest{TablePath: pbTablePath(path), TableJson: descJSON, IgnoreIfExists: proto.Bool(ignoreIfExists)}
+	return c.fwd.run(ctx, wire.CreateTable, req, func(ctx context.Context) error {
+		return c.catalog.CreateTable(ctx, path, descJSON, ignoreIfExists)
+	})
 }
 
 // DropTable drops a table (the catalog's DropTable): the Kafka listener's DeleteTopics.
 func (c *Coordinator) DropTable(ctx context.Context, path cluster.TablePath, ignoreIfNotExists bool) error {
-	return c.catalog.DropTable(ctx, path, ignoreIfNotExists)
+	req := &flusspb.DropTableRequest{TablePath: pbTablePath(path), IgnoreIfNotExists: proto.Bool(ignoreIfNotExists)}
+	return c.fwd.run(ctx, wire.DropTable, req, func(ctx context.Context) error {
+		return c.catalog.DropTable(ctx, path, ignoreIfNotExists)
+	})
 }

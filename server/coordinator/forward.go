@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -124,4 +125,30 @@ func (f *forwardConns) close() {
 		f.cc.Close()
 		f.cc = nil
 	}
+}
+
+// run runs a DDL the node itself issues (the Kafka listener's CreateTopics and DeleteTopics)
+// as wrap runs an admin request: local is the write, and on a standby whose write is fenced
+// msg goes to the active coordinator as the request of API key. The caller has authorised
+// it; the active coordinator takes it on its internal listener, as a forwarded admin
+// request. After a forwarded write the catalog is re-read, so that the caller sees the
+// change it made, as it would after a local one.
+func (f *standbyForwarder) run(ctx context.Context, key wire.APIKey, msg proto.Message, local func(ctx context.Context) error) error {
+	body, err := proto.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode %s request: %w", key, err)
+	}
+	req := &wire.Request{Header: wire.RequestHeader{APIKey: key}, Body: body}
+	out, err := f.wrap(func(ctx context.Context, _ *wire.Request) (proto.Message, error) {
+		return nil, local(ctx)
+	})(ctx, req)
+	if err != nil {
+		return err
+	}
+	if _, forwarded := out.(rawResponse); forwarded {
+		if err := f.refresh(ctx); err != nil {
+			f.log.Warn("cannot reload the catalog after a forwarded DDL", "err", err)
+		}
+	}
+	return nil
 }

@@ -92,3 +92,60 @@ func TestStandbyForwarder(t *testing.T) {
 	_, err = single.wrap(failWith(errFenced))(ctx, req())
 	wantCode(t, err, ferr.NotCoordinatorLeaderException, "the single node")
 }
+
+// TestStandbyForwarderRun: the node's own DDL (the Kafka listener's) is forwarded as the
+// Fluss request it stands for when a standby's write is fenced, the active coordinator's
+// refusal is the caller's error, and a forwarded success re-reads the catalog.
+func TestStandbyForwarderRun(t *testing.T) {
+	ctx := context.Background()
+	var got []*flusspb.DropTableRequest
+	svc := wire.NewService(1)
+	svc.Handle(wire.DropTable, wire.VersionRange{}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
+		var r flusspb.DropTableRequest
+		if err := req.Decode(&r); err != nil {
+			return nil, err
+		}
+		got = append(got, &r)
+		if r.GetTablePath().GetTableName() == "missing" {
+			return nil, ferr.New(ferr.TableNotExist, "no such table")
+		}
+		return &flusspb.DropTableResponse{}, nil
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go wire.Serve(sctx, ln, svc, wire.ListenerConfig{Name: "FLUSS"}, quietLog())
+
+	refreshed := 0
+	fwd := &standbyForwarder{role: roleOf(&statesCluster{standby: true}), locate: activeAt(ln.Addr().String()), log: quietLog(),
+		refresh: func(context.Context) error { refreshed++; return nil }}
+	t.Cleanup(fwd.conns.close)
+	drop := func(table string) *flusspb.DropTableRequest {
+		return &flusspb.DropTableRequest{TablePath: &flusspb.PbTablePath{DatabaseName: proto.String("fluss"), TableName: proto.String(table)}, IgnoreIfNotExists: proto.Bool(false)}
+	}
+	fenced := func(context.Context) error { return errFenced }
+
+	if err := fwd.run(ctx, wire.DropTable, drop("t"), fenced); err != nil {
+		t.Fatalf("forwarded DROP_TABLE: %v", err)
+	}
+	if len(got) != 1 || got[0].GetTablePath().GetTableName() != "t" {
+		t.Fatalf("the active coordinator got %v, want DROP_TABLE of t", got)
+	}
+	if refreshed != 2 {
+		t.Fatalf("catalog re-read %d times, want before the write and after forwarding it", refreshed)
+	}
+	err = fwd.run(ctx, wire.DropTable, drop("missing"), fenced)
+	wantCode(t, err, ferr.TableNotExist, "the active coordinator's refusal")
+
+	// A write that is not fenced is not forwarded.
+	ran := false
+	if err := fwd.run(ctx, wire.DropTable, drop("local"), func(context.Context) error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("local write: ran %v, %v", ran, err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("the active coordinator got %d requests, want 2", len(got))
+	}
+}

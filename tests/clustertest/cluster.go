@@ -28,6 +28,8 @@ type Node struct {
 	// follower fetching from this node, and every notification to it, goes through it, while
 	// clients use the node's CLIENT listeners directly.
 	ReplicationProxy *Proxy
+	// KafkaAddr is the node's Kafka listener (ClusterOptions.Kafka), "" without one.
+	KafkaAddr string
 }
 
 // Cluster is a multi-node Strom cluster on loopback, as docs/cluster.md starts one.
@@ -47,6 +49,9 @@ type ClusterOptions struct {
 	// ProxyReplication puts a Proxy in front of each node's internal tablet listener (see
 	// Node.ReplicationProxy); clients then connect to separate CLIENT listeners.
 	ProxyReplication bool
+	// Kafka gives each node's tablet server a Kafka listener (docs/kafka.md) at
+	// Node.KafkaAddr. It cannot be combined with ProxyReplication.
+	Kafka bool
 }
 
 // StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
@@ -60,13 +65,17 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 60 * time.Second
 	}
-	ports := FreePorts(t, 6*opts.Nodes)
+	if opts.Kafka && opts.ProxyReplication {
+		t.Fatal("clustertest: Kafka and ProxyReplication cannot be combined")
+	}
+	const perNode = 7
+	ports := FreePorts(t, perNode*opts.Nodes)
 	c := &Cluster{t: t}
 	// KV snapshots live under remote.data.dir, which the nodes of a cluster must share.
 	remote := filepath.Join(t.TempDir(), "remote")
 	var initial []string
 	for i := range opts.Nodes {
-		p := ports[6*i:]
+		p := ports[perNode*i:]
 		n := &Node{
 			ID:              int32(i + 1),
 			DataDir:         filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i+1)),
@@ -95,7 +104,7 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 		args := []string{"serve", "--data-dir", n.DataDir, "--coordinator-listen", n.CoordinatorAddr, "--tablet-listen", n.TabletAddr}
 		if opts.ProxyReplication {
 			// FLUSS (the internal listener) for the servers, CLIENT for the clients.
-			p := ports[6*(n.ID-1):]
+			p := ports[perNode*(n.ID-1):]
 			internalCoord, internalTablet := n.CoordinatorAddr, n.TabletAddr
 			n.CoordinatorAddr = fmt.Sprintf("127.0.0.1:%d", p[4])
 			n.TabletAddr = fmt.Sprintf("127.0.0.1:%d", p[5])
@@ -104,6 +113,13 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			set["tablet-server.bind.listeners"] = fmt.Sprintf("FLUSS://%s, CLIENT://%s", internalTablet, n.TabletAddr)
 			set["tablet-server.advertised.listeners"] = "FLUSS://" + n.ReplicationProxy.Addr()
 			args = []string{"serve", "--data-dir", n.DataDir}
+		}
+		if opts.Kafka {
+			// --tablet-listen would replace the listeners, so they are set as options.
+			n.KafkaAddr = fmt.Sprintf("127.0.0.1:%d", ports[perNode*(n.ID-1)+6])
+			set["tablet-server.bind.listeners"] = fmt.Sprintf("FLUSS://%s, KAFKA://%s", n.TabletAddr, n.KafkaAddr)
+			set["kafka.enabled"] = "true"
+			args = []string{"serve", "--data-dir", n.DataDir, "--coordinator-listen", n.CoordinatorAddr}
 		}
 		keys := make([]string, 0, len(set))
 		for k := range set {
