@@ -52,15 +52,17 @@ trap cleanup EXIT INT TERM
 remote_opts=(--set remote.data.dir="$work/remote")
 remote_where="$work/remote"
 if [ "$store" = s3 ]; then
-  "$here/target/s3emu" >"$work/s3emu.log" 2>&1 &
+  "$here/target/s3emu" </dev/null >"$work/s3emu.out" 2>"$work/s3emu.log" &
   emu_pid=$!
-  endpoint=""
-  for _ in $(seq 1 100); do
-    endpoint="$(sed -n 's/^s3emu ready endpoint=//p' "$work/s3emu.log")"
-    [ -n "$endpoint" ] && break
+  tries=0
+  until grep -q '^s3emu ready' "$work/s3emu.out" 2>/dev/null; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$emu_pid" 2>/dev/null; then
+      cat "$work/s3emu.out" "$work/s3emu.log" >&2; echo "s3emu not ready" >&2; exit 1
+    fi
     sleep 0.1
   done
-  [ -n "$endpoint" ] || { cat "$work/s3emu.log"; echo "s3emu not ready" >&2; exit 1; }
+  endpoint="$(sed -n 's/^s3emu ready endpoint=//p' "$work/s3emu.out")"
   remote_opts=(--set remote.data.dir=s3://strom/tiered --set s3.endpoint="$endpoint"
     --set s3.access-key=strom-test-access --set s3.secret-key=strom-test-secret
     --set s3.region=us-east-1 --set s3.path-style-access=true)
