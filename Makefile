@@ -57,10 +57,13 @@ test-flink-cluster: build
 	FLINK_CLUSTER=1 tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_CLUSTER_CHECKS)
 
 ## test-java-remote: the released Java client (fluss-client 0.9.1 from Maven Central) reads a
-## table whose old segments were tiered to remote storage, every row once (~1 min with the jars
-## cached; Java 17+ and Maven; not part of `make test`; docs/tiered-storage.md).
+## table whose old segments were tiered to remote storage, every row once: on a file store, then
+## on S3 (the tests/javaremote/s3emu emulator on loopback, fluss-fs-s3 0.9.1 on the client's
+## classpath) (~1 min with the jars cached; Java 17+, Maven and Go; not part of `make test`;
+## docs/tiered-storage.md).
 test-java-remote: build
-	tests/javaremote/run.sh $(CURDIR)/$(BIN)
+	tests/javaremote/run.sh $(CURDIR)/$(BIN) 40000 file
+	tests/javaremote/run.sh $(CURDIR)/$(BIN) 40000 s3
 
 ## test-cluster: the long versions of the multi-process fault scenarios of tests/cluster (more
 ## rows, more faults; the short versions run in test-go). See docs/cluster.md.

@@ -28,7 +28,9 @@ import org.apache.fluss.types.DataTypes;
  * server tiered to remote storage (docs/tiered-storage.md): it appends rows, waits until each
  * bucket's tablet directory holds only its active segment, then scans from the beginning and
  * checks that every row arrives exactly once. Arguments: bootstrap address, the server's data
- * directory, rows, remote.data.dir. Exit status 0 on success.
+ * directory, rows, and where the tiered segments are counted: remote.data.dir for a file store,
+ * or for an S3 store an unsigned ListObjects URL of the S3 emulator (http://host:port/bucket?prefix=p/;
+ * tests/javaremote/s3emu checks no signatures). Exit status 0 on success.
  */
 public final class TieredRead {
     private static final int BUCKETS = 2;
@@ -37,7 +39,7 @@ public final class TieredRead {
         String bootstrap = args[0];
         File dataDir = new File(args[1]);
         int rows = Integer.parseInt(args[2]);
-        File remoteDir = new File(args[3]);
+        String remoteDir = args[3];
         Configuration conf = new Configuration();
         conf.setString("bootstrap.servers", bootstrap);
         try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
@@ -65,7 +67,7 @@ public final class TieredRead {
                     throw new IllegalStateException("append failed", failed.get());
                 }
                 waitTiered(new File(dataDir, "tablet/table-" + tableId));
-                int remote = countLogs(remoteDir);
+                int remote = remoteDir.startsWith("http://") ? countS3Logs(remoteDir) : countLogs(new File(remoteDir));
                 if (remote < 2 * BUCKETS) {
                     throw new IllegalStateException(remote + " segments in remote storage: too few to test tiered reads");
                 }
@@ -73,6 +75,20 @@ public final class TieredRead {
             }
         }
         System.out.println("OK: the Java client read all " + rows + " rows once, the tiered ones from remote storage");
+    }
+
+    /** Counts the .log objects a ListObjects answer names (the first 1000 keys: enough here). */
+    private static int countS3Logs(String listUrl) throws Exception {
+        java.net.HttpURLConnection c = (java.net.HttpURLConnection) new java.net.URL(listUrl).openConnection();
+        String body;
+        try (java.io.InputStream in = c.getInputStream()) {
+            body = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        int n = 0;
+        for (int i = body.indexOf(".log</Key>"); i >= 0; i = body.indexOf(".log</Key>", i + 1)) {
+            n++;
+        }
+        return n;
     }
 
     private static int countLogs(File dir) {
