@@ -43,6 +43,25 @@ async def wait_tiered(srv, table_id, timeout=90):
     raise AssertionError(f"local segments still there after {timeout}s: {segs}\n{srv.log_text()[-3000:]}")
 
 
+async def create_tiered_table(admin, name):
+    """A log table that keeps one local segment per bucket; returns its path and table id."""
+    path = fluss.TablePath("fluss", name)
+    await admin.create_table(path, fluss.TableDescriptor(
+        fluss.Schema(SCHEMA), bucket_count=BUCKETS, bucket_keys=["id"],
+        properties={"table.log.tiered.local-segments": "1"}))
+    return path, (await admin.get_table_info(path)).table_id
+
+
+async def append_ids(conn, path, start, count, step=2000):
+    """Appends rows with ids start … start+count-1 and ~100 bytes of payload each, then flushes."""
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    for first in range(start, start + count, step):
+        writer.write_arrow_batch(pa.RecordBatch.from_pydict(
+            {"id": list(range(first, first + step)), "payload": [os.urandom(100).hex() for _ in range(step)]},
+            schema=SCHEMA))
+    await writer.flush()
+
+
 async def read_all(conn, path, total, timeout=120):
     table = await conn.get_table(path)
     scanner = await table.new_scan().create_record_batch_log_scanner()
@@ -63,18 +82,8 @@ async def test_scan_from_earliest_reads_tiered_segments(strom_binary, tmp_path):
     try:
         conn = await connect(srv.bootstrap)
         admin = conn.get_admin()
-        path = fluss.TablePath("fluss", "compat_remote_log")
-        await admin.create_table(path, fluss.TableDescriptor(
-            fluss.Schema(SCHEMA), bucket_count=BUCKETS, bucket_keys=["id"],
-            properties={"table.log.tiered.local-segments": "1"}))
-        table_id = (await admin.get_table_info(path)).table_id
-        writer = (await conn.get_table(path)).new_append().create_writer()
-        step = 2000
-        for start in range(0, ROWS, step):
-            writer.write_arrow_batch(pa.RecordBatch.from_pydict(
-                {"id": list(range(start, start + step)), "payload": [os.urandom(100).hex() for _ in range(step)]},
-                schema=SCHEMA))
-        await writer.flush()
+        path, table_id = await create_tiered_table(admin, "compat_remote_log")
+        await append_ids(conn, path, 0, ROWS)
         assert all(n > 2 for n in local_segments(srv, table_id).values()), local_segments(srv, table_id)
         await wait_tiered(srv, table_id)
         remote_logs = list((tmp_path / "remote" / "log" / "fluss").glob(f"compat_remote_log-{table_id}/*/*/*.log"))
@@ -109,19 +118,10 @@ async def test_kill_during_tiering_loses_and_duplicates_nothing(strom_binary, tm
     try:
         conn = await connect(srv.bootstrap)
         admin = conn.get_admin()
-        path = fluss.TablePath("fluss", "compat_remote_log_kill")
-        await admin.create_table(path, fluss.TableDescriptor(
-            fluss.Schema(SCHEMA), bucket_count=BUCKETS, bucket_keys=["id"],
-            properties={"table.log.tiered.local-segments": "1"}))
-        table_id = (await admin.get_table_info(path)).table_id
+        path, table_id = await create_tiered_table(admin, "compat_remote_log_kill")
         total, step = 0, 2000
         for round_ in range(3):
-            writer = (await conn.get_table(path)).new_append().create_writer()
-            for start in range(total, total + 5 * step, step):
-                writer.write_arrow_batch(pa.RecordBatch.from_pydict(
-                    {"id": list(range(start, start + step)), "payload": [os.urandom(100).hex() for _ in range(step)]},
-                    schema=SCHEMA))
-            await writer.flush()
+            await append_ids(conn, path, total, 5 * step, step)
             total += 5 * step
             await asyncio.sleep(0.4 * round_ + 0.9)  # the 1 s task runs now or soon
             conn.close()

@@ -3,21 +3,13 @@ closed segments leave the tablet's directory once committed in the bucket, and p
 them from S3 with the credentials GET_FILESYSTEM_SECURITY_TOKEN hands out — every row exactly
 once, also after kill -9."""
 
-import asyncio
-import os
-import time
-from pathlib import Path
-
 import boto3
-import pyarrow as pa
 import pytest
 from moto.server import ThreadedMotoServer
 
-import fluss
-
 from conftest import connect
 from strom_server import StromServer
-from test_remote_log import BUCKETS, SCHEMA, local_segments, read_all, wait_tiered
+from test_remote_log import append_ids, create_tiered_table, local_segments, read_all, wait_tiered
 
 ROWS = 20_000
 
@@ -50,18 +42,8 @@ async def test_pyfluss_reads_segments_tiered_to_s3(strom_binary, tmp_path, s3):
     try:
         conn = await connect(srv.bootstrap)
         admin = conn.get_admin()
-        path = fluss.TablePath("fluss", "compat_remote_log_s3")
-        await admin.create_table(path, fluss.TableDescriptor(
-            fluss.Schema(SCHEMA), bucket_count=BUCKETS, bucket_keys=["id"],
-            properties={"table.log.tiered.local-segments": "1"}))
-        table_id = (await admin.get_table_info(path)).table_id
-        writer = (await conn.get_table(path)).new_append().create_writer()
-        step = 2000
-        for start in range(0, ROWS, step):
-            writer.write_arrow_batch(pa.RecordBatch.from_pydict(
-                {"id": list(range(start, start + step)), "payload": [os.urandom(100).hex() for _ in range(step)]},
-                schema=SCHEMA))
-        await writer.flush()
+        path, table_id = await create_tiered_table(admin, "compat_remote_log_s3")
+        await append_ids(conn, path, 0, ROWS)
         assert all(n > 1 for n in local_segments(srv, table_id).values()), local_segments(srv, table_id)
         await wait_tiered(srv, table_id)
         keys = [o["Key"] for o in client.list_objects_v2(Bucket="strom", Prefix="cluster1/log/fluss/").get("Contents", [])]
