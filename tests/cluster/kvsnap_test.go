@@ -39,34 +39,12 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (-short)")
 	}
-	set := maps.Clone(faultOptions)
-	set["remote.data.dir"] = t.TempDir() // one directory all three nodes share
-	set["kv.snapshot.interval"] = "500ms"
-	set["log.segment.file-size"] = "4kb"
-	set["log.retention.check-interval"] = "200ms"
+	set := snapshotOptions(map[string]string{"remote.data.dir": t.TempDir()}) // one directory all three nodes share
 	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
-	desc := pkTable()
-	desc.BucketCount = 1
-	desc.Properties = map[string]string{"table.log.ttl": "1ms"}
-	table := createTable(t, ctx, conn, "snapshots", desc)
+	table, tableID, etcd, leader, follower := openSnapshotBucket(t, ctx, c, conn, "snapshots")
 	admin := conn.Admin()
-	snaps, err := admin.GetLatestKvSnapshots(ctx, table.Path(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tableID := snaps.TableID
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
-	st := bucketState(t, ctx, etcd, tableID)
-	leader, follower := c.Node(st.Replicas[0]), c.Node(st.Replicas[1]) // the follower is next in line
-	if st.Leader != leader.ID {
-		t.Fatalf("bucket state %+v: leader is not the first replica", st)
-	}
 
 	w, err := table.NewUpsert().CreateWriter()
 	if err != nil {
@@ -142,7 +120,7 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 	tb := fluss.TableBucket{TableID: tableID, PartitionID: fluss.NoPartition, Bucket: 0}
 	var s fluss.KvSnapshot
 	waitUntil(t, 20*time.Second, "a snapshot by the new leader", func() bool {
-		snaps, err = admin.GetLatestKvSnapshots(ctx, table.Path(), "")
+		snaps, err := admin.GetLatestKvSnapshots(ctx, table.Path(), "")
 		if err != nil {
 			return false
 		}
@@ -225,6 +203,45 @@ func TestKvSnapshotsAcrossFailover(t *testing.T) {
 }
 
 // bucketState reads the state of bucket 0 of table from etcd.
+// snapshotOptions are the cluster options of the KV snapshot tests, with extra on top: a
+// snapshot every 500 ms and tiny segments that retention drops at once, so a replica that
+// falls behind can only catch up from a snapshot.
+func snapshotOptions(extra map[string]string) map[string]string {
+	set := maps.Clone(faultOptions)
+	set["kv.snapshot.interval"] = "500ms"
+	set["log.segment.file-size"] = "4kb"
+	set["log.retention.check-interval"] = "200ms"
+	maps.Copy(set, extra)
+	return set
+}
+
+// openSnapshotBucket creates the snapshot tests' table: one primary-key bucket whose changelog
+// expires at once (table.log.ttl 1ms). It returns the table, its id, an etcd client (closed at
+// the end of the test) and the bucket's leader and the follower next in line.
+func openSnapshotBucket(t *testing.T, ctx context.Context, c *clustertest.Cluster, conn *fluss.Connection, name string) (
+	table *fluss.Table, tableID int64, etcd *clientv3.Client, leader, next *clustertest.Node) {
+	t.Helper()
+	desc := pkTable()
+	desc.BucketCount = 1
+	desc.Properties = map[string]string{"table.log.ttl": "1ms"}
+	table = createTable(t, ctx, conn, name, desc)
+	snaps, err := conn.Admin().GetLatestKvSnapshots(ctx, table.Path(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err = clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { etcd.Close() })
+	st := bucketState(t, ctx, etcd, snaps.TableID)
+	leader, next = c.Node(st.Replicas[0]), c.Node(st.Replicas[1])
+	if st.Leader != leader.ID {
+		t.Fatalf("bucket state %+v: leader is not the first replica", st)
+	}
+	return table, snaps.TableID, etcd, leader, next
+}
+
 func bucketState(t *testing.T, ctx context.Context, etcd *clientv3.Client, tableID int64) cluster.BucketState {
 	t.Helper()
 	resp, err := etcd.Get(ctx, fmt.Sprintf("/strom/buckets/%d/-/0", tableID))

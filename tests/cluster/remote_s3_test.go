@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/fluss"
 	"github.com/stromdb/strom/internal/wire"
@@ -43,37 +40,15 @@ func TestKvSnapshotsInS3WithoutSharedDirectory(t *testing.T) {
 		t.Skip("multi-process cluster test (-short)")
 	}
 	e := remotetest.Start(t) // before the cluster: it outlives the processes
-	set := maps.Clone(faultOptions)
-	maps.Copy(set, e.Options("cluster"))
-	set["kv.snapshot.interval"] = "500ms"
-	set["log.segment.file-size"] = "4kb"
-	set["log.retention.check-interval"] = "200ms"
+	set := snapshotOptions(e.Options("cluster"))
 	set["remote.storage.max-retries"] = "2" // a refused snapshot pass gives up quickly
 	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
 	checkS3Token(t, ctx, c.Nodes[0].CoordinatorAddr, e)
 
-	desc := pkTable()
-	desc.BucketCount = 1
-	desc.Properties = map[string]string{"table.log.ttl": "1ms"}
-	table := createTable(t, ctx, conn, "snapshots_s3", desc)
+	table, tableID, etcd, leader, victim := openSnapshotBucket(t, ctx, c, conn, "snapshots_s3") // the victim is next in line
 	admin := conn.Admin()
-	snaps, err := admin.GetLatestKvSnapshots(ctx, table.Path(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tableID := snaps.TableID
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
-	st := bucketState(t, ctx, etcd, tableID)
-	leader, victim := c.Node(st.Replicas[0]), c.Node(st.Replicas[1]) // the victim is next in line
-	if st.Leader != leader.ID {
-		t.Fatalf("bucket state %+v: leader is not the first replica", st)
-	}
 
 	w, err := table.NewUpsert().CreateWriter()
 	if err != nil {
@@ -218,7 +193,7 @@ func TestKvSnapshotsInS3WithoutSharedDirectory(t *testing.T) {
 	lookups("the cluster after the move")
 
 	// The files handed to readers are objects in the bucket, under remote.data.dir.
-	snaps, err = admin.GetLatestKvSnapshots(ctx, table.Path(), "")
+	snaps, err := admin.GetLatestKvSnapshots(ctx, table.Path(), "")
 	if err != nil || len(snaps.Snapshots) == 0 {
 		t.Fatalf("latest snapshots: %v", err)
 	}
