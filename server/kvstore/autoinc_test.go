@@ -200,7 +200,7 @@ func TestAutoIncrementIntOverflow(t *testing.T) {
 func TestAutoIncrementFollowerAndPromotion(t *testing.T) {
 	seqs := newMemSequences()
 	l, f := newReplicaWith(t, autoIncTable(5), seqs), newReplicaWith(t, autoIncTable(5), seqs)
-	if err := l.log.AssignEpoch(1, 0); err != nil {
+	if err := l.log.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.tab.BecomeLeader(context.Background()); err != nil {
@@ -225,7 +225,7 @@ func TestAutoIncrementFollowerAndPromotion(t *testing.T) {
 	eqStrings(t, "follower", []string{f.get(1), f.get(2)}, []string{"(1,a,1)", "(2,b,2)"})
 
 	l.tab.BecomeFollower()
-	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
+	if err := f.log.Replica().AssignEpoch(2, f.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.tab.BecomeLeader(context.Background()); err != nil {
@@ -235,7 +235,7 @@ func TestAutoIncrementFollowerAndPromotion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.log.SetHighWatermark(f.log.DurableLogEndOffset()); err != nil {
+	if _, err := f.log.Replica().SetHighWatermark(f.log.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Wait(context.Background()); err != nil {

@@ -79,7 +79,7 @@ func (t *Tablet) recover(ctx context.Context) error {
 	t.log.SetMinRetainOffset(applied)
 	if t.log.ExternalHighWatermark() && applied > t.log.HighWatermark() {
 		// Pebble holds only committed state, so the checkpointed HW (written lazily) lags.
-		if _, err := t.log.SetHighWatermark(applied); err != nil {
+		if _, err := t.log.Replica().SetHighWatermark(applied); err != nil {
 			return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
 		}
 	}

@@ -66,7 +66,7 @@ func TestStateAheadOfChangelogIsNotRebuilt(t *testing.T) {
 	if err := h.store.db.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.log.Truncate(ends[19]); err != nil { // the log loses its tail behind Pebble's back
+	if err := h.log.Replica().Truncate(ends[19]); err != nil { // the log loses its tail behind Pebble's back
 		t.Fatal(err)
 	}
 	h.reopen()

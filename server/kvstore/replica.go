@@ -129,7 +129,7 @@ func (t *Tablet) BecomeLeader(ctx context.Context) error {
 func (t *Tablet) stageTail(from, end int64) error {
 	var buf []byte
 	for off := from; off < end; {
-		res, err := t.log.ReadReplica(off, replayReadBytes, true)
+		res, err := t.log.Replica().ReadReplica(off, replayReadBytes, true)
 		if err != nil {
 			return fmt.Errorf("read changelog at %d: %w", off, err)
 		}
@@ -198,7 +198,7 @@ func (t *Tablet) ApplyCommitted() error {
 	return t.applyDurableLocked(end)
 }
 
-// TruncateLog truncates the changelog (logstore.Log.TruncateTo) on a follower, excluding
+// TruncateLog truncates the changelog (logstore.Replica.TruncateTo) on a follower, excluding
 // CatchUp meanwhile. The log refuses to cut below the applied offset, so Pebble never holds
 // state whose changelog is gone.
 func (t *Tablet) TruncateLog(offset int64) error {
@@ -209,5 +209,5 @@ func (t *Tablet) TruncateLog(offset int64) error {
 	if t.role != roleFollower {
 		return fmt.Errorf("kvstore: truncating the changelog of %s needs BecomeFollower first", t.bucket)
 	}
-	return t.log.TruncateTo(offset)
+	return t.log.Replica().TruncateTo(offset)
 }

@@ -46,7 +46,7 @@ func newReplicaWith(t *testing.T, table Table, seqs SequenceSource) *harness {
 func copyLog(t *testing.T, leader, follower *logstore.Log) {
 	t.Helper()
 	for off := follower.LogEndOffset(); off < leader.LogEndOffset(); {
-		r, err := leader.ReadReplica(off, 1<<20, true)
+		r, err := leader.Replica().ReadReplica(off, 1<<20, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func copyLog(t *testing.T, leader, follower *logstore.Log) {
 			bs = append(bs, b)
 			off = b.NextOffset()
 		}
-		if _, err := follower.AppendAsFollower(bs); err != nil {
+		if _, err := follower.Replica().AppendAsFollower(bs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,10 +73,10 @@ func copyLog(t *testing.T, leader, follower *logstore.Log) {
 // the follower's to the leader's HW.
 func commit(t *testing.T, leader, follower *logstore.Log) {
 	t.Helper()
-	if _, err := leader.SetHighWatermark(follower.DurableLogEndOffset()); err != nil {
+	if _, err := leader.Replica().SetHighWatermark(follower.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := follower.SetHighWatermark(leader.HighWatermark()); err != nil {
+	if _, err := follower.Replica().SetHighWatermark(leader.HighWatermark()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -94,7 +94,7 @@ func (h *harness) stage(writer int64, seq int32, recs ...rec) (int64, Pending) {
 func leaderAndFollower(t *testing.T, table Table) (*harness, *harness) {
 	t.Helper()
 	l, f := newReplica(t, table), newReplica(t, table)
-	if err := l.log.AssignEpoch(1, 0); err != nil {
+	if err := l.log.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.tab.BecomeLeader(context.Background()); err != nil {
@@ -112,7 +112,7 @@ func TestReplicatedTabletWritesOnlyAsLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, d := h.stage(1, 0, up(1, "a", 1))
-	if _, err := h.log.SetHighWatermark(h.log.DurableLogEndOffset()); err != nil {
+	if _, err := h.log.Replica().SetHighWatermark(h.log.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Wait(context.Background()); err != nil || h.get(1) != "(1,a,1)" {
@@ -184,7 +184,7 @@ func TestPromotionWithUncommittedTail(t *testing.T) {
 	l.tab.BecomeFollower() // the old leader is demoted
 	wantCode(t, d2.Wait(context.Background()), ferr.NotLeaderOrFollower)
 
-	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
+	if err := f.log.Replica().AssignEpoch(2, f.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.tab.BecomeLeader(ctx); err != nil {
@@ -207,7 +207,7 @@ func TestPromotionWithUncommittedTail(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	// Single-replica ISR now: the HW follows the new leader's durable end.
-	if _, err := f.log.SetHighWatermark(f.log.DurableLogEndOffset()); err != nil {
+	if _, err := f.log.Replica().SetHighWatermark(f.log.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -264,7 +264,7 @@ func TestPromotedFollowerDeduplicatesRetry(t *testing.T) {
 	if err := f.tab.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
+	if err := f.log.Replica().AssignEpoch(2, f.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.tab.BecomeLeader(ctx); err != nil {
@@ -287,7 +287,7 @@ func TestPromotedFollowerDeduplicatesRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.log.SetHighWatermark(f.log.DurableLogEndOffset()); err != nil {
+	if _, err := f.log.Replica().SetHighWatermark(f.log.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d2.Wait(context.Background()); err != nil {

@@ -40,7 +40,7 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.tab.BecomeFollower()
-	if err := f.log.AssignEpoch(2, f.log.LogEndOffset()); err != nil {
+	if err := f.log.Replica().AssignEpoch(2, f.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.tab.BecomeLeader(ctx); err != nil {
@@ -56,14 +56,14 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.tab.BecomeFollower()
-	if err := l.log.AssignEpoch(3, l.log.LogEndOffset()); err != nil {
+	if err := l.log.Replica().AssignEpoch(3, l.log.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.tab.BecomeLeader(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, d = l.stage(3, 0, up(1, "carol", 32))
-	if _, err := l.log.SetHighWatermark(l.log.DurableLogEndOffset()); err != nil {
+	if _, err := l.log.Replica().SetHighWatermark(l.log.Replica().DurableLogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Wait(context.Background()); err != nil {

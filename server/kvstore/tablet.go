@@ -96,7 +96,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	tb.mem.untracked(tb.seqFence())
 	tb.forgetRows() // whatever is cached under an earlier generation may be stale
 	// Pebble holds the changelog's effect up to applied: the log must never lose it.
-	log.SetTruncateFloor(tb.AppliedOffset)
+	log.Replica().SetTruncateFloor(tb.AppliedOffset)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -83,7 +83,7 @@ func TestBatchStatsSidecar(t *testing.T) {
 	}
 	// Removed with its segment.
 	last, _ := l.SegmentBase(bases[len(bases)-1])
-	if err := l.Truncate(l.LogEndOffset()); err != nil {
+	if err := l.Replica().Truncate(l.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {

@@ -163,7 +163,8 @@ func decodeEpochs(b []byte) ([]EpochEntry, error) {
 // loadEpochs reads the checkpoint (a missing or unreadable one means an empty cache: the
 // epochs are then learnt again from the leader) and drops entries beyond the recovered log
 // end. Caller owns l exclusively.
-func (l *Log) loadEpochs() {
+func (r *Replica) loadEpochs() {
+	l := r.log
 	b, err := os.ReadFile(filepath.Join(l.dir, epochFileName))
 	if err != nil {
 		if !os.IsNotExist(err) {
@@ -176,16 +177,17 @@ func (l *Log) loadEpochs() {
 		l.opts.Logger.Warn("logstore: leader-epoch checkpoint ignored", "dir", l.dir, "err", err)
 		return
 	}
-	l.epochs.entries = entries
+	r.epochs.entries = entries
 	// An entry at exactly the log end is an epoch that started but appended nothing yet.
-	if l.epochs.truncateFromEnd(l.leo + 1) {
-		_ = l.persistEpochsLocked()
+	if r.epochs.truncateFromEnd(l.leo + 1) {
+		_ = r.persistEpochsLocked()
 	}
 }
 
 // persistEpochsLocked writes the cache atomically. Caller holds mu.
-func (l *Log) persistEpochsLocked() error {
-	if err := writeFileAtomic(filepath.Join(l.dir, epochFileName), encodeEpochs(l.epochs.entries)); err != nil {
+func (r *Replica) persistEpochsLocked() error {
+	l := r.log
+	if err := writeFileAtomic(filepath.Join(l.dir, epochFileName), encodeEpochs(r.epochs.entries)); err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "leader-epoch checkpoint"), err)
 	}
 	return syncDir(l.dir)
@@ -198,7 +200,8 @@ func (l *Log) persistEpochsLocked() error {
 // do not carry an epoch (V0/V1). An epoch older than the latest is refused
 // (FENCED_LEADER_EPOCH_EXCEPTION); re-assigning the latest epoch is a no-op; an entry is
 // persisted (leader-epoch checkpoint, atomically) before AssignEpoch returns.
-func (l *Log) AssignEpoch(epoch int32, startOffset int64) error {
+func (r *Replica) AssignEpoch(epoch int32, startOffset int64) error {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -207,7 +210,7 @@ func (l *Log) AssignEpoch(epoch int32, startOffset int64) error {
 	if epoch < 0 {
 		return ferr.New(ferr.FencedLeaderEpochException, "invalid leader epoch %d", epoch)
 	}
-	if latest, ok := l.epochs.latestEpoch(); ok && epoch < latest {
+	if latest, ok := r.epochs.latestEpoch(); ok && epoch < latest {
 		return ferr.New(ferr.FencedLeaderEpochException,
 			"leader epoch %d is older than the log's latest epoch %d", epoch, latest)
 	}
@@ -215,25 +218,27 @@ func (l *Log) AssignEpoch(epoch int32, startOffset int64) error {
 		return ferr.New(ferr.LogOffsetOutOfRangeException,
 			"epoch %d start offset %d is beyond the log end %d", epoch, startOffset, l.leo)
 	}
-	if !l.epochs.assign(epoch, startOffset) {
+	if !r.epochs.assign(epoch, startOffset) {
 		return nil
 	}
-	return l.persistEpochsLocked()
+	return r.persistEpochsLocked()
 }
 
 // LatestEpoch returns the newest leader epoch of the log, or NoEpoch.
-func (l *Log) LatestEpoch() int32 {
+func (r *Replica) LatestEpoch() int32 {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, _ := l.epochs.latestEpoch()
+	e, _ := r.epochs.latestEpoch()
 	return e
 }
 
 // EpochEntries returns a copy of the leader-epoch cache, oldest first.
-func (l *Log) EpochEntries() []EpochEntry {
+func (r *Replica) EpochEntries() []EpochEntry {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]EpochEntry(nil), l.epochs.entries...)
+	return append([]EpochEntry(nil), r.epochs.entries...)
 }
 
 // EndOffsetForEpoch answers a follower's OffsetsForLeaderEpoch question with Kafka's
@@ -241,10 +246,11 @@ func (l *Log) EpochEntries() []EpochEntry {
 // epoch <= it that this log knows and the start offset of the first epoch after it (the end
 // of the requested epoch here); (NoEpoch, NoEpochOffset) for an undefined epoch, one newer
 // than every epoch of this log, or an empty cache.
-func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+func (r *Replica) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.epochs.endOffsetFor(epoch, l.leo)
+	return r.epochs.endOffsetFor(epoch, l.leo)
 }
 
 // TruncationOffset is the follower's side of the epoch protocol (Kafka
@@ -255,7 +261,8 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 // watermark. When this log does not have the leader's epoch, the answer is not final: ask
 // the leader again about the epoch this log holds there (EndOffsetForEpoch(the returned
 // offset's epoch)) after truncating.
-func (l *Log) TruncationOffset(leaderEpoch int32, leaderEnd int64) (offset int64, final bool) {
+func (r *Replica) TruncationOffset(leaderEpoch int32, leaderEnd int64) (offset int64, final bool) {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	hw := l.v.Load().hw
@@ -265,7 +272,7 @@ func (l *Log) TruncationOffset(leaderEpoch int32, leaderEnd int64) (offset int64
 	if leaderEpoch == NoEpoch {
 		return min(leaderEnd, l.leo), true
 	}
-	e, end := l.epochs.endOffsetFor(leaderEpoch, l.leo)
+	e, end := r.epochs.endOffsetFor(leaderEpoch, l.leo)
 	if e == NoEpoch {
 		return hw, true
 	}

@@ -21,7 +21,8 @@ import (
 // Under FlushEveryAppend it returns only after the batches are fdatasync'ed, so the offset a
 // follower reports next is durable. It never moves the high watermark of a replicated log
 // (SetHighWatermark does); a single-node log's HW follows as for Append.
-func (l *Log) AppendAsFollower(batches []record.Batch) (AppendResult, error) {
+func (r *Replica) AppendAsFollower(batches []record.Batch) (AppendResult, error) {
+	l := r.log
 	if len(batches) == 0 {
 		return AppendResult{}, ferr.New(ferr.CorruptRecordException, "follower append without batches")
 	}
@@ -46,7 +47,7 @@ func (l *Log) AppendAsFollower(batches []record.Batch) (AppendResult, error) {
 	}
 
 	l.mu.Lock()
-	res, err := l.appendFollowerLocked(batches, total)
+	res, err := r.appendFollowerLocked(batches, total)
 	l.mu.Unlock()
 	if err != nil {
 		return AppendResult{}, err
@@ -59,7 +60,8 @@ func (l *Log) AppendAsFollower(batches []record.Batch) (AppendResult, error) {
 	return res, nil
 }
 
-func (l *Log) appendFollowerLocked(batches []record.Batch, total int64) (AppendResult, error) {
+func (r *Replica) appendFollowerLocked(batches []record.Batch, total int64) (AppendResult, error) {
+	l := r.log
 	if l.closed {
 		return AppendResult{}, ErrClosed
 	}
@@ -92,8 +94,8 @@ func (l *Log) appendFollowerLocked(batches []record.Batch, total int64) (AppendR
 	for _, b := range batches {
 		l.writers.observe(b)
 		if e := b.LeaderEpoch(); e >= 0 {
-			if latest, ok := l.epochs.latestEpoch(); !ok || e > latest {
-				epochsChanged = l.epochs.assign(e, b.BaseOffset()) || epochsChanged
+			if latest, ok := r.epochs.latestEpoch(); !ok || e > latest {
+				epochsChanged = r.epochs.assign(e, b.BaseOffset()) || epochsChanged
 			}
 		}
 	}
@@ -101,7 +103,7 @@ func (l *Log) appendFollowerLocked(batches []record.Batch, total int64) (AppendR
 	l.maxTs = lastB.CommitTimestamp()
 	l.dirty = true
 	if epochsChanged {
-		if err := l.persistEpochsLocked(); err != nil {
+		if err := r.persistEpochsLocked(); err != nil {
 			l.opts.Logger.Warn("logstore: leader-epoch checkpoint failed", "dir", l.dir, "err", err)
 		}
 	}

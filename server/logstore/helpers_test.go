@@ -79,7 +79,7 @@ func readAll(t testing.TB, l *Log, from int64) []record.Batch {
 	return collectBatches(t, "Read", from, l.HighWatermark, l.Read, true)
 }
 
-// collectBatches reads with read (Log.Read or Log.ReadReplica, named what) from offset up to
+// collectBatches reads with read (Log.Read or Replica.ReadReplica, named what) from offset up to
 // end(), splitting what it returns into batches; with validate each batch must validate.
 func collectBatches(t testing.TB, what string, from int64, end func() int64,
 	read func(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error), validate bool) []record.Batch {

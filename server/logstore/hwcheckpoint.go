@@ -50,7 +50,8 @@ func decodeHW(b []byte) (int64, error) {
 }
 
 // loadHW returns the checkpointed high watermark, 0 when there is none or it is unreadable.
-func (l *Log) loadHW() int64 {
+func (r *Replica) loadHW() int64 {
+	l := r.log
 	b, err := os.ReadFile(filepath.Join(l.dir, hwFileName))
 	if err != nil {
 		if !os.IsNotExist(err) {
@@ -68,16 +69,18 @@ func (l *Log) loadHW() int64 {
 
 // checkpointHWLocked writes the current HW (replicated mode only; a failure is logged, the
 // checkpoint is an optimisation). Caller holds mu.
-func (l *Log) checkpointHWLocked() {
+func (r *Replica) checkpointHWLocked() {
+	l := r.log
 	if !l.opts.ExternalHighWatermark {
 		return
 	}
-	if err := l.writeHW(l.v.Load().hw); err != nil {
+	if err := r.writeHW(l.v.Load().hw); err != nil {
 		l.opts.Logger.Warn("logstore: high-watermark checkpoint failed", "dir", l.dir, "err", err)
 	}
 }
 
-func (l *Log) writeHW(hw int64) error {
+func (r *Replica) writeHW(hw int64) error {
+	l := r.log
 	if err := writeFileAtomic(filepath.Join(l.dir, hwFileName), encodeHW(hw)); err != nil {
 		return err
 	}
@@ -87,7 +90,8 @@ func (l *Log) writeHW(hw int64) error {
 // CheckpointHighWatermark persists the current high watermark (replicated mode), atomically.
 // Call it periodically (Kafka: replica.high.watermark.checkpoint.interval.ms, 5 s); rolls,
 // Close and TruncateTo also write it.
-func (l *Log) CheckpointHighWatermark() error {
+func (r *Replica) CheckpointHighWatermark() error {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -96,5 +100,5 @@ func (l *Log) CheckpointHighWatermark() error {
 	if !l.opts.ExternalHighWatermark {
 		return nil
 	}
-	return l.writeHW(l.v.Load().hw)
+	return r.writeHW(l.v.Load().hw)
 }

@@ -46,12 +46,8 @@ type Log struct {
 	offline atomic.Pointer[error]
 
 	// Replication (replica.go, epoch.go, truncate.go, hwcheckpoint.go).
-	synced     atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
-	epochs     epochCache   // leader epoch -> start offset; guarded by mu
-	truncFloor atomic.Pointer[func() int64]
-	// testHookTruncate, when set, runs at numbered steps of TruncateTo; an error stops the
-	// truncation there, as a crash would.
-	testHookTruncate func(step int) error
+	synced  atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
+	replica Replica
 
 	v atomic.Pointer[view] // what readers see
 
@@ -203,7 +199,7 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	}
 	ts := max(l.maxTs, nowMs)
 	off := l.leo
-	epoch, stamp := l.epochs.latestEpoch()
+	epoch, stamp := l.replica.epochs.latestEpoch()
 	for _, b := range batches {
 		b.SetBaseOffset(off)
 		b.SetCommitTimestamp(ts)
@@ -344,7 +340,7 @@ func (l *Log) roll() error {
 	if err := syncDir(l.dir); err != nil {
 		l.opts.Logger.Warn("logstore: directory sync failed", "dir", l.dir, "err", err)
 	}
-	l.checkpointHWLocked()
+	l.replica.checkpointHWLocked()
 	segs := make([]*segment, len(l.segs), len(l.segs)+1)
 	copy(segs, l.segs)
 	l.segs = append(segs, seg)

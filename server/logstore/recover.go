@@ -22,6 +22,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
 	l := &Log{dir: dir, opts: opts, writers: writerState{}, retainAt: math.MaxInt64}
+	l.replica.log = l
 	l.ttlMs.Store(opts.TTL.Milliseconds())
 
 	markerPath := filepath.Join(dir, cleanMarker)
@@ -76,7 +77,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	redo = redo && corrupt == nil
 	if err == nil && redo && intent < l.leo && intent >= l.segs[0].base {
 		// A TruncateTo was interrupted: finish it (truncate.go).
-		_, _, _, err = l.cutLocked(intent)
+		_, _, _, err = l.replica.cutLocked(intent)
 		act = l.active()
 	}
 	if err != nil {
@@ -93,9 +94,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	}
 	l.writers.expire(opts.Now().UnixMilli(), opts.WriterExpiration.Milliseconds())
 	l.synced.Store(l.leo) // recovery fdatasync'ed what it kept
-	l.loadEpochs()
-	if redo && l.epochs.truncateFromEnd(intent) {
-		if err := l.persistEpochsLocked(); err != nil {
+	l.replica.loadEpochs()
+	if redo && l.replica.epochs.truncateFromEnd(intent) {
+		if err := l.replica.persistEpochsLocked(); err != nil {
 			for _, s := range l.segs {
 				s.release()
 			}
@@ -105,7 +106,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	if opts.ExternalHighWatermark {
 		// Replicated: only what the checkpoint says was committed is; the tail above it
 		// waits for the leader (and may be truncated).
-		hw := min(max(l.loadHW(), l.segs[0].base), l.leo)
+		hw := min(max(l.replica.loadHW(), l.segs[0].base), l.leo)
 		seg, pos, boundary, err := l.positionOf(hw)
 		if err != nil {
 			for _, s := range l.segs {

@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"sort"
+	"sync/atomic"
 
 	"github.com/stromdb/strom/internal/record"
 )
@@ -10,6 +11,23 @@ import (
 // This file holds the read side of replication and the externally driven high watermark;
 // follower.go, truncate.go, epoch.go and hwcheckpoint.go hold the rest (see doc.go,
 // "Replication").
+
+// Replica is the replication side of a Log (see doc.go, "Replication"): the externally set
+// high watermark and its checkpoint, follower appends, the leader-epoch cache and crash-safe
+// truncation. It owns the epoch cache and the truncation floor; everything else it reads and
+// changes is the Log's, under the Log's locks (syncMu, then mu). Get it with Log.Replica.
+type Replica struct {
+	log *Log
+
+	epochs     epochCache // leader epoch -> start offset; guarded by log.mu
+	truncFloor atomic.Pointer[func() int64]
+	// testHook, when set, runs at numbered steps of TruncateTo; an error stops the
+	// truncation there, as a crash would.
+	testHook func(step int) error
+}
+
+// Replica returns the log's replication primitives.
+func (l *Log) Replica() *Replica { return &l.replica }
 
 // errNotReplicated is returned by SetHighWatermark on a single-node log, whose HW follows
 // its own fsync.
@@ -34,7 +52,8 @@ func (l *Log) noteSynced(off int64) {
 // (the policy accepts page-cache durability). A follower reports it as its fetch offset; a
 // leader counts it as its own replica's end when it computes the HW. The high watermark
 // never passes it.
-func (l *Log) DurableLogEndOffset() int64 {
+func (r *Replica) DurableLogEndOffset() int64 {
+	l := r.log
 	leo := l.v.Load().leo
 	if !l.opts.FlushPolicy.everyAppend() {
 		return leo
@@ -43,7 +62,8 @@ func (l *Log) DurableLogEndOffset() int64 {
 }
 
 // durableEndLocked is DurableLogEndOffset for a caller holding mu.
-func (l *Log) durableEndLocked() int64 {
+func (r *Replica) durableEndLocked() int64 {
+	l := r.log
 	if !l.opts.FlushPolicy.everyAppend() {
 		return l.leo
 	}
@@ -54,7 +74,8 @@ func (l *Log) durableEndLocked() int64 {
 // minimum log end of its ISR, a follower the leader's HW). It is clamped to
 // DurableLogEndOffset and rounded down to a batch boundary, and it never moves backwards
 // (only TruncateTo lowers it). It returns the HW in force afterwards.
-func (l *Log) SetHighWatermark(hw int64) (int64, error) {
+func (r *Replica) SetHighWatermark(hw int64) (int64, error) {
+	l := r.log
 	if !l.opts.ExternalHighWatermark {
 		return 0, errNotReplicated
 	}
@@ -67,7 +88,7 @@ func (l *Log) SetHighWatermark(hw int64) (int64, error) {
 		return 0, err
 	}
 	v := l.v.Load()
-	hw = min(hw, l.durableEndLocked())
+	hw = min(hw, r.durableEndLocked())
 	if hw <= v.hw {
 		return v.hw, nil
 	}
@@ -120,7 +141,8 @@ func (l *Log) positionOf(off int64) (*segment, int64, int64, error) {
 // instead of the high watermark (a follower copies the leader's uncommitted tail; that is
 // how the HW advances). ReadResult.HighWatermark is still the HW, which the follower adopts.
 // Like Read it must not race TruncateTo for ranges above the new end.
-func (l *Log) ReadReplica(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+func (r *Replica) ReadReplica(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	l := r.log
 	maxBytes = max(maxBytes, 0)
 	for {
 		v := l.v.Load()

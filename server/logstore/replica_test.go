@@ -33,7 +33,7 @@ func replicated(opts Options) Options {
 // fetchAll reads the leader's batches from offset up to its log end, as a follower fetch.
 func fetchAll(t testing.TB, l *Log, from int64) []record.Batch {
 	t.Helper()
-	return collectBatches(t, "ReadReplica", from, l.LogEndOffset, l.ReadReplica, false)
+	return collectBatches(t, "ReadReplica", from, l.LogEndOffset, l.Replica().ReadReplica, false)
 }
 
 // replicate copies everything the follower lacks from the leader, then lets the leader's HW
@@ -41,14 +41,14 @@ func fetchAll(t testing.TB, l *Log, from int64) []record.Batch {
 func replicate(t testing.TB, leader, follower *Log) {
 	t.Helper()
 	if bs := fetchAll(t, leader, follower.LogEndOffset()); len(bs) > 0 {
-		if _, err := follower.AppendAsFollower(bs); err != nil {
+		if _, err := follower.Replica().AppendAsFollower(bs); err != nil {
 			t.Fatalf("AppendAsFollower: %v", err)
 		}
 	}
-	if _, err := leader.SetHighWatermark(min(leader.DurableLogEndOffset(), follower.DurableLogEndOffset())); err != nil {
+	if _, err := leader.Replica().SetHighWatermark(min(leader.Replica().DurableLogEndOffset(), follower.Replica().DurableLogEndOffset())); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := follower.SetHighWatermark(leader.HighWatermark()); err != nil {
+	if _, err := follower.Replica().SetHighWatermark(leader.HighWatermark()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -72,7 +72,7 @@ func TestFollowerAppendCopiesLeaderByteForByte(t *testing.T) {
 	defer leader.Close()
 	follower := open(t, t.TempDir(), opts)
 	defer follower.Close()
-	if err := leader.AssignEpoch(3, 0); err != nil {
+	if err := leader.Replica().AssignEpoch(3, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := int32(0); i < 12; i++ {
@@ -97,7 +97,7 @@ func TestFollowerAppendCopiesLeaderByteForByte(t *testing.T) {
 			t.Fatalf("batch at %d has leader epoch %d, want 3", b.BaseOffset(), b.LeaderEpoch())
 		}
 	}
-	if got := follower.EpochEntries(); !slices.Equal(got, []EpochEntry{{3, 0}}) {
+	if got := follower.Replica().EpochEntries(); !slices.Equal(got, []EpochEntry{{3, 0}}) {
 		t.Fatalf("follower epochs %v", got)
 	}
 	// Time lookups work on the follower's indexes, built from the leader's timestamps.
@@ -121,24 +121,24 @@ func TestFollowerAppendRejectsBadInput(t *testing.T) {
 	mustAppend(t, leader, 10, plain(2, 40), plain(3, 40), plain(1, 40))
 	bs := fetchAll(t, leader, 0)
 
-	_, err := follower.AppendAsFollower(bs[1:])
+	_, err := follower.Replica().AppendAsFollower(bs[1:])
 	wantCode(t, err, ferr.LogOffsetOutOfRangeException)
-	_, err = follower.AppendAsFollower([]record.Batch{bs[0], bs[2]})
+	_, err = follower.Replica().AppendAsFollower([]record.Batch{bs[0], bs[2]})
 	wantCode(t, err, ferr.CorruptRecordException)
 	bad := slices.Clone(bs[0])
 	bad[len(bad)-1] ^= 0xff
-	_, err = follower.AppendAsFollower([]record.Batch{bad})
+	_, err = follower.Replica().AppendAsFollower([]record.Batch{bad})
 	wantCode(t, err, ferr.CorruptRecordException)
-	_, err = follower.AppendAsFollower(nil)
+	_, err = follower.Replica().AppendAsFollower(nil)
 	wantCode(t, err, ferr.CorruptRecordException)
 	if follower.LogEndOffset() != 0 {
 		t.Fatalf("a refused append moved the LEO to %d", follower.LogEndOffset())
 	}
-	if _, err := follower.AppendAsFollower(bs); err != nil {
+	if _, err := follower.Replica().AppendAsFollower(bs); err != nil {
 		t.Fatal(err)
 	}
-	if follower.LogEndOffset() != 6 || follower.DurableLogEndOffset() != 6 || follower.HighWatermark() != 0 {
-		t.Fatalf("LEO %d durable %d HW %d", follower.LogEndOffset(), follower.DurableLogEndOffset(), follower.HighWatermark())
+	if follower.LogEndOffset() != 6 || follower.Replica().DurableLogEndOffset() != 6 || follower.HighWatermark() != 0 {
+		t.Fatalf("LEO %d durable %d HW %d", follower.LogEndOffset(), follower.Replica().DurableLogEndOffset(), follower.HighWatermark())
 	}
 }
 
@@ -166,7 +166,7 @@ func TestPromotedFollowerDeduplicatesRetries(t *testing.T) {
 func TestSetHighWatermark(t *testing.T) {
 	single := open(t, t.TempDir(), Options{})
 	defer single.Close()
-	if _, err := single.SetHighWatermark(0); !errors.Is(err, errNotReplicated) {
+	if _, err := single.Replica().SetHighWatermark(0); !errors.Is(err, errNotReplicated) {
 		t.Fatalf("single-node SetHighWatermark: %v", err)
 	}
 
@@ -178,29 +178,29 @@ func TestSetHighWatermark(t *testing.T) {
 	if _, durable, err := l.AppendStaged([]record.Batch{plain(4, 40)}, 12); err != nil {
 		t.Fatal(err)
 	} else {
-		if l.DurableLogEndOffset() != 8 {
-			t.Fatalf("durable end %d before the sync, want 8", l.DurableLogEndOffset())
+		if l.Replica().DurableLogEndOffset() != 8 {
+			t.Fatalf("durable end %d before the sync, want 8", l.Replica().DurableLogEndOffset())
 		}
-		if hw, _ := l.SetHighWatermark(100); hw != 8 {
+		if hw, _ := l.Replica().SetHighWatermark(100); hw != 8 {
 			t.Fatalf("HW %d, want clamped to the durable end 8", hw)
 		}
 		if err := durable(); err != nil {
 			t.Fatal(err)
 		}
-		if l.HighWatermark() != 8 || l.DurableLogEndOffset() != 12 {
-			t.Fatalf("the sync moved the HW to %d (durable %d)", l.HighWatermark(), l.DurableLogEndOffset())
+		if l.HighWatermark() != 8 || l.Replica().DurableLogEndOffset() != 12 {
+			t.Fatalf("the sync moved the HW to %d (durable %d)", l.HighWatermark(), l.Replica().DurableLogEndOffset())
 		}
 	}
-	if hw, _ := l.SetHighWatermark(3); hw != 8 {
+	if hw, _ := l.Replica().SetHighWatermark(3); hw != 8 {
 		t.Fatalf("HW went backwards to %d", hw)
 	}
-	if hw, _ := l.SetHighWatermark(10); hw != 8 {
+	if hw, _ := l.Replica().SetHighWatermark(10); hw != 8 {
 		t.Fatalf("HW %d inside a batch, want rounded down to 8", hw)
 	}
 	if got := len(readAll(t, l, 0)); got != 2 {
 		t.Fatalf("%d batches readable below the HW, want 2", got)
 	}
-	if hw, _ := l.SetHighWatermark(12); hw != 12 {
+	if hw, _ := l.Replica().SetHighWatermark(12); hw != 12 {
 		t.Fatalf("HW %d, want 12", hw)
 	}
 }
@@ -214,7 +214,7 @@ func TestSingleNodeWritesNoReplicationFiles(t *testing.T) {
 			t.Fatalf("single-node HW %d != LEO %d", l.HighWatermark(), l.LogEndOffset())
 		}
 	}
-	if err := l.TruncateTo(8); err != nil {
+	if err := l.Replica().TruncateTo(8); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -232,7 +232,7 @@ func TestHighWatermarkCheckpointRestored(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		mustAppend(t, l, 10, plain(2, 40))
 	}
-	if _, err := l.SetHighWatermark(6); err != nil {
+	if _, err := l.Replica().SetHighWatermark(6); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -245,13 +245,13 @@ func TestHighWatermarkCheckpointRestored(t *testing.T) {
 	}
 
 	// A crash keeps the last checkpoint, not the last SetHighWatermark.
-	if _, err := l.SetHighWatermark(8); err != nil {
+	if _, err := l.Replica().SetHighWatermark(8); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.CheckpointHighWatermark(); err != nil {
+	if err := l.Replica().CheckpointHighWatermark(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.SetHighWatermark(10); err != nil {
+	if _, err := l.Replica().SetHighWatermark(10); err != nil {
 		t.Fatal(err)
 	}
 	crash(l)
@@ -260,10 +260,10 @@ func TestHighWatermarkCheckpointRestored(t *testing.T) {
 		t.Fatalf("after a crash: HW %d, want the checkpointed 8", l.HighWatermark())
 	}
 	// A checkpoint beyond the recovered log end is clamped to it.
-	if _, err := l.SetHighWatermark(10); err != nil {
+	if _, err := l.Replica().SetHighWatermark(10); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.CheckpointHighWatermark(); err != nil {
+	if err := l.Replica().CheckpointHighWatermark(); err != nil {
 		t.Fatal(err)
 	}
 	crash(l)
@@ -283,29 +283,29 @@ func TestTruncateTo(t *testing.T) {
 	dir := t.TempDir()
 	opts := replicated(Options{SegmentBytes: 300, IndexIntervalBytes: 64})
 	l := open(t, dir, opts)
-	if err := l.AssignEpoch(1, 0); err != nil {
+	if err := l.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := int32(0); i < 10; i++ {
 		if i == 6 {
-			if err := l.AssignEpoch(2, l.LogEndOffset()); err != nil {
+			if err := l.Replica().AssignEpoch(2, l.LogEndOffset()); err != nil {
 				t.Fatal(err)
 			}
 		}
 		mustAppend(t, l, 100+int64(i), v2batch(t, 4, i, 2, 70))
 	}
-	if _, err := l.SetHighWatermark(20); err != nil {
+	if _, err := l.Replica().SetHighWatermark(20); err != nil {
 		t.Fatal(err)
 	}
 	if len(l.segs) < 3 {
 		t.Fatalf("want several segments, have %d", len(l.segs))
 	}
 	applied := int64(9)
-	l.SetTruncateFloor(func() int64 { return applied })
-	wantCode(t, l.TruncateTo(8), ferr.LogStorageException) // below the floor
+	l.Replica().SetTruncateFloor(func() int64 { return applied })
+	wantCode(t, l.Replica().TruncateTo(8), ferr.LogStorageException) // below the floor
 	applied = 6
 	want := logBytes(t, l, 9) // offset 9 is inside the batch [8, 9]: the log ends at 8
-	if err := l.TruncateTo(9); err != nil {
+	if err := l.Replica().TruncateTo(9); err != nil {
 		t.Fatal(err)
 	}
 	if l.LogEndOffset() != 8 || l.HighWatermark() != 8 {
@@ -314,7 +314,7 @@ func TestTruncateTo(t *testing.T) {
 	if !bytes.Equal(logBytes(t, l, 8), want) || !bytes.Equal(logBytes(t, l, 100), want) {
 		t.Fatal("truncated log differs from the old log's prefix")
 	}
-	if got := l.EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}}) {
+	if got := l.Replica().EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}}) {
 		t.Fatalf("epochs after truncation %v, want only epoch 1", got)
 	}
 	if off, err := l.OffsetForTimestamp(103, 1<<40); err != nil || off != 6 {
@@ -350,19 +350,19 @@ func TestTruncateToCrashMidway(t *testing.T) {
 		for i := int32(0); i < 12; i++ {
 			mustAppend(t, l, 100+int64(i), batch(4, i, 2, 70))
 		}
-		if _, err := l.SetHighWatermark(6); err != nil {
+		if _, err := l.Replica().SetHighWatermark(6); err != nil {
 			t.Fatal(err)
 		}
 		old := logBytes(t, l, 100)
 		truncated := logBytes(t, l, 6)
 		crashErr := errors.New("simulated crash")
-		l.testHookTruncate = func(s int) error {
+		l.replica.testHook = func(s int) error {
 			if s == step {
 				return crashErr
 			}
 			return nil
 		}
-		if err := l.TruncateTo(6); !errors.Is(err, crashErr) {
+		if err := l.Replica().TruncateTo(6); !errors.Is(err, crashErr) {
 			t.Fatalf("step %d: TruncateTo = %v", step, err)
 		}
 		crash(l)
@@ -397,7 +397,7 @@ func TestEpochDivergence(t *testing.T) {
 	b := open(t, t.TempDir(), opts)
 	defer b.Close()
 
-	if err := a.AssignEpoch(1, 0); err != nil {
+	if err := a.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := int32(0); i < 4; i++ {
@@ -409,31 +409,31 @@ func TestEpochDivergence(t *testing.T) {
 	}
 	// B copies only the first of A's new batches, then A dies.
 	if bs := fetchAll(t, a, b.LogEndOffset()); true {
-		if _, err := b.AppendAsFollower(bs[:1]); err != nil {
+		if _, err := b.Replica().AppendAsFollower(bs[:1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// B becomes leader of epoch 2 and appends two batches from another writer.
-	if err := b.AssignEpoch(2, b.LogEndOffset()); err != nil {
+	if err := b.Replica().AssignEpoch(2, b.LogEndOffset()); err != nil {
 		t.Fatal(err)
 	}
 	for i := int32(0); i < 2; i++ {
 		mustAppend(t, b, 50, v2batch(t, 2, i, 3, 60))
 	}
-	if got := b.EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}, {2, 10}}) {
+	if got := b.Replica().EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}, {2, 10}}) {
 		t.Fatalf("B epochs %v", got)
 	}
 
 	// A rejoins as follower: it asks B about its latest epoch.
-	e, end := b.EndOffsetForEpoch(a.LatestEpoch())
+	e, end := b.Replica().EndOffsetForEpoch(a.Replica().LatestEpoch())
 	if e != 1 || end != 10 {
-		t.Fatalf("B.EndOffsetForEpoch(1) = %d, %d; want 1, 10", e, end)
+		t.Fatalf("B.Replica().EndOffsetForEpoch(1) = %d, %d; want 1, 10", e, end)
 	}
-	off, final := a.TruncationOffset(e, end)
+	off, final := a.Replica().TruncationOffset(e, end)
 	if off != 10 || !final {
 		t.Fatalf("A truncation offset %d final %v, want 10 true", off, final)
 	}
-	if err := a.TruncateTo(off); err != nil {
+	if err := a.Replica().TruncateTo(off); err != nil {
 		t.Fatal(err)
 	}
 	replicate(t, b, a)
@@ -443,7 +443,7 @@ func TestEpochDivergence(t *testing.T) {
 	if !bytes.Equal(logBytes(t, a, 16), logBytes(t, b, 16)) {
 		t.Fatal("logs differ after A caught up")
 	}
-	if got := a.EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}, {2, 10}}) {
+	if got := a.Replica().EpochEntries(); !slices.Equal(got, []EpochEntry{{1, 0}, {2, 10}}) {
 		t.Fatalf("A epochs %v, want B's", got)
 	}
 	for _, bt := range readAll(t, a, 0) {
@@ -456,7 +456,7 @@ func TestEpochDivergence(t *testing.T) {
 		}
 	}
 	// Old epochs are fenced.
-	wantCode(t, b.AssignEpoch(1, b.LogEndOffset()), ferr.FencedLeaderEpochException)
+	wantCode(t, b.Replica().AssignEpoch(1, b.LogEndOffset()), ferr.FencedLeaderEpochException)
 }
 
 func TestEndOffsetForEpochSemantics(t *testing.T) {
@@ -503,19 +503,19 @@ func TestEndOffsetForEpochSemantics(t *testing.T) {
 func TestTruncationOffset(t *testing.T) {
 	l := open(t, t.TempDir(), replicated(Options{}))
 	defer l.Close()
-	if err := l.AssignEpoch(1, 0); err != nil {
+	if err := l.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
 		mustAppend(t, l, 10, plain(2, 30))
 	}
-	if err := l.AssignEpoch(3, 10); err != nil {
+	if err := l.Replica().AssignEpoch(3, 10); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
 		mustAppend(t, l, 10, plain(2, 30))
 	}
-	if _, err := l.SetHighWatermark(6); err != nil {
+	if _, err := l.Replica().SetHighWatermark(6); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -531,7 +531,7 @@ func TestTruncationOffset(t *testing.T) {
 		{1, 8, 8, true, "leader's epoch 1 ended at 8"},
 		{NoEpoch, NoEpochOffset, 6, true, "leader knows nothing: fall back to the HW"},
 	} {
-		if off, final := l.TruncationOffset(tc.epoch, tc.end); off != tc.off || final != tc.final {
+		if off, final := l.Replica().TruncationOffset(tc.epoch, tc.end); off != tc.off || final != tc.final {
 			t.Errorf("%s: TruncationOffset(%d, %d) = %d, %v; want %d, %v", tc.situation, tc.epoch, tc.end, off, final, tc.off, tc.final)
 		}
 	}

@@ -88,28 +88,30 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 // crash-safe and ignores the floor set with SetTruncateFloor: it is the plain cut, for
 // repairs and tests. It must not race readers that
 // still hold ranges above the new end (on a single node nothing truncates in normal operation).
-func (l *Log) Truncate(offset int64) error {
+func (r *Replica) Truncate(offset int64) error {
+	l := r.log
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if cut, err := l.truncationCutsLocked(offset); !cut || err != nil {
+	if cut, err := r.truncationCutsLocked(offset); !cut || err != nil {
 		return err
 	}
 	if offset < l.segs[0].base {
 		return outOfRange(offset, l.segs[0].base, l.leo)
 	}
-	s, pos, changed, err := l.cutLocked(offset)
+	s, pos, changed, err := r.cutLocked(offset)
 	if err != nil || !changed {
 		return err
 	}
-	return l.settleCutLocked(s, pos)
+	return r.settleCutLocked(s, pos)
 }
 
 // truncateSegment cuts s at byte pos (a batch boundary) and makes it the active segment. The
 // index is rebuilt from the remaining data, which is validated again on the way (Truncate is
 // rare; simplicity wins over speed here).
-func (l *Log) truncateSegment(s *segment, pos int64) error {
+func (r *Replica) truncateSegment(s *segment, pos int64) error {
+	l := r.log
 	s.mu.Lock()
 	if s.idx.sealed {
 		munmap(s.idx.offMap)
@@ -170,7 +172,7 @@ func (l *Log) Close() error {
 		}
 	}
 	if l.failed == nil && !offline && err == nil && l.opts.ExternalHighWatermark {
-		err = l.writeHW(l.v.Load().hw)
+		err = l.replica.writeHW(l.v.Load().hw)
 	}
 	l.closed = true
 	l.closeBatchStats() // batchstats.go

@@ -105,7 +105,7 @@ func TestTruncate(t *testing.T) {
 		mustAppend(t, l, 1000+int64(s), batch(4, s, 2, 100)) // 2 offsets, 148 bytes each
 	}
 	// Offset 9 is inside batch [8,9]: the log ends at 8.
-	if err := l.Truncate(9); err != nil {
+	if err := l.Replica().Truncate(9); err != nil {
 		t.Fatal(err)
 	}
 	if l.LogEndOffset() != 8 || l.HighWatermark() != 8 || l.MaxTimestamp() != 1003 {
@@ -121,7 +121,7 @@ func TestTruncate(t *testing.T) {
 	if r := mustAppend(t, l, 2000, batch(4, 4, 2, 100)); r.FirstOffset != 8 || r.CommitTimestamp != 2000 {
 		t.Fatalf("%+v", r)
 	}
-	if err := l.Truncate(-1); ferr.CodeOf(err) != ferr.LogOffsetOutOfRangeException {
+	if err := l.Replica().Truncate(-1); ferr.CodeOf(err) != ferr.LogOffsetOutOfRangeException {
 		t.Fatalf("Truncate(-1): %v", err)
 	}
 	if err := l.Close(); err != nil {
@@ -264,25 +264,25 @@ func TestTruncateDropsEpochsOfTheTail(t *testing.T) {
 	opts := Options{SegmentBytes: 300, IndexIntervalBytes: 100}
 	l := open(t, dir, opts)
 	defer l.Close()
-	if err := l.AssignEpoch(1, 0); err != nil {
+	if err := l.Replica().AssignEpoch(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	for s := int32(0); s < 4; s++ {
 		mustAppend(t, l, 1000+int64(s), batch(4, s, 2, 100))
 	}
-	if err := l.AssignEpoch(2, 8); err != nil {
+	if err := l.Replica().AssignEpoch(2, 8); err != nil {
 		t.Fatal(err)
 	}
 	for s := int32(4); s < 6; s++ {
 		mustAppend(t, l, 1000+int64(s), batch(4, s, 2, 100))
 	}
-	if err := l.Truncate(8); err != nil {
+	if err := l.Replica().Truncate(8); err != nil {
 		t.Fatal(err)
 	}
-	if got := l.EpochEntries(); len(got) != 1 || got[0].Epoch != 1 {
+	if got := l.Replica().EpochEntries(); len(got) != 1 || got[0].Epoch != 1 {
 		t.Fatalf("epochs after truncating to 8: %+v", got)
 	}
-	if e, end := l.EndOffsetForEpoch(1); e != 1 || end != 8 {
+	if e, end := l.Replica().EndOffsetForEpoch(1); e != 1 || end != 8 {
 		t.Fatalf("EndOffsetForEpoch(1) = %d, %d", e, end)
 	}
 }

@@ -21,7 +21,7 @@ const (
 
 // SetTruncateFloor makes TruncateTo refuse to cut below floor() (the primary-key store
 // registers its applied offset: state already in Pebble must never lose its changelog).
-func (l *Log) SetTruncateFloor(floor func() int64) { l.truncFloor.Store(&floor) }
+func (r *Replica) SetTruncateFloor(floor func() int64) { r.truncFloor.Store(&floor) }
 
 // TruncateTo removes every batch at or above offset (when offset falls inside a batch, that
 // whole batch: the log then ends at the batch's base offset), across segments, the way a
@@ -35,12 +35,13 @@ func (l *Log) SetTruncateFloor(floor func() int64) { l.truncFloor.Store(&floor) 
 // cut and removed after the last, and Open redoes an interrupted truncation, so recovery
 // finds either the old log (crash before the intent) or the new one. Like Truncate, it must
 // not race readers holding ranges above the new end.
-func (l *Log) TruncateTo(offset int64) error {
+func (r *Replica) TruncateTo(offset int64) error {
+	l := r.log
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if cut, err := l.truncationCutsLocked(offset); !cut || err != nil {
+	if cut, err := r.truncationCutsLocked(offset); !cut || err != nil {
 		return err
 	}
 	if offset < l.segs[0].base {
@@ -51,36 +52,36 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err != nil {
 		return err
 	}
-	if f := l.truncFloor.Load(); f != nil {
+	if f := r.truncFloor.Load(); f != nil {
 		if floor := (*f)(); end < floor {
 			return ferr.New(ferr.LogStorageException,
 				"cannot truncate %s to %d: the primary-key state already applied the changelog up to %d", l.dir, end, floor)
 		}
 	}
-	if err := l.hook(0); err != nil {
+	if err := r.hook(0); err != nil {
 		return err
 	}
 	if err := writeIntent(l.dir, end); err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
 	}
-	if err := l.hook(1); err != nil {
+	if err := r.hook(1); err != nil {
 		return err
 	}
-	s, pos, changed, err := l.cutLocked(end)
+	s, pos, changed, err := r.cutLocked(end)
 	if err != nil {
 		return err
 	}
-	if err := l.hook(3); err != nil {
+	if err := r.hook(3); err != nil {
 		return err
 	}
 	// From here on a failure leaves the intent in place: the log refuses appends (failed)
 	// until it is reopened, and Open redoes the truncation, which then cuts nothing new.
 	if changed {
-		if err := l.settleCutLocked(s, pos); err != nil {
+		if err := r.settleCutLocked(s, pos); err != nil {
 			return err
 		}
 	}
-	if err := l.hook(4); err != nil {
+	if err := r.hook(4); err != nil {
 		return err
 	}
 	if err := removeIntent(l.dir); err != nil {
@@ -94,7 +95,8 @@ func (l *Log) TruncateTo(offset int64) error {
 // truncationCutsLocked is the check Truncate and TruncateTo start with: it fails on a
 // closed, failed or offline log and reports whether offset is below the log end, i.e. whether
 // there is anything to cut. Caller holds syncMu and mu.
-func (l *Log) truncationCutsLocked(offset int64) (bool, error) {
+func (r *Replica) truncationCutsLocked(offset int64) (bool, error) {
+	l := r.log
 	if l.closed {
 		return false, ErrClosed
 	}
@@ -113,9 +115,10 @@ func (l *Log) truncationCutsLocked(offset int64) (bool, error) {
 // watermark are lowered to it, writer state is rebuilt from the remaining batches, and the
 // directory is synced. A failure marks the log failed, so it refuses appends until reopened.
 // Caller holds syncMu and mu.
-func (l *Log) settleCutLocked(s *segment, pos int64) error {
-	if l.epochs.truncateFromEnd(l.leo) {
-		if err := l.persistEpochsLocked(); err != nil {
+func (r *Replica) settleCutLocked(s *segment, pos int64) error {
+	l := r.log
+	if r.epochs.truncateFromEnd(l.leo) {
+		if err := r.persistEpochsLocked(); err != nil {
 			l.failed = err
 			return err
 		}
@@ -137,15 +140,15 @@ func (l *Log) settleCutLocked(s *segment, pos int64) error {
 	} else {
 		l.publish(v.hw, v.hwSeg, v.hwPos)
 	}
-	l.checkpointHWLocked()
+	r.checkpointHWLocked()
 	return nil
 }
 
-func (l *Log) hook(step int) error {
-	if l.testHookTruncate == nil {
+func (r *Replica) hook(step int) error {
+	if r.testHook == nil {
 		return nil
 	}
-	return l.testHookTruncate(step)
+	return r.testHook(step)
 }
 
 // cutLocked removes every batch whose last offset is >= offset: the segments after the one
@@ -153,7 +156,8 @@ func (l *Log) hook(step int) error {
 // and the tail of that one, which becomes the active segment with rebuilt indexes. It sets
 // leo and maxTs but neither rebuilds writer state nor publishes. changed is false when
 // nothing was cut. Caller holds mu (or owns l exclusively during Open).
-func (l *Log) cutLocked(offset int64) (s *segment, pos int64, changed bool, err error) {
+func (r *Replica) cutLocked(offset int64) (s *segment, pos int64, changed bool, err error) {
+	l := r.log
 	i := len(l.segs) - 1
 	for i > 0 && l.segs[i].base > offset {
 		i--
@@ -184,11 +188,11 @@ func (l *Log) cutLocked(offset int64) (s *segment, pos int64, changed bool, err 
 		}
 		l.segs = append([]*segment(nil), l.segs[:j]...)
 		d.release()
-		if err := l.hook(2); err != nil {
+		if err := r.hook(2); err != nil {
 			return nil, 0, false, err
 		}
 	}
-	if err := l.truncateSegment(s, pos); err != nil {
+	if err := r.truncateSegment(s, pos); err != nil {
 		l.failed = err
 		return nil, 0, false, err
 	}

@@ -297,7 +297,7 @@ func (s *Server) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBucket
 				return err
 			}
 			n := runLength(batches, fw.lineage)
-			if _, err := rep.Log.AppendAsFollower(batches[:n]); err != nil {
+			if _, err := rep.Log.Replica().AppendAsFollower(batches[:n]); err != nil {
 				return err
 			}
 			batches = batches[n:]
@@ -307,7 +307,7 @@ func (s *Server) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBucket
 		return err
 	}
 	if hw := br.GetHighWatermark(); hw > rep.Log.HighWatermark() {
-		if _, err := rep.Log.SetHighWatermark(min(hw, rep.Log.LogEndOffset())); err != nil {
+		if _, err := rep.Log.Replica().SetHighWatermark(min(hw, rep.Log.LogEndOffset())); err != nil {
 			return err
 		}
 	}
@@ -321,12 +321,12 @@ func (s *Server) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBucket
 // begins at or below the log end and is newer than the log's latest epoch (batches without
 // an epoch field, V0, carry no epoch of their own).
 func assignLineage(rep *Replica, lineage []cluster.EpochStart) error {
-	leo, latest := rep.Log.LogEndOffset(), rep.Log.LatestEpoch()
+	leo, latest := rep.Log.LogEndOffset(), rep.Log.Replica().LatestEpoch()
 	for _, e := range lineage {
 		if e.StartOffset > leo || e.Epoch <= latest {
 			continue
 		}
-		if err := rep.Log.AssignEpoch(e.Epoch, e.StartOffset); err != nil {
+		if err := rep.Log.Replica().AssignEpoch(e.Epoch, e.StartOffset); err != nil {
 			return err
 		}
 		latest = e.Epoch

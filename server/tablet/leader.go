@@ -52,7 +52,7 @@ func (s *Server) becomeLeader(ctx context.Context, rep *Replica, st cluster.Buck
 	s.stopFollowing(rep)
 	s.stopLeading(rep)
 	leo := rep.Log.LogEndOffset()
-	if err := rep.Log.AssignEpoch(st.LeaderEpoch, leo); err != nil {
+	if err := rep.Log.Replica().AssignEpoch(st.LeaderEpoch, leo); err != nil {
 		return fmt.Errorf("start leader epoch %d: %w", st.LeaderEpoch, err)
 	}
 	if rep.KV != nil {
@@ -60,7 +60,7 @@ func (s *Server) becomeLeader(ctx context.Context, rep *Replica, st cluster.Buck
 			return fmt.Errorf("promote the primary-key state: %w", err)
 		}
 	}
-	lin := cluster.Lineage{LeaderEpoch: st.LeaderEpoch, Entries: epochEntries(rep.Log.EpochEntries())}
+	lin := cluster.Lineage{LeaderEpoch: st.LeaderEpoch, Entries: epochEntries(rep.Log.Replica().EpochEntries())}
 	if err := s.opts.Replication.PublishLineage(ctx, rep.Bucket, lin); err != nil {
 		if rep.KV != nil {
 			rep.KV.BecomeFollower() // not leading after all: staged writes must not linger
@@ -146,7 +146,7 @@ func (s *Server) advanceHW(rep *Replica) {
 		return
 	}
 	cur := rep.Log.HighWatermark()
-	hw := rep.Log.DurableLogEndOffset()
+	hw := rep.Log.Replica().DurableLogEndOffset()
 	for _, id := range rs.state.ISR {
 		if id == s.opts.ServerID {
 			continue
@@ -159,7 +159,7 @@ func (s *Server) advanceHW(rep *Replica) {
 	}
 	moved := false
 	if hw > cur {
-		n, err := rep.Log.SetHighWatermark(hw)
+		n, err := rep.Log.Replica().SetHighWatermark(hw)
 		if err != nil {
 			s.log.Warn("advance high watermark", "bucket", rep.Bucket, "err", err)
 		}
@@ -318,7 +318,7 @@ func (s *Server) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogResp
 	}
 	// Set before the read: an out-of-range answer tells a lagging follower where to restart.
 	bo.LogStartOffset = proto.Int64(rep.Log.LogStartOffset())
-	res, err := rep.Log.ReadReplica(offset, limit, minOne)
+	res, err := rep.Log.Replica().ReadReplica(offset, limit, minOne)
 	if err != nil {
 		return 0, err
 	}

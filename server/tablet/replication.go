@@ -310,9 +310,9 @@ func (s *Server) setUpFollower(ctx context.Context, rep *Replica, st cluster.Buc
 // answer to EndOffsetForEpoch(its latest epoch), truncates to TruncationOffset, and repeats
 // with the epoch it then holds until the answer is final.
 func (s *Server) truncateByLineage(rep *Replica, lineage []cluster.EpochStart) error {
-	for range len(lineage) + len(rep.Log.EpochEntries()) + 2 {
-		le, lend := lineageEndOffset(lineage, rep.Log.LatestEpoch())
-		off, final := rep.Log.TruncationOffset(le, lend)
+	for range len(lineage) + len(rep.Log.Replica().EpochEntries()) + 2 {
+		le, lend := lineageEndOffset(lineage, rep.Log.Replica().LatestEpoch())
+		off, final := rep.Log.Replica().TruncationOffset(le, lend)
 		if off < rep.Log.LogEndOffset() {
 			s.log.Info("follower truncates its log to the leader's lineage", "bucket", rep.Bucket,
 				"from", rep.Log.LogEndOffset(), "to", off)
@@ -320,7 +320,7 @@ func (s *Server) truncateByLineage(rep *Replica, lineage []cluster.EpochStart) e
 			if rep.KV != nil {
 				err = rep.KV.TruncateLog(off)
 			} else {
-				err = rep.Log.TruncateTo(off)
+				err = rep.Log.Replica().TruncateTo(off)
 			}
 			if err != nil {
 				return err

@@ -331,7 +331,7 @@ func (c *rcluster) tryLogBytes(id int32, table int64) (data []byte, hw, leo int6
 		return nil, 0, 0, fmt.Errorf("server %d holds no replica of table %d", id, table)
 	}
 	hw, leo = r.Log.HighWatermark(), r.Log.LogEndOffset()
-	res, err := r.Log.ReadReplica(r.Log.LogStartOffset(), 1<<30, true)
+	res, err := r.Log.Replica().ReadReplica(r.Log.LogStartOffset(), 1<<30, true)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -242,7 +242,7 @@ func TestOldLeaderTruncatesItsDivergentTail(t *testing.T) {
 	waitFor(t, "server 1 back in the ISR", func() bool { return slices.Contains(c.ctl.state(bucket0(1)).ISR, 1) })
 	// The new leader's lineage reached the followers' epoch caches.
 	for _, id := range []int32{1, 3} {
-		got, want := c.replica(id, 1).Log.EpochEntries(), c.replica(2, 1).Log.EpochEntries()
+		got, want := c.replica(id, 1).Log.Replica().EpochEntries(), c.replica(2, 1).Log.Replica().EpochEntries()
 		if !slices.Equal(got, want) {
 			t.Fatalf("server %d epoch cache %v, leader's %v", id, got, want)
 		}

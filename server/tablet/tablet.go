@@ -332,7 +332,7 @@ func (s *Server) background(ctx context.Context) {
 		case <-hwTick.C:
 			for _, r := range s.Replicas() {
 				if r.repl != nil {
-					if err := r.Log.CheckpointHighWatermark(); err != nil && !errors.Is(err, logstore.ErrClosed) {
+					if err := r.Log.Replica().CheckpointHighWatermark(); err != nil && !errors.Is(err, logstore.ErrClosed) {
 						s.log.Warn("high-watermark checkpoint failed", "bucket", r.Bucket, "err", err)
 					}
 				}
