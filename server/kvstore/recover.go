@@ -76,7 +76,7 @@ func (t *Tablet) recover(ctx context.Context) error {
 	}
 	// What was read from disk is durable (Pebble opens without a WAL, so from flushed
 	// tables only); the changelog below it is no longer needed for recovery.
-	t.log.SetMinRetainOffset(applied)
+	t.log.Retention().SetMinRetainOffset(applied)
 	if t.log.ExternalHighWatermark() && applied > t.log.HighWatermark() {
 		// Pebble holds only committed state, so the checkpointed HW (written lazily) lags.
 		if _, err := t.log.Replica().SetHighWatermark(applied); err != nil {

@@ -92,7 +92,7 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 	if start := t.log.LogStartOffset(); start > 0 {
 		return fmt.Errorf("the changelog starts at offset %d: the batches below it are gone, so the state cannot be rebuilt", start)
 	}
-	t.log.SetMinRetainOffset(0) // keep the changelog while the state exists only in memtables
+	t.log.Retention().SetMinRetainOffset(0) // keep the changelog while the state exists only in memtables
 	seq, err := dropBucketSeq(t.store.db, t.bucket)
 	if err != nil {
 		return err

@@ -221,7 +221,7 @@ func (s *Store) syncLogs() {
 }
 
 // Checkpoint flushes Pebble's memtables and then lets each open bucket's changelog drop
-// segments below the offset that is now durable in Pebble (logstore.Log.SetMinRetainOffset).
+// segments below the offset that is now durable in Pebble (logstore.Retention.SetMinRetainOffset).
 // Run it periodically: until it runs, recovery may need the whole changelog tail.
 func (s *Store) Checkpoint() error {
 	s.mu.Lock()
@@ -238,7 +238,7 @@ func (s *Store) Checkpoint() error {
 		return fmt.Errorf("kvstore: flush: %w", err)
 	}
 	for i, t := range ts {
-		t.log.SetMinRetainOffset(applied[i])
+		t.log.Retention().SetMinRetainOffset(applied[i])
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func TestWriterExpiration(t *testing.T) {
 	mustAppend(t, l, 1000, batch(5, 0, 1, 8))
 	mustAppend(t, l, 1000, batch(6, 0, 1, 8))
 	mustAppend(t, l, 3*day, batch(6, 1, 1, 8))
-	if n := l.RemoveExpiredWriters(2000 + 7*day); n != 1 {
+	if n := l.Retention().RemoveExpiredWriters(2000 + 7*day); n != 1 {
 		t.Fatalf("expired %d writers, want 1", n)
 	}
 	// Writer 5 lost its state: it must start at 0 again; writer 6 continues.

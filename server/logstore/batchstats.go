@@ -35,13 +35,19 @@ const batchStatsHeader = 16
 // maxBatchStatsRecord bounds one record, so a corrupt length cannot make a reader allocate.
 const maxBatchStatsRecord = 1 << 20
 
-// batchStatsFiles holds the append handle of the sidecar last written to.
-type batchStatsFiles struct {
+// BatchStats is the store of a Log's batch statistics sidecars. It owns the append handle of
+// the sidecar last written to; Log.BatchStats returns it.
+type BatchStats struct {
+	log *Log
+
 	mu     sync.Mutex
 	base   int64
 	f      *os.File
 	closed bool
 }
+
+// BatchStats returns the log's batch statistics sidecars.
+func (l *Log) BatchStats() *BatchStats { return &l.batchStats }
 
 // SegmentBase returns the base offset of the segment that holds offset, and false when no
 // live segment does.
@@ -54,9 +60,10 @@ func (l *Log) SegmentBase(offset int64) (int64, bool) {
 	return segs[i].base, true
 }
 
-// AppendBatchStats records blob as the statistics of the stored batch at base with the
+// Append records blob as the statistics of the stored batch at base with the
 // given CRC and size, in the sidecar of the segment holding base.
-func (l *Log) AppendBatchStats(base int64, crc uint32, size int32, blob []byte) error {
+func (b *BatchStats) Append(base int64, crc uint32, size int32, blob []byte) error {
+	l := b.log
 	if len(blob) > maxBatchStatsRecord-batchStatsHeader {
 		return fmt.Errorf("logstore: batch statistics of %d bytes", len(blob))
 	}
@@ -70,7 +77,7 @@ func (l *Log) AppendBatchStats(base int64, crc uint32, size int32, blob []byte) 
 	rec = binary.LittleEndian.AppendUint32(rec, uint32(size))
 	rec = append(rec, blob...)
 
-	sf := &l.batchStats
+	sf := b
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
 	if sf.closed {
@@ -93,12 +100,13 @@ func (l *Log) AppendBatchStats(base int64, crc uint32, size int32, blob []byte) 
 	return nil
 }
 
-// ReadBatchStats calls fn for every record in the sidecar of the segment whose base offset
+// Read calls fn for every record in the sidecar of the segment whose base offset
 // is seg, in file order, up to the first record that is torn or malformed; the file is cut
 // there, so that records appended later are readable. A missing sidecar has no records.
 // blob is only valid during the call.
-func (l *Log) ReadBatchStats(seg int64, fn func(base int64, crc uint32, size int32, blob []byte)) error {
-	sf := &l.batchStats
+func (b *BatchStats) Read(seg int64, fn func(base int64, crc uint32, size int32, blob []byte)) error {
+	l := b.log
+	sf := b
 	sf.mu.Lock() // no append between reading the file and cutting it
 	defer sf.mu.Unlock()
 	path := fileName(l.dir, seg, batchStatsSuffix)
@@ -127,9 +135,9 @@ func (l *Log) ReadBatchStats(seg int64, fn func(base int64, crc uint32, size int
 	return nil
 }
 
-// closeBatchStats closes the sidecar handle; later appends fail with ErrClosed.
-func (l *Log) closeBatchStats() {
-	sf := &l.batchStats
+// close closes the sidecar handle; later appends fail with ErrClosed.
+func (b *BatchStats) close() {
+	sf := b
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
 	if sf.f != nil {

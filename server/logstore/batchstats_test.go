@@ -16,7 +16,7 @@ type statsRec struct {
 func readStats(t *testing.T, l *Log, seg int64) []statsRec {
 	t.Helper()
 	var out []statsRec
-	if err := l.ReadBatchStats(seg, func(base int64, crc uint32, size int32, blob []byte) {
+	if err := l.BatchStats().Read(seg, func(base int64, crc uint32, size int32, blob []byte) {
 		out = append(out, statsRec{base, crc, size, string(blob)})
 	}); err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestBatchStatsSidecar(t *testing.T) {
 			t.Fatalf("no segment for %d", b)
 		}
 		segs[seg] = append(segs[seg], b)
-		if err := l.AppendBatchStats(b, uint32(b), int32(b*2), []byte{byte(b), 1, 2}); err != nil {
+		if err := l.BatchStats().Append(b, uint32(b), int32(b*2), []byte{byte(b), 1, 2}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func TestBatchStatsSidecar(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendBatchStats(bases[0], 0, 0, nil); err == nil {
+	if err := l.BatchStats().Append(bases[0], 0, 0, nil); err == nil {
 		t.Error("append after Close accepted")
 	}
 	if _, err := os.Stat(fileName(dir, last, batchStatsSuffix)); err != nil {
@@ -103,7 +103,7 @@ func TestBatchStatsSidecarGoesWithItsSegment(t *testing.T) {
 	defer l.Close()
 	r := mustAppend(t, l, 1, plain(2, 300))
 	seg, _ := l.SegmentBase(r.FirstOffset)
-	if err := l.AppendBatchStats(r.FirstOffset, 1, 1, []byte("x")); err != nil {
+	if err := l.BatchStats().Append(r.FirstOffset, 1, 1, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	s := l.v.Load().segs[0]

@@ -53,7 +53,7 @@ func (r *Replica) AppendAsFollower(batches []record.Batch) (AppendResult, error)
 		return AppendResult{}, err
 	}
 	if l.opts.FlushPolicy.everyAppend() {
-		if err := l.syncTo(res.LastOffset + 1); err != nil {
+		if err := l.syncer.syncTo(res.LastOffset + 1); err != nil {
 			return AppendResult{}, err
 		}
 	}
@@ -85,7 +85,7 @@ func (r *Replica) appendFollowerLocked(batches []record.Batch, total int64) (App
 		return AppendResult{}, ferr.New(ferr.CorruptRecordException, "follower append claims %d offsets", last-l.leo+1)
 	}
 
-	seg, pos, err := l.place(batches, total, last)
+	seg, pos, err := l.appender.place(batches, total, last)
 	if err != nil {
 		return AppendResult{}, err
 	}

@@ -58,12 +58,12 @@ func mustAppend(t testing.TB, l *Log, now int64, bs ...record.Batch) AppendResul
 // far stay, as they would in the page cache).
 func crash(l *Log) {
 	l.mu.Lock()
-	stop := l.stopFlusher
-	l.stopFlusher = nil
+	stop := l.syncer.stop
+	l.syncer.stop = nil
 	l.mu.Unlock()
 	if stop != nil {
 		close(stop)
-		<-l.flusherDone
+		<-l.syncer.done
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -20,41 +20,31 @@ type Log struct {
 	dir  string
 	opts Options
 
-	// syncMu serialises fdatasync of the active segment (group commit) and excludes
-	// Truncate/Close from a sync in progress. Lock order: syncMu, then mu.
-	syncMu sync.Mutex
+	// syncer serialises fdatasync of the active segment (group commit) and excludes
+	// Truncate/Close from a sync in progress. Lock order: syncer.mu, then mu.
+	syncer syncer
 
 	// mu is the writer lock: every field below it changes only while mu is held.
-	mu        sync.Mutex
-	segs      []*segment // ascending base offsets, last is active; replaced, never mutated in place
-	leo       int64      // log end offset: next offset to assign
-	maxTs     int64      // max commit timestamp ever appended (Fluss localMaxTimestamp)
-	writers   writerState
-	pending   pendingWriters // scratch for Append
-	scratch   []byte         // scratch for multi-batch writes
-	failed    error          // sticky I/O failure: no more appends
-	closed    bool
-	dirty     bool  // bytes written since the last sync (FlushInterval)
-	retainAt  int64 // retention never deletes a segment holding offsets >= retainAt
-	retainSet bool
-
-	ttlMs atomic.Int64
-	floor atomic.Pointer[func() int64] // SetRetentionFloor
+	mu       sync.Mutex
+	segs     []*segment // ascending base offsets, last is active; replaced, never mutated in place
+	leo      int64      // log end offset: next offset to assign
+	maxTs    int64      // max commit timestamp ever appended (Fluss localMaxTimestamp)
+	writers  writerState
+	appender appender // the write path of Append and AppendAsFollower, with its scratch space
+	failed   error    // sticky I/O failure: no more appends
+	closed   bool
+	dirty    bool // bytes written since the last sync (FlushInterval)
 
 	// offline is set (once) when a stored batch is found corrupt; every request then gets
 	// it. See goOffline.
 	offline atomic.Pointer[error]
 
-	// Replication (replica.go, epoch.go, truncate.go, hwcheckpoint.go).
-	synced  atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
-	replica Replica
+	retention Retention // retention.go, tier.go
+	replica   Replica   // replica.go, epoch.go, truncate.go, hwcheckpoint.go, follower.go
 
 	v atomic.Pointer[view] // what readers see
 
-	batchStats batchStatsFiles // statistics sidecars (batchstats.go)
-
-	stopFlusher chan struct{}
-	flusherDone chan struct{}
+	batchStats BatchStats // statistics sidecars (batchstats.go)
 }
 
 // view is an immutable snapshot of the reader-visible state, swapped atomically on every
@@ -173,7 +163,7 @@ func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, f
 	}
 
 	l.mu.Lock()
-	res, err := l.appendLocked(batches, total, nowMs)
+	res, err := l.appender.appendLocked(batches, total, nowMs)
 	everyAppend := l.opts.FlushPolicy.everyAppend()
 	l.mu.Unlock()
 	if err != nil {
@@ -184,10 +174,11 @@ func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, f
 	}
 	// A duplicate's original batch may itself still await its fsync: wait for it too.
 	target := res.LastOffset + 1
-	return res, func() error { return l.syncTo(target) }, nil
+	return res, func() error { return l.syncer.syncTo(target) }, nil
 }
 
-func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendResult, error) {
+func (a *appender) appendLocked(batches []record.Batch, total, nowMs int64) (AppendResult, error) {
+	l := a.log
 	if l.closed {
 		return AppendResult{}, ErrClosed
 	}
@@ -216,18 +207,18 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 			"append claims %d offsets", last-l.leo+1)
 	}
 
-	l.pending = l.pending[:0]
-	if dup, isDup, err := l.writers.check(batches, &l.pending); err != nil || isDup {
+	a.pending = a.pending[:0]
+	if dup, isDup, err := l.writers.check(batches, &a.pending); err != nil || isDup {
 		return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset,
 			CommitTimestamp: dup.ts, Duplicate: isDup}, err
 	}
 
-	seg, pos, err := l.place(batches, total, last)
+	seg, pos, err := a.place(batches, total, last)
 	if err != nil {
 		return AppendResult{}, err
 	}
 
-	l.writers.commit(l.pending)
+	l.writers.commit(a.pending)
 	l.leo = off
 	l.maxTs = ts
 	l.dirty = true
@@ -239,18 +230,28 @@ func (l *Log) appendLocked(batches []record.Batch, total, nowMs int64) (AppendRe
 	return AppendResult{FirstOffset: batches[0].BaseOffset(), LastOffset: last, CommitTimestamp: ts}, nil
 }
 
+// appender is the write path shared by Append and AppendAsFollower: placing batches at the
+// end of the active segment, indexing them, and rolling. It owns the scratch space of that
+// path; everything else it changes is the Log's. Every method runs with log.mu held.
+type appender struct {
+	log     *Log
+	pending pendingWriters // scratch for Append
+	scratch []byte         // scratch for multi-batch writes
+}
+
 // place writes batches, whose offsets and commit timestamps are set, at the end of the active
 // segment (rolling it first when they would not fit), then indexes them and accounts for
 // them in the segment. It returns the segment and its new size. Caller holds mu.
-func (l *Log) place(batches []record.Batch, total, last int64) (*segment, int64, error) {
+func (a *appender) place(batches []record.Batch, total, last int64) (*segment, int64, error) {
+	l := a.log
 	seg := l.active()
-	if l.shouldRoll(seg, total, last) {
-		if err := l.roll(); err != nil {
+	if a.shouldRoll(seg, total, last) {
+		if err := a.roll(); err != nil {
 			return nil, 0, err
 		}
 		seg = l.active()
 	}
-	if err := l.write(seg, batches, total); err != nil {
+	if err := a.write(seg, batches, total); err != nil {
 		return nil, 0, err
 	}
 	// Index and account for every batch; the bytes are in the file already.
@@ -275,18 +276,19 @@ func (l *Log) place(batches []record.Batch, total, last int64) (*segment, int64,
 
 // write puts the batches at the end of seg with positional writes. On failure the file is cut
 // back to its previous size; if even that fails the Log refuses further appends.
-func (l *Log) write(seg *segment, batches []record.Batch, total int64) error {
+func (a *appender) write(seg *segment, batches []record.Batch, total int64) error {
+	l := a.log
 	var data []byte
 	if len(batches) == 1 {
 		data = batches[0]
 	} else {
-		l.scratch = l.scratch[:0]
+		a.scratch = a.scratch[:0]
 		for _, b := range batches {
-			l.scratch = append(l.scratch, b...)
+			a.scratch = append(a.scratch, b...)
 		}
-		data = l.scratch
-		if cap(l.scratch) > 8<<20 {
-			l.scratch = nil // do not pin a huge buffer
+		data = a.scratch
+		if cap(a.scratch) > 8<<20 {
+			a.scratch = nil // do not pin a huge buffer
 		}
 	}
 	if _, err := seg.file.WriteAt(data, seg.size); err != nil {
@@ -303,7 +305,8 @@ func (l *Log) write(seg *segment, batches []record.Batch, total int64) error {
 
 // shouldRoll mirrors Fluss LogSegment.shouldRoll: the append would push the segment past
 // SegmentBytes, an index is full, or an offset would not fit the index's relative form.
-func (l *Log) shouldRoll(seg *segment, size, lastOffset int64) bool {
+func (a *appender) shouldRoll(seg *segment, size, lastOffset int64) bool {
+	l := a.log
 	seg.mu.RLock()
 	defer seg.mu.RUnlock()
 	if seg.size == 0 {
@@ -317,14 +320,15 @@ func (l *Log) shouldRoll(seg *segment, size, lastOffset int64) bool {
 
 // roll seals the active segment (data synced, indexes written and mapped), snapshots the
 // writer state at the new base offset and starts a new active segment. Caller holds mu.
-func (l *Log) roll() error {
+func (a *appender) roll() error {
+	l := a.log
 	old := l.active()
 	if err := fdatasync(old.file); err != nil {
 		logIOError(l.opts.Logger, l.dir, "sync before roll", err)
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
 		return l.failed
 	}
-	l.noteSynced(l.leo)
+	l.syncer.noteSynced(l.leo)
 	if err := old.seal(); err != nil {
 		logIOError(l.opts.Logger, l.dir, "seal segment", err)
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "seal segment %d", old.base), err)
@@ -348,24 +352,41 @@ func (l *Log) roll() error {
 	return nil
 }
 
+// syncer is the group commit of a Log: one fdatasync of the active segment covers every
+// append that waits meanwhile, and under FlushInterval a background flusher syncs
+// periodically. It owns the sync lock, the synced mark and the flusher's lifecycle.
+type syncer struct {
+	log *Log
+
+	// mu serialises fdatasync and keeps Truncate/TruncateTo/Close out of a sync in progress.
+	// Lock order: mu, then log.mu.
+	mu     sync.Mutex
+	synced atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
+
+	stop chan struct{} // closes the flusher; nil when none runs
+	done chan struct{} // closed by the flusher when it returns
+}
+
 // syncTo makes offsets below target durable and advances the high watermark (FlushEveryAppend).
 // Appends that queue here while another sync runs are covered by the next single sync.
-func (l *Log) syncTo(target int64) error {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+func (s *syncer) syncTo(target int64) error {
+	l := s.log
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if l.opts.ExternalHighWatermark {
-		if l.synced.Load() >= target {
+		if s.synced.Load() >= target {
 			return nil // the HW is not ours to move: track the synced end instead
 		}
 	} else if l.v.Load().hw >= target {
 		return nil // a sync that started after our write covered it
 	}
-	return l.syncActive()
+	return s.syncActive()
 }
 
 // syncActive fdatasyncs the active segment and publishes the HW it covers. Caller holds
 // syncMu (so no Truncate or Close runs meanwhile).
-func (l *Log) syncActive() error {
+func (s *syncer) syncActive() error {
+	l := s.log
 	l.mu.Lock()
 	if l.failed != nil {
 		l.mu.Unlock()
@@ -397,7 +418,7 @@ func (l *Log) syncActive() error {
 			return err
 		}
 	}
-	l.noteSynced(leo)
+	s.noteSynced(leo)
 	if l.opts.ExternalHighWatermark {
 		l.mu.Lock()
 		if !l.closed {
@@ -417,9 +438,20 @@ func (l *Log) syncActive() error {
 	return nil
 }
 
+// noteSynced records that offsets below off are fdatasync'ed.
+func (s *syncer) noteSynced(off int64) {
+	for {
+		cur := s.synced.Load()
+		if off <= cur || s.synced.CompareAndSwap(cur, off) {
+			return
+		}
+	}
+}
+
 // flusher syncs the active segment every interval (FlushInterval with d > 0).
-func (l *Log) flusher(d time.Duration, stop <-chan struct{}) {
-	defer close(l.flusherDone)
+func (s *syncer) flusher(d time.Duration, stop <-chan struct{}) {
+	l := s.log
+	defer close(s.done)
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -427,9 +459,9 @@ func (l *Log) flusher(d time.Duration, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			l.syncMu.Lock()
-			err := l.syncActive()
-			l.syncMu.Unlock()
+			s.mu.Lock()
+			err := s.syncActive()
+			s.mu.Unlock()
 			if err != nil && err != ErrClosed {
 				l.opts.Logger.Error("logstore: periodic flush failed", "dir", l.dir, "err", err)
 			}
@@ -457,7 +489,7 @@ func (l *Log) MaxTimestamp() int64 { return l.v.Load().maxTs }
 
 // Flush forces all appended bytes to stable storage.
 func (l *Log) Flush() error {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
-	return l.syncActive()
+	l.syncer.mu.Lock()
+	defer l.syncer.mu.Unlock()
+	return l.syncer.syncActive()
 }

@@ -21,9 +21,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
-	l := &Log{dir: dir, opts: opts, writers: writerState{}, retainAt: math.MaxInt64}
+	l := &Log{dir: dir, opts: opts, writers: writerState{}}
 	l.replica.log = l
-	l.ttlMs.Store(opts.TTL.Milliseconds())
+	l.retention.log, l.retention.retainAt = l, math.MaxInt64
+	l.syncer.log, l.appender.log, l.batchStats.log = l, l, l
+	l.retention.ttlMs.Store(opts.TTL.Milliseconds())
 
 	markerPath := filepath.Join(dir, cleanMarker)
 	_, statErr := os.Stat(markerPath)
@@ -93,7 +95,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.writers.expire(opts.Now().UnixMilli(), opts.WriterExpiration.Milliseconds())
-	l.synced.Store(l.leo) // recovery fdatasync'ed what it kept
+	l.syncer.synced.Store(l.leo) // recovery fdatasync'ed what it kept
 	l.replica.loadEpochs()
 	if redo && l.replica.epochs.truncateFromEnd(intent) {
 		if err := l.replica.persistEpochsLocked(); err != nil {
@@ -133,9 +135,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	}
 
 	if p := opts.FlushPolicy; p.kind == flushInterval && p.interval > 0 {
-		l.stopFlusher = make(chan struct{})
-		l.flusherDone = make(chan struct{})
-		go l.flusher(p.interval, l.stopFlusher)
+		l.syncer.stop = make(chan struct{})
+		l.syncer.done = make(chan struct{})
+		go l.syncer.flusher(p.interval, l.syncer.stop)
 	}
 	return l, nil
 }

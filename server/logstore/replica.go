@@ -37,16 +37,6 @@ var errNotReplicated = errors.New("logstore: the high watermark is set from outs
 // SetHighWatermark).
 func (l *Log) ExternalHighWatermark() bool { return l.opts.ExternalHighWatermark }
 
-// noteSynced records that offsets below off are fdatasync'ed.
-func (l *Log) noteSynced(off int64) {
-	for {
-		cur := l.synced.Load()
-		if off <= cur || l.synced.CompareAndSwap(cur, off) {
-			return
-		}
-	}
-}
-
 // DurableLogEndOffset returns the log end offset that is durable per the flush policy: under
 // FlushEveryAppend the end of what is fdatasync'ed, under FlushInterval the log end offset
 // (the policy accepts page-cache durability). A follower reports it as its fetch offset; a
@@ -58,7 +48,7 @@ func (r *Replica) DurableLogEndOffset() int64 {
 	if !l.opts.FlushPolicy.everyAppend() {
 		return leo
 	}
-	return min(l.synced.Load(), leo)
+	return min(l.syncer.synced.Load(), leo)
 }
 
 // durableEndLocked is DurableLogEndOffset for a caller holding mu.
@@ -67,7 +57,7 @@ func (r *Replica) durableEndLocked() int64 {
 	if !l.opts.FlushPolicy.everyAppend() {
 		return l.leo
 	}
-	return min(l.synced.Load(), l.leo)
+	return min(l.syncer.synced.Load(), l.leo)
 }
 
 // SetHighWatermark moves the high watermark to hw (replicated mode: a leader sets the

@@ -5,33 +5,55 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/stromdb/strom/internal/ferr"
 )
 
+// Retention is the local retention policy of a Log: the TTL, the floors below which nothing
+// may be deleted, and the deletion of old segments (by age here, once tiered in tier.go). It
+// owns the policy's settings; the segments it deletes are the Log's, under Log.mu. Get it with
+// Log.Retention.
+type Retention struct {
+	log *Log
+
+	ttlMs atomic.Int64
+	floor atomic.Pointer[func() int64] // SetRetentionFloor
+
+	// retainAt: no segment holding offsets >= retainAt is deleted (SetMinRetainOffset).
+	// Guarded by log.mu.
+	retainAt  int64
+	retainSet bool
+}
+
+// Retention returns the log's retention policy.
+func (l *Log) Retention() *Retention { return &l.retention }
+
 // SetTTL changes `table.log.ttl` (zero or negative keeps everything).
-func (l *Log) SetTTL(d time.Duration) { l.ttlMs.Store(d.Milliseconds()) }
+func (r *Retention) SetTTL(d time.Duration) { r.ttlMs.Store(d.Milliseconds()) }
 
 // SetMinRetainOffset stops retention from deleting any segment that holds offsets >= offset
 // (e.g. changelog a primary-key table still needs for recovery). It only moves forward.
-func (l *Log) SetMinRetainOffset(offset int64) {
+func (r *Retention) SetMinRetainOffset(offset int64) {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.retainSet || offset > l.retainAt {
-		l.retainAt, l.retainSet = offset, true
+	if !r.retainSet || offset > r.retainAt {
+		r.retainAt, r.retainSet = offset, true
 	}
 }
 
 // SetRetentionFloor installs fn, which every retention pass consults: no segment holding
 // offsets >= fn() is deleted (e.g. records a lake-enabled table has not tiered yet). fn must
 // be cheap and must not call back into the log.
-func (l *Log) SetRetentionFloor(fn func() int64) { l.floor.Store(&fn) }
+func (r *Retention) SetRetentionFloor(fn func() int64) { r.floor.Store(&fn) }
 
 // RemoveExpiredWriters drops the state of writers idle for longer than
 // Options.WriterExpiration (Fluss `server.writer-id.expiration-time`). A writer dropped here
 // must restart at sequence 0. It returns how many were removed.
-func (l *Log) RemoveExpiredWriters(nowMs int64) int {
+func (r *Retention) RemoveExpiredWriters(nowMs int64) int {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.writers.expire(nowMs, l.opts.WriterExpiration.Milliseconds())
@@ -43,7 +65,8 @@ func (l *Log) RemoveExpiredWriters(nowMs int64) int {
 // retain offset. The active segment is never deleted. The log start offset advances to the
 // first remaining segment. Readers holding a ReadResult keep their range readable. It also
 // expires idle writers. It returns the number of segments deleted.
-func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
+func (r *Retention) DeleteExpiredSegments(nowMs int64) (int, error) {
+	l := r.log
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -53,13 +76,13 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 		return 0, nil // an offline log keeps every file for the operator
 	}
 	l.writers.expire(nowMs, l.opts.WriterExpiration.Milliseconds())
-	ttl := l.ttlMs.Load()
+	ttl := r.ttlMs.Load()
 	if ttl <= 0 {
 		return 0, nil
 	}
 	v := l.v.Load()
 	floor := int64(math.MaxInt64)
-	if fn := l.floor.Load(); fn != nil {
+	if fn := r.floor.Load(); fn != nil {
 		floor = (*fn)()
 	}
 	n := 0
@@ -68,7 +91,7 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 		s.mu.RLock()
 		expired := nowMs-s.maxTs > ttl
 		s.mu.RUnlock()
-		if !expired || next.base > v.hw || next.base > l.retainAt || next.base > floor {
+		if !expired || next.base > v.hw || next.base > r.retainAt || next.base > floor {
 			break
 		}
 		n++
@@ -76,7 +99,7 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := l.removeOldestLocked(n); err != nil {
+	if err := r.removeOldestLocked(n); err != nil {
 		return n, fmt.Errorf("logstore: retention: %w", err)
 	}
 	return n, nil
@@ -90,8 +113,8 @@ func (l *Log) DeleteExpiredSegments(nowMs int64) (int, error) {
 // still hold ranges above the new end (on a single node nothing truncates in normal operation).
 func (r *Replica) Truncate(offset int64) error {
 	l := r.log
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.syncer.mu.Lock()
+	defer l.syncer.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if cut, err := r.truncationCutsLocked(offset); !cut || err != nil {
@@ -139,15 +162,15 @@ func (r *Replica) truncateSegment(s *segment, pos int64) error {
 // Outstanding ReadResults stay valid until released. Close is idempotent.
 func (l *Log) Close() error {
 	l.mu.Lock()
-	stop := l.stopFlusher
-	l.stopFlusher = nil
+	stop := l.syncer.stop
+	l.syncer.stop = nil
 	l.mu.Unlock()
 	if stop != nil {
 		close(stop)
-		<-l.flusherDone
+		<-l.syncer.done
 	}
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.syncer.mu.Lock()
+	defer l.syncer.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -175,7 +198,7 @@ func (l *Log) Close() error {
 		err = l.replica.writeHW(l.v.Load().hw)
 	}
 	l.closed = true
-	l.closeBatchStats() // batchstats.go
+	l.batchStats.close() // batchstats.go
 	v := l.v.Load()
 	hw, hwSeg, hwPos := v.hw, v.hwSeg, v.hwPos
 	if l.failed == nil && !offline && err == nil {

@@ -29,7 +29,7 @@ func TestDeleteExpiredSegments(t *testing.T) {
 	defer held.Release()
 
 	// At 4500 segments whose max ts < 3500 are expired: segment [0,1] (max 2000) only.
-	if n, err := l.DeleteExpiredSegments(4500); err != nil || n != 1 {
+	if n, err := l.Retention().DeleteExpiredSegments(4500); err != nil || n != 1 {
 		t.Fatalf("deleted %d, %v", n, err)
 	}
 	if l.LogStartOffset() != 2 {
@@ -46,7 +46,7 @@ func TestDeleteExpiredSegments(t *testing.T) {
 	}
 
 	// Far in the future everything but the active segment goes, and the log still works.
-	if n, _ := l.DeleteExpiredSegments(1 << 40); n != 3 {
+	if n, _ := l.Retention().DeleteExpiredSegments(1 << 40); n != 3 {
 		t.Fatalf("deleted %d", n)
 	}
 	if l.LogStartOffset() != 8 || len(l.v.Load().segs) != 1 {
@@ -65,12 +65,12 @@ func TestRetentionLimits(t *testing.T) {
 	l := open(t, t.TempDir(), Options{SegmentBytes: 300})
 	defer l.Close()
 	fill(t, l, 6, 1, 100, 1000)
-	if n, _ := l.DeleteExpiredSegments(1 << 40); n != 0 {
+	if n, _ := l.Retention().DeleteExpiredSegments(1 << 40); n != 0 {
 		t.Fatal("TTL 0 must keep everything")
 	}
-	l.SetTTL(time.Millisecond)
-	l.SetMinRetainOffset(3) // segment [2,3] holds offset 3: keep it and everything after
-	if n, _ := l.DeleteExpiredSegments(1 << 40); n != 1 || l.LogStartOffset() != 2 {
+	l.Retention().SetTTL(time.Millisecond)
+	l.Retention().SetMinRetainOffset(3) // segment [2,3] holds offset 3: keep it and everything after
+	if n, _ := l.Retention().DeleteExpiredSegments(1 << 40); n != 1 || l.LogStartOffset() != 2 {
 		t.Fatalf("deleted %d start %d", n, l.LogStartOffset())
 	}
 }
@@ -82,7 +82,7 @@ func TestRetentionSurvivesRestart(t *testing.T) {
 	for s := int32(0); s < 6; s++ {
 		mustAppend(t, l, 1000, batch(3, s, 1, 100))
 	}
-	if n, _ := l.DeleteExpiredSegments(1 << 40); n != 2 {
+	if n, _ := l.Retention().DeleteExpiredSegments(1 << 40); n != 2 {
 		t.Fatalf("deleted %d", n)
 	}
 	crash(l)
@@ -206,7 +206,7 @@ func TestConcurrentReaders(t *testing.T) {
 	for i := 0; i < total; i++ {
 		mustAppend(t, l, int64(i), plain(int32(i%5), 50+i%200))
 		if i%50 == 49 {
-			if _, err := l.DeleteExpiredSegments(int64(i) + 10); err != nil {
+			if _, err := l.Retention().DeleteExpiredSegments(int64(i) + 10); err != nil {
 				t.Fatal(err)
 			}
 		}

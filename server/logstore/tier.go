@@ -10,6 +10,15 @@ import (
 	"github.com/stromdb/strom/internal/record"
 )
 
+// Tiering is what remote-log tiering (server/remotelog) asks of a Log: the sealed segments
+// it may copy, and the deletion of local segments once they are copied. It has no state of
+// its own; it reads the segments under the Log's view and deletes them under Log.mu within
+// the limits of the Log's Retention. Get it with Log.Tiering.
+type Tiering struct{ log *Log }
+
+// Tiering returns the log's tiering hooks.
+func (l *Log) Tiering() Tiering { return Tiering{log: l} }
+
 // TierSegment is a sealed segment handed to remote-log tiering (server/remotelog): every
 // offset in [Base, End) is below the high watermark, so its bytes never change again. It
 // holds a reference on the segment, so its files stay readable even if retention deletes
@@ -33,7 +42,8 @@ type TierSegment struct {
 // indexes rebased. Each is verified (length, CRC-32C,
 // contiguous offsets, as for a read) before it is returned, so a corrupt segment is never
 // copied; corruption takes the log offline and is returned as the error.
-func (l *Log) TierCandidates(from int64) ([]TierSegment, error) {
+func (t Tiering) TierCandidates(from int64) ([]TierSegment, error) {
+	l := t.log
 	if err := l.Offline(); err != nil {
 		return nil, err
 	}
@@ -145,7 +155,8 @@ func (t TierSegment) WriterSnapshot() ([]byte, bool) {
 // the minimum retain offset or the retention floor, exactly like DeleteExpiredSegments, so
 // state derived from the local log (KV recovery, lake tiering) keeps what it needs. The log
 // start offset advances to the first remaining segment. It returns how many were deleted.
-func (l *Log) DeleteTieredSegments(remoteEnd int64, keep int) (int, error) {
+func (t Tiering) DeleteTieredSegments(remoteEnd int64, keep int) (int, error) {
+	l := t.log
 	keep = max(keep, 1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -157,13 +168,13 @@ func (l *Log) DeleteTieredSegments(remoteEnd int64, keep int) (int, error) {
 	}
 	v := l.v.Load()
 	floor := int64(1<<63 - 1)
-	if fn := l.floor.Load(); fn != nil {
+	if fn := l.retention.floor.Load(); fn != nil {
 		floor = (*fn)()
 	}
 	n := 0
 	for n < len(l.segs)-keep {
 		next := l.segs[n+1]
-		if next.base > remoteEnd || next.base > v.hw || next.base > l.retainAt || next.base > floor {
+		if next.base > remoteEnd || next.base > v.hw || next.base > l.retention.retainAt || next.base > floor {
 			break
 		}
 		n++
@@ -171,7 +182,7 @@ func (l *Log) DeleteTieredSegments(remoteEnd int64, keep int) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := l.removeOldestLocked(n); err != nil {
+	if err := l.retention.removeOldestLocked(n); err != nil {
 		return n, fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "delete tiered segments"), err)
 	}
 	return n, nil
@@ -179,7 +190,8 @@ func (l *Log) DeleteTieredSegments(remoteEnd int64, keep int) (int, error) {
 
 // removeOldestLocked removes the n oldest segments (never the active one), publishes the new
 // log start and deletes their files. Caller holds mu.
-func (l *Log) removeOldestLocked(n int) error {
+func (r *Retention) removeOldestLocked(n int) error {
+	l := r.log
 	v := l.v.Load()
 	dead := l.segs[:n]
 	l.segs = append([]*segment(nil), l.segs[n:]...)

@@ -20,7 +20,7 @@ func tierLog(t *testing.T) *Log {
 
 func TestTierCandidatesAreSealedAndBelowTheHW(t *testing.T) {
 	l := tierLog(t)
-	cands, err := l.TierCandidates(0)
+	cands, err := l.Tiering().TierCandidates(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestTierCandidatesAreSealedAndBelowTheHW(t *testing.T) {
 	// rebased to that batch.
 	s := cands[2]
 	from := s.Base + 2
-	part, err := l.TierCandidates(from)
+	part, err := l.Tiering().TierCandidates(from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestTierCandidatesAreSealedAndBelowTheHW(t *testing.T) {
 		t.Fatal("rebased index is empty")
 	}
 	// Nothing at or above the HW is a candidate.
-	if c, _ := l.TierCandidates(l.LogEndOffset()); len(c) != 0 {
+	if c, _ := l.Tiering().TierCandidates(l.LogEndOffset()); len(c) != 0 {
 		t.Fatalf("%d candidates from the LEO", len(c))
 	}
 }
@@ -93,19 +93,19 @@ func TestDeleteTieredSegmentsKeepsUncommittedAndFloors(t *testing.T) {
 	l := tierLog(t)
 	segs := l.v.Load().segs
 	// Committed up to the middle of segment 3: segments 0..2 may go.
-	n, err := l.DeleteTieredSegments(segs[3].base+1, 1)
+	n, err := l.Tiering().DeleteTieredSegments(segs[3].base+1, 1)
 	if err != nil || n != 3 || l.LogStartOffset() != segs[3].base {
 		t.Fatalf("deleted %d (%v), log start %d, want 3 and %d", n, err, l.LogStartOffset(), segs[3].base)
 	}
 	// The retention floor holds the rest back.
 	floor := segs[5].base
-	l.SetRetentionFloor(func() int64 { return floor })
-	if n, _ := l.DeleteTieredSegments(l.LogEndOffset(), 1); n != 2 || l.LogStartOffset() != segs[5].base {
+	l.Retention().SetRetentionFloor(func() int64 { return floor })
+	if n, _ := l.Tiering().DeleteTieredSegments(l.LogEndOffset(), 1); n != 2 || l.LogStartOffset() != segs[5].base {
 		t.Fatalf("deleted %d past the floor: log start %d", n, l.LogStartOffset())
 	}
 	floor = l.LogEndOffset()
 	// keep counts the active segment: keep 2 leaves one sealed segment.
-	if _, err := l.DeleteTieredSegments(l.LogEndOffset(), 2); err != nil {
+	if _, err := l.Tiering().DeleteTieredSegments(l.LogEndOffset(), 2); err != nil {
 		t.Fatal(err)
 	}
 	if k := len(l.v.Load().segs); k != 2 {

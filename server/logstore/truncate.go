@@ -37,8 +37,8 @@ func (r *Replica) SetTruncateFloor(floor func() int64) { r.truncFloor.Store(&flo
 // not race readers holding ranges above the new end.
 func (r *Replica) TruncateTo(offset int64) error {
 	l := r.log
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.syncer.mu.Lock()
+	defer l.syncer.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if cut, err := r.truncationCutsLocked(offset); !cut || err != nil {
@@ -123,8 +123,8 @@ func (r *Replica) settleCutLocked(s *segment, pos int64) error {
 			return err
 		}
 	}
-	if l.synced.Load() > l.leo {
-		l.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
+	if l.syncer.synced.Load() > l.leo {
+		l.syncer.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
 	}
 	if err := l.rebuildWriters(context.Background()); err != nil {
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: rebuild writer state", l.dir), err)

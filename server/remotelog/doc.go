@@ -28,7 +28,7 @@
 //   - Every object a committed manifest names was uploaded whole (Upload returned and the
 //     object's size was checked) before the record naming the manifest was written.
 //   - A local segment is deleted only when its every offset is below the committed remote
-//     end, and never below the KV-snapshot or lake floors (logstore.Log.DeleteTieredSegments).
+//     end, and never below the KV-snapshot or lake floors (logstore.Tiering.DeleteTieredSegments).
 //   - An object no committed manifest names is an orphan: it is deleted after a commit that
 //     dropped it (expired segments, the previous manifest), or by the sweep a leader runs
 //     when it takes a bucket over and after a failed pass (only objects of its own or earlier

@@ -324,7 +324,7 @@ func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) err
 	if v.man == nil {
 		return nil
 	}
-	n, err := b.Log.DeleteTieredSegments(v.man.EndOffset(), b.Table.Descriptor.TieredLogLocalSegments())
+	n, err := b.Log.Tiering().DeleteTieredSegments(v.man.EndOffset(), b.Table.Descriptor.TieredLogLocalSegments())
 	if n > 0 {
 		m.m.localDeleted.Add(int64(n))
 		m.log.Debug("remote log: deleted tiered local segments", "bucket", b.Bucket, "segments", n, "remote_end", v.man.EndOffset())
@@ -406,7 +406,7 @@ func (m *Manager) tierLocked(ctx context.Context, b Bucket, st *bucketState, v *
 	if end := cur.EndOffset(); end > from {
 		from = end
 	}
-	cands, err := b.Log.TierCandidates(from)
+	cands, err := b.Log.Tiering().TierCandidates(from)
 	if err != nil {
 		return v, err
 	}

@@ -182,7 +182,7 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 		return st
 	}
 	if seg, ok := rep.Log.SegmentBase(key.base); ok && s.stats.firstLoad(rep.Log, seg) {
-		err := rep.Log.ReadBatchStats(seg, func(base int64, crc uint32, size int32, blob []byte) {
+		err := rep.Log.BatchStats().Read(seg, func(base int64, crc uint32, size int32, blob []byte) {
 			s.stats.put(statsKey{log: rep.Log, base: base, crc: crc, size: size}, append([]byte(nil), blob...))
 		})
 		if err != nil {
@@ -202,7 +202,7 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 	}
 	enc := batchstats.Encode(nil, st)
 	s.stats.put(key, enc)
-	if err := rep.Log.AppendBatchStats(key.base, key.crc, key.size, enc); err != nil {
+	if err := rep.Log.BatchStats().Append(key.base, key.crc, key.size, enc); err != nil {
 		s.log.Debug("batch statistics not recorded", "bucket", rep.Bucket, "err", err)
 	}
 	return st

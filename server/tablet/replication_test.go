@@ -462,7 +462,7 @@ func TestFollowerBehindTheLeadersLogStartRestartsThere(t *testing.T) {
 		}
 	}
 	leader := c.replica(1, 1).Log
-	if _, err := leader.DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
+	if _, err := leader.Retention().DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	start := leader.LogStartOffset()

@@ -109,7 +109,7 @@ func newTrimmedPK(t *testing.T) *trimmedPK {
 	c.stop(1)
 	c.start(1)
 	leader := c.replica(1, 1).Log
-	if _, err := leader.DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
+	if _, err := leader.Retention().DeleteExpiredSegments(time.Now().Add(time.Hour).UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	p.start = leader.LogStartOffset()

@@ -51,7 +51,7 @@ type Options struct {
 	Authorizer       *auth.Authorizer
 	InternalListener string
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
-	// (the lake tiering's tiered offset); see logstore.Log.SetRetentionFloor.
+	// (the lake tiering's tiered offset); see logstore.Retention.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
 	// RemoteLog, when set, is the tiered part of the logs (remote.data.dir): FETCH_LOG below
 	// the local log start answers with remote_log_fetch_info (remote_log.go).
@@ -212,7 +212,7 @@ func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster
 		return nil, fmt.Errorf("open log of %s: %w", key, err)
 	}
 	if floor := s.opts.RetentionFloor; floor != nil {
-		l.SetRetentionFloor(func() int64 { return floor(key) })
+		l.Retention().SetRetentionFloor(func() int64 { return floor(key) })
 	}
 	r := &Replica{Bucket: key, Table: t, Log: l, Partition: p}
 	if replicated {
@@ -348,7 +348,7 @@ func (s *Server) background(ctx context.Context) {
 				s.log.Warn("kv checkpoint failed", "err", err)
 			}
 			for _, r := range rs {
-				if _, err := r.Log.DeleteExpiredSegments(s.opts.Now().UnixMilli()); err != nil {
+				if _, err := r.Log.Retention().DeleteExpiredSegments(s.opts.Now().UnixMilli()); err != nil {
 					s.log.Warn("log retention failed", "bucket", r.Bucket, "err", err)
 				}
 			}
