@@ -101,7 +101,8 @@ type sequence struct {
 
 // assignAutoInc sets the auto-increment column of r, a row about to be inserted, to the next
 // id of the tablet's range, fetching a new range when it is used up. Caller holds mu.
-func (t *Tablet) assignAutoInc(r []row.Datum) error {
+func (rw *rowWriter) assignAutoInc(r []row.Datum) error {
+	t := rw.t
 	a := &t.tbl.autoInc
 	if t.seq.next > t.seq.end {
 		src := t.store.seqs

@@ -23,7 +23,8 @@ type Pending struct {
 
 // pending returns the Pending of a write whose changelog batch ends at end. Caller holds mu
 // (term and fence are those of the leadership the write is staged under).
-func (t *Tablet) pending(end int64, logDurable func() error) Pending {
+func (pl *pipeline) pending(end int64, logDurable func() error) Pending {
+	t := pl.t
 	p := Pending{t: t, end: end, logDurable: logDurable}
 	if t.log.ExternalHighWatermark() {
 		p.replicated, p.term, p.fence = true, t.term.Load(), t.fence
@@ -64,10 +65,10 @@ func (p Pending) Wait(ctx context.Context) error {
 func (p Pending) complete() error {
 	t := p.t
 	if err := p.logDurable(); err != nil {
-		return t.failAfterAppend(err)
+		return t.pipe.failAfterAppend(err)
 	}
 	if !p.replicated {
-		return t.applyDurable(p.end)
+		return t.pipe.applyDurable(p.end)
 	}
 	if err := t.waitCommitted(p.end, p.fence); err != nil {
 		return err
@@ -77,5 +78,5 @@ func (p Pending) complete() error {
 	if t.term.Load() != p.term {
 		return errNotLeader(t.bucket)
 	}
-	return t.applyDurableLocked(p.end)
+	return t.pipe.applyDurableLocked(p.end)
 }

@@ -30,16 +30,16 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (Pending, error
 	// A tablet that takes no writes, or a table that cannot take key-only rows (a NOT NULL
 	// non-key column), refuses only when a key is missing: a lookup of existing keys succeeds.
 	var m merger
-	refusal := t.writable()
+	refusal := t.pipe.writable()
 	if refusal == nil {
 		m, refusal = c.configure(targets, MergeDefault)
 	}
 	// The rows go to the merge as datums: nothing is encoded as a KV batch only to be parsed
 	// and decoded again, and the key needs no check against the row it was built from.
-	_, p, staged, err := t.stageWith(m, -1, -1, nowMs, true, func(b *stateBatch, w *writeScratch) error {
+	_, p, staged, err := t.pipe.stageWith(m, -1, -1, nowMs, true, func(b *stateBatch, w *writeScratch) error {
 		for _, k := range keys {
 			w.key = t.dataKey(w.key, k)
-			found, err := t.current(b, w)
+			found, err := t.rows.current(b, w)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func (t *Tablet) InsertMissingStaged(keys [][]byte, nowMs int64) (Pending, error
 			for i, col := range c.keyCols {
 				w.newD[col] = w.keyD[i]
 			}
-			if err := t.upsertDecoded(b, m, w, c.SchemaID, nil); err != nil {
+			if err := t.rows.upsertDecoded(b, m, w, c.SchemaID, nil); err != nil {
 				return err
 			}
 		}

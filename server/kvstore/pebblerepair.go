@@ -189,7 +189,7 @@ func (s *Store) repairAfterCorruption(t *Tablet) error {
 	for _, o := range others {
 		for _, r := range affected {
 			if r.contains(o.bucket) && o.failed == nil {
-				if err := o.rebuild(context.Background()); err != nil {
+				if err := o.rec.rebuild(context.Background()); err != nil {
 					errs = append(errs, o.goOffline("rebuild after corruption failed: %v", err))
 				}
 				break

@@ -42,23 +42,25 @@ import (
 func (t *Tablet) PutStaged(kv record.KvBatch, o WriteOptions, nowMs int64) (int64, Pending, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.stage(kv, o, nowMs)
+	return t.pipe.stage(kv, o, nowMs)
 }
 
 // applyDurable applies, in offset order, every queued batch whose changelog is durable (below
 // the log's high watermark) to Pebble in one batch with the new applied offset, then removes
 // them from the queue. It returns once the batch ending at end is
 // applied, or the tablet's failure.
-func (t *Tablet) applyDurable(end int64) error {
+func (pl *pipeline) applyDurable(end int64) error {
+	t := pl.t
 	t.applyMu.Lock()
 	defer t.applyMu.Unlock()
-	return t.applyDurableLocked(end)
+	return pl.applyDurableLocked(end)
 }
 
 // applyDurableLocked is applyDurable for a caller holding applyMu.
-func (t *Tablet) applyDurableLocked(end int64) error {
+func (pl *pipeline) applyDurableLocked(end int64) error {
+	t := pl.t
 	t.mu.Lock()
-	t.dropApplied()
+	pl.dropApplied()
 	t.mu.Unlock()
 	if t.applied.Load() >= end {
 		return nil // another waiter applied it, or a rebuild replayed it from the log
@@ -73,7 +75,7 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	for n < len(t.queue) && t.queue[n].end <= hw {
 		n++
 	}
-	ready := append(t.readyScratch[:0], t.queue[:n]...)
+	ready := append(pl.readyScratch[:0], t.queue[:n]...)
 	gen := t.rowGen // the generation the commit below belongs to (rowcache.go)
 	t.mu.Unlock()
 	if n == 0 {
@@ -86,7 +88,7 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 	}
 	if t.testHookAfterAppend != nil {
 		if err := t.testHookAfterAppend(); err != nil {
-			return t.failAfterAppend(err)
+			return pl.failAfterAppend(err)
 		}
 	}
 	last := ready[n-1].end
@@ -109,12 +111,12 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 			}
 		}()
 	}
-	seq, err := t.commitToPebble(ready, last)
+	seq, err := pl.commitToPebble(ready, last)
 	if filled != nil {
 		<-filled
 	}
 	if err != nil {
-		return t.failAfterAppend(err)
+		return pl.failAfterAppend(err)
 	}
 	t.applied.Store(last)
 	flushes := t.store.flushes.Load()
@@ -128,22 +130,23 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
 			t.mem.add(keyHash(k), seq, flushes)
 		}
-		t.recycle(sb)
+		pl.recycle(sb)
 	}
 	t.mu.Unlock()
 	clear(ready)
-	t.readyScratch = ready[:0]
+	pl.readyScratch = ready[:0]
 	return nil
 }
 
 // dropApplied removes from the queue the batches the state already
 // reflects: a rebuild from the changelog (repair.go) replays every appended batch, including
 // staged ones. Caller holds applyMu and mu.
-func (t *Tablet) dropApplied() {
+func (pl *pipeline) dropApplied() {
+	t := pl.t
 	applied := t.applied.Load()
 	n := 0
 	for n < len(t.queue) && t.queue[n].end <= applied {
-		t.recycle(t.queue[n])
+		pl.recycle(t.queue[n])
 		n++
 	}
 	if n > 0 {
@@ -155,7 +158,8 @@ func (t *Tablet) dropApplied() {
 // Pebble batch; within a Pebble batch a later write of a key shadows an earlier one. Pebble's
 // WAL is off: the changelog is the write-ahead log (recover replays it). It returns the
 // largest Pebble sequence number of the commit.
-func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) (uint64, error) {
+func (pl *pipeline) commitToPebble(ready []*stagedBatch, last int64) (uint64, error) {
+	t := pl.t
 	b := t.store.db.NewBatch()
 	defer b.Close()
 	for _, sb := range ready {
@@ -191,7 +195,8 @@ func (t *Tablet) commitToPebble(ready []*stagedBatch, last int64) (uint64, error
 // failAfterAppend records that the state no longer matches the log (a changelog was appended
 // but could not be made durable or applied): writes are refused until the tablet is reopened,
 // which replays the changelog from the applied offset.
-func (t *Tablet) failAfterAppend(err error) error {
+func (pl *pipeline) failAfterAppend(err error) error {
+	t := pl.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed == nil {
@@ -201,22 +206,22 @@ func (t *Tablet) failAfterAppend(err error) error {
 }
 
 // newStaged returns an empty staged batch, reusing a recycled one. Caller holds mu.
-func (t *Tablet) newStaged() *stagedBatch {
-	if n := len(t.free); n > 0 {
-		sb := t.free[n-1]
-		t.free = t.free[:n-1]
+func (pl *pipeline) newStaged() *stagedBatch {
+	if n := len(pl.free); n > 0 {
+		sb := pl.free[n-1]
+		pl.free = pl.free[:n-1]
 		return sb
 	}
 	return &stagedBatch{writes: make(map[string][]byte)}
 }
 
 // recycle keeps sb for reuse (a few; a map that grew large is dropped). Caller holds mu.
-func (t *Tablet) recycle(sb *stagedBatch) {
-	if len(sb.writes) > 1<<16 || len(t.free) >= 4 {
+func (pl *pipeline) recycle(sb *stagedBatch) {
+	if len(sb.writes) > 1<<16 || len(pl.free) >= 4 {
 		return
 	}
 	clear(sb.writes)
 	sb.end = 0
 	sb.arena = nil // values read from the old arena may still be in use
-	t.free = append(t.free, sb)
+	pl.free = append(pl.free, sb)
 }

@@ -137,8 +137,9 @@ func (c *compiled) configure(targetColumns []int32, mode MergeMode) (merger, err
 // later Puts merge against it) and applyDurable's work list. It returns the log end
 // offset after the write (for a duplicate batch: the end of the original). Nothing is staged
 // when any record is rejected or the append fails. Caller holds mu.
-func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, p Pending, err error) {
-	if err := t.writable(); err != nil {
+func (pl *pipeline) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int64, p Pending, err error) {
+	t := pl.t
+	if err := pl.writable(); err != nil {
 		return 0, Pending{}, err
 	}
 	c := t.tbl
@@ -153,7 +154,7 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 	if err != nil {
 		return 0, Pending{}, err
 	}
-	end, p, _, err = t.stageWith(m, kv.WriterID(), kv.BatchSequence(), nowMs, false, func(b *stateBatch, w *writeScratch) error {
+	end, p, _, err = pl.stageWith(m, kv.WriterID(), kv.BatchSequence(), nowMs, false, func(b *stateBatch, w *writeScratch) error {
 		it := kv.Records()
 		for {
 			key, val, ok := it.Next()
@@ -163,9 +164,9 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 			w.key = t.dataKey(w.key, key)
 			var err error
 			if val == nil {
-				err = t.processDelete(b, m, w)
+				err = t.rows.processDelete(b, m, w)
 			} else {
-				err = t.processUpsert(b, m, w, sid, val)
+				err = t.rows.processUpsert(b, m, w, sid, val)
 			}
 			if err != nil {
 				return err
@@ -180,7 +181,8 @@ func (t *Tablet) stage(kv record.KvBatch, o WriteOptions, nowMs int64) (end int6
 }
 
 // writable refuses a write the tablet cannot take now. Caller holds mu.
-func (t *Tablet) writable() error {
+func (pl *pipeline) writable() error {
+	t := pl.t
 	if t.failed != nil {
 		return t.failed
 	}
@@ -204,10 +206,11 @@ func (t *Tablet) writable() error {
 // rest of the pipeline (durable.go). With skipEmpty, a process
 // that produced no change record stages nothing and returns staged=false (a client's batch
 // is appended even then: its sequence must advance). Caller holds mu and checked writable.
-func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64, skipEmpty bool,
+func (pl *pipeline) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64, skipEmpty bool,
 	process func(b *stateBatch, w *writeScratch) error) (end int64, p Pending, staged bool, err error) {
+	t := pl.t
 	c := t.tbl
-	sb := t.newStaged()
+	sb := pl.newStaged()
 	b := &t.batch
 	b.reset(t.store.db, t.prefix, t.hi, t.queue, sb, &t.missRate, &t.mem, t.store.flushedSeq.Load())
 	b.rows, b.rowGen = t.store.rows, t.rowGen
@@ -216,36 +219,37 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 	w.cl.reset()
 	if err := process(b, w); err != nil {
 		w.cl.reset()
-		t.recycle(sb)
+		pl.recycle(sb)
 		return 0, Pending{}, false, err
 	}
 	if skipEmpty && w.cl.count() == 0 {
-		t.recycle(sb)
+		pl.recycle(sb)
 		return 0, Pending{}, false, nil
 	}
 	w.clBuf, err = w.cl.build(w.clBuf[:0], record.V0Header{SchemaID: c.SchemaID, WriterID: writerID, BatchSequence: batchSeq})
 	if err != nil {
-		t.recycle(sb)
+		pl.recycle(sb)
 		return 0, Pending{}, false, err
 	}
 	res, logDurable, err := t.log.AppendStaged([]record.Batch{w.clBuf}, nowMs)
 	if err != nil {
-		t.recycle(sb)
+		pl.recycle(sb)
 		return 0, Pending{}, false, err
 	}
 	end = res.LastOffset + 1
 	if res.Duplicate {
 		// Nothing new: wait for the original batch to be durable and applied.
-		t.recycle(sb)
+		pl.recycle(sb)
 	} else {
 		sb.end = end
 		t.queue = append(t.queue, sb)
 	}
-	return end, t.pending(end, logDurable), true, nil
+	return end, pl.pending(end, logDurable), true, nil
 }
 
 // current reads the current value of w.key (pre-write buffer, then Pebble) into w.old.
-func (t *Tablet) current(b *stateBatch, w *writeScratch) (found bool, err error) {
+func (rw *rowWriter) current(b *stateBatch, w *writeScratch) (found bool, err error) {
+	t := rw.t
 	w.old, found, err = b.get(w.old[:0], w.key)
 	if err != nil {
 		return false, t.storageError("read", err)
@@ -254,7 +258,8 @@ func (t *Tablet) current(b *stateBatch, w *writeScratch) (found bool, err error)
 }
 
 // decodeOld decodes w.old into w.oldD, padded to the latest schema.
-func (t *Tablet) decodeOld(w *writeScratch) error {
+func (rw *rowWriter) decodeOld(w *writeScratch) error {
+	t := rw.t
 	id, r, err := row.SplitValue(w.old)
 	if err != nil {
 		return err
@@ -268,7 +273,8 @@ func (t *Tablet) decodeOld(w *writeScratch) error {
 }
 
 // processUpsert merges a client's row (encoded under schema sid) into the state of w.key.
-func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+func (rw *rowWriter) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+	t := rw.t
 	c := t.tbl
 	var err error
 	w.newD, err = c.decodeRow(sid, newRow, w.newD)
@@ -276,21 +282,22 @@ func (t *Tablet) processUpsert(b *stateBatch, m merger, w *writeScratch, sid int
 		return ferr.New(ferr.CorruptRecordException, "kv record row: %v", err)
 	}
 	w.newD = c.pad(w.newD)
-	if err := t.checkKey(w); err != nil {
+	if err := rw.checkKey(w); err != nil {
 		return err
 	}
-	return t.upsertDecoded(b, m, w, sid, newRow)
+	return rw.upsertDecoded(b, m, w, sid, newRow)
 }
 
 // upsertDecoded merges the row w.newD (of the latest schema, its primary key matching
 // w.key) into the state of w.key. newRow is the same row as a client encoded it under schema
 // sid, stored as is where no merge changes it; nil when the server built the row, which is
 // then encoded under the latest schema.
-func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+func (rw *rowWriter) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int16, newRow []byte) error {
+	t := rw.t
 	c := t.tbl
 	verbatim := func() error {
 		if newRow == nil {
-			return t.encodeAndSet(b, w, w.newD)
+			return rw.encodeAndSet(b, w, w.newD)
 		}
 		w.val = row.AppendValue(w.val[:0], sid, newRow)
 		return b.Set(w.key, w.val, nil)
@@ -302,7 +309,7 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		}
 		return verbatim()
 	}
-	found, err := t.current(b, w)
+	found, err := rw.current(b, w)
 	if err != nil {
 		return err
 	}
@@ -311,30 +318,30 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 			merged, _ := row.PartialUpdate(w.mergedD, nil, w.newD, m.targets, c.pkSet, len(c.types))
 			w.mergedD = merged
 			if c.autoInc.col >= 0 {
-				if err := t.assignAutoInc(merged); err != nil {
+				if err := rw.assignAutoInc(merged); err != nil {
 					return err
 				}
 			}
-			return t.store1(b, w, record.Insert, merged)
+			return rw.store1(b, w, record.Insert, merged)
 		}
 		if c.autoInc.col >= 0 {
 			// The row the server inserts is the client's with the new id (Java applyInsert).
-			if err := t.assignAutoInc(w.newD); err != nil {
+			if err := rw.assignAutoInc(w.newD); err != nil {
 				return err
 			}
-			return t.store1(b, w, record.Insert, w.newD)
+			return rw.store1(b, w, record.Insert, w.newD)
 		}
 		if err := w.cl.add(record.Insert, w.newD); err != nil {
 			return err
 		}
 		return verbatim()
 	}
-	if err := t.decodeOld(w); err != nil {
+	if err := rw.decodeOld(w); err != nil {
 		return err
 	}
 	switch m.kind {
 	case mergeDefault:
-		if err := t.emitUpdate(w, w.newD); err != nil {
+		if err := rw.emitUpdate(w, w.newD); err != nil {
 			return err
 		}
 		return verbatim()
@@ -344,7 +351,7 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 		if compareVersion(&c.types[c.verCol], &w.oldD[c.verCol], &w.newD[c.verCol]) > 0 {
 			return nil // older version: keep the stored row
 		}
-		if err := t.emitUpdate(w, w.newD); err != nil {
+		if err := rw.emitUpdate(w, w.newD); err != nil {
 			return err
 		}
 		return verbatim()
@@ -354,7 +361,7 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 			return nil
 		}
 		w.mergedD = merged
-		return t.storeUpdate(b, w, merged)
+		return rw.storeUpdate(b, w, merged)
 	case mergeAgg, mergeAggPartial:
 		merged := w.mergedD[:0]
 		for i := range c.types {
@@ -369,12 +376,13 @@ func (t *Tablet) upsertDecoded(b *stateBatch, m merger, w *writeScratch, sid int
 			merged = append(merged, d)
 		}
 		w.mergedD = merged
-		return t.storeUpdate(b, w, merged)
+		return rw.storeUpdate(b, w, merged)
 	}
 	return fmt.Errorf("kvstore: unknown merger %d", m.kind)
 }
 
-func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
+func (rw *rowWriter) processDelete(b *stateBatch, m merger, w *writeScratch) error {
+	t := rw.t
 	c := t.tbl
 	switch {
 	case m.overwrite: // always allowed
@@ -383,11 +391,11 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 	case c.Config.DeleteBehavior == metadata.DeleteDisable:
 		return ferr.New(ferr.DeletionDisabledException, "Delete operations are disabled for this table. The table.delete.behavior is set to 'disable'.")
 	}
-	found, err := t.current(b, w)
+	found, err := rw.current(b, w)
 	if err != nil || !found {
 		return err // a delete of a missing key produces nothing
 	}
-	if err := t.decodeOld(w); err != nil {
+	if err := rw.decodeOld(w); err != nil {
 		return err
 	}
 	switch m.kind {
@@ -399,7 +407,7 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 		merged, deleteRow := row.PartialDelete(w.mergedD, w.oldD, m.targets, c.pkSet, len(c.types))
 		if !deleteRow {
 			w.mergedD = merged
-			return t.storeUpdate(b, w, merged)
+			return rw.storeUpdate(b, w, merged)
 		}
 	}
 	if err := w.cl.add(record.Delete, w.oldD); err != nil {
@@ -412,7 +420,8 @@ func (t *Tablet) processDelete(b *stateBatch, m merger, w *writeScratch) error {
 // wrong key, the row would be found by a lookup of another key, and recovery, which re-derives
 // keys from changelog rows, would put it elsewhere. Every primary-key encoding a client can
 // use is one of the three (row.PrimaryKeyEncoding: Hudi tables use the compacted one).
-func (t *Tablet) checkKey(w *writeScratch) error {
+func (rw *rowWriter) checkKey(w *writeScratch) error {
+	t := rw.t
 	c := t.tbl
 	if !c.compactedKeys && !c.icebergKeys && !c.paimonKeys {
 		return nil
@@ -429,7 +438,8 @@ func (t *Tablet) checkKey(w *writeScratch) error {
 }
 
 // emitUpdate adds the changelog of an update of w.oldD to r: -U/+U (FULL) or +U (WAL).
-func (t *Tablet) emitUpdate(w *writeScratch, r []row.Datum) error {
+func (rw *rowWriter) emitUpdate(w *writeScratch, r []row.Datum) error {
+	t := rw.t
 	if t.tbl.Config.ChangelogImage != metadata.ChangelogWAL {
 		if err := w.cl.add(record.UpdateBefore, w.oldD); err != nil {
 			return err
@@ -439,22 +449,23 @@ func (t *Tablet) emitUpdate(w *writeScratch, r []row.Datum) error {
 }
 
 // storeUpdate emits an update to the merged row r and stores it under the latest schema.
-func (t *Tablet) storeUpdate(b *stateBatch, w *writeScratch, r []row.Datum) error {
-	if err := t.emitUpdate(w, r); err != nil {
+func (rw *rowWriter) storeUpdate(b *stateBatch, w *writeScratch, r []row.Datum) error {
+	if err := rw.emitUpdate(w, r); err != nil {
 		return err
 	}
-	return t.encodeAndSet(b, w, r)
+	return rw.encodeAndSet(b, w, r)
 }
 
 // store1 emits one change record for r and stores it under the latest schema.
-func (t *Tablet) store1(b *stateBatch, w *writeScratch, ct record.ChangeType, r []row.Datum) error {
+func (rw *rowWriter) store1(b *stateBatch, w *writeScratch, ct record.ChangeType, r []row.Datum) error {
 	if err := w.cl.add(ct, r); err != nil {
 		return err
 	}
-	return t.encodeAndSet(b, w, r)
+	return rw.encodeAndSet(b, w, r)
 }
 
-func (t *Tablet) encodeAndSet(b *stateBatch, w *writeScratch, r []row.Datum) error {
+func (rw *rowWriter) encodeAndSet(b *stateBatch, w *writeScratch, r []row.Datum) error {
+	t := rw.t
 	var err error
 	w.val, err = t.tbl.encodeValue(w.val[:0], r)
 	if err != nil {

@@ -31,7 +31,8 @@ const replayReadBytes = 8 << 20
 // after an operator cut the log (logstore.AcceptTruncation) is a state ahead of the log
 // rebuilt from the log. A corrupt Pebble read of the applied offset rebuilds the state from
 // the whole changelog.
-func (t *Tablet) recover(ctx context.Context) error {
+func (rc *recovery) recover(ctx context.Context) error {
+	t := rc.t
 	if err := t.log.Offline(); err != nil {
 		_ = t.goOffline("its changelog is offline: %v", err)
 		return nil
@@ -40,7 +41,7 @@ func (t *Tablet) recover(ctx context.Context) error {
 	if pebble.IsCorruptionError(err) {
 		t.store.log.Error("kvstore: corrupt state table; rebuilding the bucket's state from its changelog",
 			"bucket", t.bucket, "err", err)
-		if err := t.rebuildAfterCorruption(ctx); err != nil {
+		if err := rc.rebuildAfterCorruption(ctx); err != nil {
 			_ = t.goOffline("rebuild after corruption failed: %v", err)
 		}
 		return nil
@@ -54,7 +55,7 @@ func (t *Tablet) recover(ctx context.Context) error {
 	case applied > end && operatorCut:
 		t.store.log.Warn("kvstore: the changelog was cut by an operator below the state; rebuilding the state from it",
 			"bucket", t.bucket, "applied", applied, "log_end", end, "cut_at", cut)
-		if err := t.rebuild(ctx); err != nil {
+		if err := rc.rebuild(ctx); err != nil {
 			_ = t.goOffline("rebuild after the operator's truncation failed: %v", err)
 			return nil
 		}
@@ -83,15 +84,16 @@ func (t *Tablet) recover(ctx context.Context) error {
 			return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
 		}
 	}
-	return t.replay(ctx, applied)
+	return rc.replay(ctx, applied)
 }
 
 // replay applies the changelog from offset applied up to the log's high watermark on top of
 // the state, which must reflect exactly the batches below applied, and stores the offset
 // reached.
-func (t *Tablet) replay(ctx context.Context, applied int64) error {
+func (rc *recovery) replay(ctx context.Context, applied int64) error {
+	t := rc.t
 	from := applied
-	applied, err := t.replayRange(ctx, applied, t.log.LogEndOffset())
+	applied, err := rc.replayRange(ctx, applied, t.log.LogEndOffset())
 	if err != nil {
 		return fmt.Errorf("kvstore: recover %s: %w", t.bucket, err)
 	}
@@ -112,7 +114,8 @@ type kvWriter interface {
 // changeApplier returns the function that applies one changelog row to w: +I/+U/+A rows are
 // put (key re-encoded from the row, value encoded in the KV format under the batch's schema
 // id), -D rows deleted, -U rows skipped (the +U that follows carries the new state).
-func (t *Tablet) changeApplier(w kvWriter) applyFunc {
+func (rc *recovery) changeApplier(w kvWriter) applyFunc {
+	t := rc.t
 	var keyD []row.Datum
 	var key, val []byte
 	return func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error {
@@ -139,7 +142,8 @@ func (t *Tablet) changeApplier(w kvWriter) applyFunc {
 // forward in the same Pebble batches as the data, so an interrupted replay resumes. It
 // returns the offset reached; on an error, the offset committed so far. Used by recovery (OpenTablet) and by a follower's CatchUp; the
 // caller owns the tablet's apply path (at open, or holding applyMu and mu).
-func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, error) {
+func (rc *recovery) replayRange(ctx context.Context, from, limit int64) (int64, error) {
+	t := rc.t
 	applied, committed := from, from
 	b := t.store.db.NewBatch()
 	defer func() { b.Close() }()
@@ -157,7 +161,7 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 		b = t.store.db.NewBatch()
 		return nil
 	}
-	apply := t.changeApplier(batchWriter{&b})
+	apply := rc.changeApplier(batchWriter{&b})
 	var buf []byte
 	for applied < limit {
 		if err := ctx.Err(); err != nil {
@@ -182,7 +186,7 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 			if lb.NextOffset() <= applied {
 				continue
 			}
-			if err := t.replayBatch(lb, apply); err != nil {
+			if err := rc.replayBatch(lb, apply); err != nil {
 				return committed, fmt.Errorf("batch at %d: %w", lb.BaseOffset(), err)
 			}
 			applied = lb.NextOffset()
@@ -213,7 +217,8 @@ func (w batchWriter) Delete(key []byte, o *pebble.WriteOptions) error { return (
 type applyFunc func(ct record.ChangeType, r []row.Datum, sid int16, types []metadata.DataType) error
 
 // replayBatch decodes one changelog batch and applies its rows in order.
-func (t *Tablet) replayBatch(lb record.Batch, apply applyFunc) error {
+func (rc *recovery) replayBatch(lb record.Batch, apply applyFunc) error {
+	t := rc.t
 	if lb.RecordCount() == 0 {
 		return nil
 	}

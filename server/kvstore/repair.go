@@ -63,7 +63,7 @@ func (t *Tablet) storageError(op string, err error) error {
 			if t.failed != nil {
 				return // dropped or already offline
 			}
-			if err := t.rebuildAfterCorruption(context.Background()); err != nil {
+			if err := t.rec.rebuildAfterCorruption(context.Background()); err != nil {
 				_ = t.goOffline("rebuild after corruption failed: %v", err)
 				return
 			}
@@ -76,17 +76,19 @@ func (t *Tablet) storageError(op string, err error) error {
 // rebuildAfterCorruption takes the corrupt table files out of Pebble (rebuilding the other
 // open buckets they held, see Store.removeCorruptTables) and rebuilds t. Caller holds t.mu
 // (or owns t).
-func (t *Tablet) rebuildAfterCorruption(ctx context.Context) error {
+func (rc *recovery) rebuildAfterCorruption(ctx context.Context) error {
+	t := rc.t
 	if err := t.store.repairAfterCorruption(t); err != nil {
 		return err
 	}
-	return t.rebuild(ctx)
+	return rc.rebuild(ctx)
 }
 
 // rebuild replaces the bucket's state with one derived from the whole changelog and checks
 // that the bucket can be read in full afterwards. Requests get KV_STORAGE_EXCEPTION meanwhile.
 // Caller holds t.mu (or owns t).
-func (t *Tablet) rebuild(ctx context.Context) error {
+func (rc *recovery) rebuild(ctx context.Context) error {
+	t := rc.t
 	var busy error = ferr.New(ferr.KvStorageException, "the state of bucket %s is being rebuilt from its changelog", t.bucket)
 	t.offline.Store(&busy)
 	if start := t.log.LogStartOffset(); start > 0 {
@@ -99,7 +101,7 @@ func (t *Tablet) rebuild(ctx context.Context) error {
 	}
 	t.mem.untracked(seq) // the range deletion is in a memtable
 	t.forgetRows()
-	if err := t.replay(ctx, 0); err != nil {
+	if err := rc.replay(ctx, 0); err != nil {
 		return err
 	}
 	if err := t.checkReadable(); err != nil {

@@ -79,12 +79,13 @@ func (t *Tablet) CatchUp(ctx context.Context) error {
 	if t.role == roleLeader || len(t.queue) > 0 {
 		return fmt.Errorf("kvstore: CatchUp on %s, which is leading: its writes are applied by the pipeline", t.bucket)
 	}
-	return t.catchUpLocked(ctx)
+	return t.rec.catchUpLocked(ctx)
 }
 
 // catchUpLocked replays the committed changelog. Caller holds applyMu and mu.
-func (t *Tablet) catchUpLocked(ctx context.Context) error {
-	applied, err := t.replayRange(ctx, t.applied.Load(), t.log.HighWatermark())
+func (rc *recovery) catchUpLocked(ctx context.Context) error {
+	t := rc.t
+	applied, err := rc.replayRange(ctx, t.applied.Load(), t.log.HighWatermark())
 	t.applied.Store(applied)
 	if err != nil {
 		return fmt.Errorf("kvstore: catch up %s: %w", t.bucket, err)
@@ -113,10 +114,10 @@ func (t *Tablet) BecomeLeader(ctx context.Context) error {
 	if t.role == roleLeader {
 		return nil
 	}
-	if err := t.catchUpLocked(ctx); err != nil {
+	if err := t.rec.catchUpLocked(ctx); err != nil {
 		return err
 	}
-	if err := t.stageTail(t.applied.Load(), t.log.LogEndOffset()); err != nil {
+	if err := t.rec.stageTail(t.applied.Load(), t.log.LogEndOffset()); err != nil {
 		t.queue = nil
 		return fmt.Errorf("kvstore: become leader of %s: %w", t.bucket, err)
 	}
@@ -126,7 +127,8 @@ func (t *Tablet) BecomeLeader(ctx context.Context) error {
 
 // stageTail turns the changelog batches in [from, end) into staged batches. Caller holds
 // applyMu and mu, and the queue is empty.
-func (t *Tablet) stageTail(from, end int64) error {
+func (rc *recovery) stageTail(from, end int64) error {
+	t := rc.t
 	var buf []byte
 	for off := from; off < end; {
 		res, err := t.log.Replica().ReadReplica(off, replayReadBytes, true)
@@ -149,7 +151,7 @@ func (t *Tablet) stageTail(from, end int64) error {
 				continue
 			}
 			sb := &stagedBatch{writes: make(map[string][]byte)}
-			if err := t.replayBatch(lb, t.changeApplier(&stateBatch{sb: sb})); err != nil {
+			if err := rc.replayBatch(lb, rc.changeApplier(&stateBatch{sb: sb})); err != nil {
 				return fmt.Errorf("batch at %d: %w", lb.BaseOffset(), err)
 			}
 			sb.end = lb.NextOffset()
@@ -195,7 +197,7 @@ func (t *Tablet) ApplyCommitted() error {
 	if end < 0 {
 		return nil
 	}
-	return t.applyDurableLocked(end)
+	return t.pipe.applyDurableLocked(end)
 }
 
 // TruncateLog truncates the changelog (logstore.Replica.TruncateTo) on a follower, excluding

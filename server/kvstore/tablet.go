@@ -52,14 +52,17 @@ type Tablet struct {
 	w        writeScratch
 	batch    stateBatch     // reused by stage; guarded by mu
 	queue    []*stagedBatch // staged batches not yet applied, in offset order; guarded by mu
-	free     []*stagedBatch // recycled staged batches; guarded by mu
 	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
 	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
 	rowGen   uint64         // generation of the tablet's row cache entries (rowcache.go); guarded by mu
 	seq      sequence       // the range of auto-increment ids this tablet hands out (autoinc.go); guarded by mu
 
-	applyMu      sync.Mutex     // one applier at a time, so batches reach Pebble in order
-	readyScratch []*stagedBatch // guarded by applyMu
+	applyMu sync.Mutex // one applier at a time, so batches reach Pebble in order
+
+	// The parts of the tablet by concern (tablet_parts.go).
+	pipe pipeline
+	rows rowWriter
+	rec  recovery
 
 	// Replication roles (replica.go). role and fence change under applyMu and mu; term
 	// counts BecomeFollower calls so that a waiter staged in an earlier leadership fails.
@@ -88,7 +91,8 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
 		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}}
 	tb.w.cl = cl
-	if err := tb.recover(ctx); err != nil {
+	tb.pipe.t, tb.rows.t, tb.rec.t = tb, tb, tb
+	if err := tb.rec.recover(ctx); err != nil {
 		return nil, err
 	}
 	// Whatever an earlier holder of the bucket (or the replay above) left in the memtables is
