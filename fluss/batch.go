@@ -136,7 +136,7 @@ func rowSize(vals []row.Datum) int {
 
 // logCompression maps the table's Arrow compression option.
 func logCompression(d *metadata.TableDescriptor) (arrowlog.Compression, int) {
-	c, level := d.ArrowCompression()
+	c, level := d.Properties.ArrowCompression()
 	switch c {
 	case metadata.CompressionNone:
 		return arrowlog.CompressionNone, level

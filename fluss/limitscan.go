@@ -165,7 +165,7 @@ func (b *BucketBatchScanner) decodeValues(data []byte) ([][]row.Datum, error) {
 			return nil, fmt.Errorf("fluss: value: %w", err)
 		}
 		var ds []row.Datum
-		if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
+		if t.info.desc.Properties.KvFormat() == metadata.KvFormatIndexed {
 			ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 		} else {
 			ds, err = row.DecodeCompactedRow(t.types, rb, nil)

@@ -241,7 +241,7 @@ func (t *Table) decodeValue(v []byte) (Row, error) {
 		return nil, publicError(fmt.Errorf("fluss: value: %w", err))
 	}
 	var ds []row.Datum
-	if t.info.desc.KvFormat() == metadata.KvFormatIndexed {
+	if t.info.desc.Properties.KvFormat() == metadata.KvFormatIndexed {
 		ds, err = row.DecodeIndexedRow(t.types, rb, nil)
 	} else {
 		ds, err = row.DecodeCompactedRow(t.types, rb, nil)

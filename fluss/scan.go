@@ -146,7 +146,7 @@ func buildLogFetcher(s *TableScan, pushdown bool) (*logFetcher, error) {
 	}
 	t := s.t
 	f := &logFetcher{t: t, conn: t.conn, proj: proj, subs: map[TableBucket]int64{}}
-	f.pushdown = pushdown && proj != nil && t.info.desc.LogFormat() == metadata.LogFormatArrow
+	f.pushdown = pushdown && proj != nil && t.info.desc.Properties.LogFormat() == metadata.LogFormatArrow
 	if proj != nil {
 		f.sorted = slices.Clone(proj)
 		slices.Sort(f.sorted)
@@ -461,7 +461,7 @@ func (f *logFetcher) decodeBatch(b record.Batch) (arrow.RecordBatch, []ChangeTyp
 	n := int(b.RecordCount())
 	cts := make([]ChangeType, n)
 	var rec arrow.RecordBatch
-	if f.t.info.desc.LogFormat() == metadata.LogFormatArrow {
+	if f.t.info.desc.Properties.LogFormat() == metadata.LogFormatArrow {
 		raw, r, err := arrowlog.Decode(f.fetchArrow, b.AppendOnly(), n, b.Records(), nil)
 		if err != nil {
 			return nil, nil, err
@@ -475,7 +475,7 @@ func (f *logFetcher) decodeBatch(b record.Batch) (arrow.RecordBatch, []ChangeTyp
 	} else {
 		rows := make([][]row.Datum, 0, n)
 		rd := record.NewRowLogReader(b.Records(), b.RecordCount())
-		indexed := f.t.info.desc.LogFormat() == metadata.LogFormatIndexed
+		indexed := f.t.info.desc.Properties.LogFormat() == metadata.LogFormatIndexed
 		for i := 0; ; i++ {
 			ct, rb, ok := rd.Next()
 			if !ok {

@@ -67,7 +67,7 @@ func (t *Table) ArrowSchema() *arrow.Schema { return t.arrowSchema }
 
 // checkKeyEncoding fails for lake formats whose key encodings this client lacks.
 func (t *Table) checkKeyEncoding() error {
-	lake := t.info.desc.DataLakeFormat()
+	lake := t.info.desc.Properties.DataLakeFormat()
 	switch lake {
 	case row.LakeNone, "lance":
 	default:

@@ -73,7 +73,7 @@ func newWriter(t *Table, kv bool, targetCols []int32) (*writer, error) {
 	w := &writer{
 		t: t, conn: t.conn, cfg: t.conn.cfg, kv: kv, targetCols: targetCols, acks: acks,
 		idempotent: !t.conn.cfg.WriterDisableIdempotence,
-		logFormat:  t.info.desc.LogFormat(), kvFormat: t.info.desc.KvFormat(),
+		logFormat:  t.info.desc.Properties.LogFormat(), kvFormat: t.info.desc.Properties.KvFormat(),
 		queues: map[TableBucket]*bucketQueue{}, sticky: map[int64]int32{},
 		memFree: make(chan struct{}), writerID: -1, wake: make(chan struct{}, 1),
 	}

@@ -10,6 +10,11 @@ import (
 // option's default when the property is absent; values are validated at CREATE_TABLE, so an
 // unparseable stored value (which Validate would have rejected) also yields the default.
 
+// TableProperties are a table's properties (TableDescriptor.Properties: the `table.*`
+// options Fluss defines, keyed by their option names), with a typed accessor for each one
+// the server acts on. A nil TableProperties is empty: every accessor returns its default.
+type TableProperties map[string]string
+
 // LogFormat is the record batch format of a table's log (table.log.format).
 type LogFormat uint8
 
@@ -122,9 +127,9 @@ func (u TimeUnit) String() string {
 }
 
 // prop returns the enum constant (upper case) of a known enum property, or its default.
-func (d *TableDescriptor) enumProp(key string) string {
+func (p TableProperties) enumProp(key string) string {
 	o := declared(key)
-	if v, ok := d.Properties[key]; ok {
+	if v, ok := p[key]; ok {
 		if e, err := parseJavaEnum(o, v); err == nil {
 			return e
 		}
@@ -132,8 +137,8 @@ func (d *TableDescriptor) enumProp(key string) string {
 	return strings.ToUpper(o.Default)
 }
 
-func (d *TableDescriptor) intProp(key string, def int64, bits int) int64 {
-	if v, ok := d.Properties[key]; ok {
+func (p TableProperties) intProp(key string, def int64, bits int) int64 {
+	if v, ok := p[key]; ok {
 		if n, err := parseJavaInt(v, bits); err == nil {
 			return n
 		}
@@ -141,8 +146,8 @@ func (d *TableDescriptor) intProp(key string, def int64, bits int) int64 {
 	return def
 }
 
-func (d *TableDescriptor) boolProp(key string, def bool) bool {
-	if v, ok := d.Properties[key]; ok {
+func (p TableProperties) boolProp(key string, def bool) bool {
+	if v, ok := p[key]; ok {
 		if b, err := parseJavaBool(v); err == nil {
 			return b
 		}
@@ -150,8 +155,8 @@ func (d *TableDescriptor) boolProp(key string, def bool) bool {
 	return def
 }
 
-func (d *TableDescriptor) durationProp(key string) (time.Duration, bool) {
-	if v, ok := d.Properties[key]; ok {
+func (p TableProperties) durationProp(key string) (time.Duration, bool) {
+	if v, ok := p[key]; ok {
 		if dur, err := ParseFlussDuration(v); err == nil {
 			return dur, true
 		}
@@ -164,13 +169,13 @@ func (d *TableDescriptor) durationProp(key string) (time.Duration, bool) {
 }
 
 // ReplicationFactor returns table.replication.factor (0 if unset; set on every stored table).
-func (d *TableDescriptor) ReplicationFactor() int32 {
-	return int32(d.intProp(PropReplicationFactor, 0, 32))
+func (p TableProperties) ReplicationFactor() int32 {
+	return int32(p.intProp(PropReplicationFactor, 0, 32))
 }
 
 // LogFormat returns table.log.format (default ARROW).
-func (d *TableDescriptor) LogFormat() LogFormat {
-	switch d.enumProp(PropLogFormat) {
+func (p TableProperties) LogFormat() LogFormat {
+	switch p.enumProp(PropLogFormat) {
 	case "INDEXED":
 		return LogFormatIndexed
 	case "COMPACTED":
@@ -180,8 +185,8 @@ func (d *TableDescriptor) LogFormat() LogFormat {
 }
 
 // KvFormat returns table.kv.format (default COMPACTED).
-func (d *TableDescriptor) KvFormat() KvFormat {
-	if d.enumProp(PropKvFormat) == "INDEXED" {
+func (p TableProperties) KvFormat() KvFormat {
+	if p.enumProp(PropKvFormat) == "INDEXED" {
 		return KvFormatIndexed
 	}
 	return KvFormatCompacted
@@ -189,15 +194,15 @@ func (d *TableDescriptor) KvFormat() KvFormat {
 
 // KvFormatVersion returns table.kv.format-version, 0 when absent (tables created before
 // versioning, which use version 1 key encoding).
-func (d *TableDescriptor) KvFormatVersion() int {
-	return int(d.intProp(PropKvFormatVersion, 0, 32))
+func (p TableProperties) KvFormatVersion() int {
+	return int(p.intProp(PropKvFormatVersion, 0, 32))
 }
 
 // ArrowCompression returns table.log.arrow.compression.type (default ZSTD) and the ZSTD level
 // (table.log.arrow.compression.zstd.level, default 3).
-func (d *TableDescriptor) ArrowCompression() (ArrowCompression, int) {
-	level := int(d.intProp(PropArrowCompressionZstdLevel, 3, 32))
-	switch d.enumProp(PropArrowCompressionType) {
+func (p TableProperties) ArrowCompression() (ArrowCompression, int) {
+	level := int(p.intProp(PropArrowCompressionZstdLevel, 3, 32))
+	switch p.enumProp(PropArrowCompressionType) {
 	case "NONE":
 		return CompressionNone, level
 	case "LZ4_FRAME":
@@ -207,8 +212,8 @@ func (d *TableDescriptor) ArrowCompression() (ArrowCompression, int) {
 }
 
 // ChangelogImage returns table.changelog.image (default FULL).
-func (d *TableDescriptor) ChangelogImage() ChangelogImage {
-	if d.enumProp(PropChangelogImage) == "WAL" {
+func (p TableProperties) ChangelogImage() ChangelogImage {
+	if p.enumProp(PropChangelogImage) == "WAL" {
 		return ChangelogWAL
 	}
 	return ChangelogFull
@@ -216,12 +221,12 @@ func (d *TableDescriptor) ChangelogImage() ChangelogImage {
 
 // MergeEngine returns table.merge-engine and, for VERSIONED, the version column name
 // (table.merge-engine.versioned.ver-column).
-func (d *TableDescriptor) MergeEngine() (MergeEngine, string) {
-	switch d.enumProp(PropMergeEngine) {
+func (p TableProperties) MergeEngine() (MergeEngine, string) {
+	switch p.enumProp(PropMergeEngine) {
 	case "FIRST_ROW":
 		return MergeEngineFirstRow, ""
 	case "VERSIONED":
-		return MergeEngineVersioned, d.Properties[PropMergeEngineVersionColumn]
+		return MergeEngineVersioned, p[PropMergeEngineVersionColumn]
 	case "AGGREGATION":
 		return MergeEngineAggregation, ""
 	}
@@ -230,8 +235,8 @@ func (d *TableDescriptor) MergeEngine() (MergeEngine, string) {
 
 // DeleteBehavior returns table.delete.behavior (default ALLOW; the coordinator stores IGNORE
 // for the first_row, versioned and aggregation merge engines unless set).
-func (d *TableDescriptor) DeleteBehavior() DeleteBehavior {
-	switch d.enumProp(PropDeleteBehavior) {
+func (p TableProperties) DeleteBehavior() DeleteBehavior {
+	switch p.enumProp(PropDeleteBehavior) {
 	case "IGNORE":
 		return DeleteIgnore
 	case "DISABLE":
@@ -241,25 +246,25 @@ func (d *TableDescriptor) DeleteBehavior() DeleteBehavior {
 }
 
 // LogTTL returns table.log.ttl (default 7 days). Zero means segments are never deleted by age.
-func (d *TableDescriptor) LogTTL() time.Duration {
-	ttl, _ := d.durationProp(PropLogTTL)
+func (p TableProperties) LogTTL() time.Duration {
+	ttl, _ := p.durationProp(PropLogTTL)
 	return ttl
 }
 
 // LogLocalTTL returns table.log.local-ttl and whether it is set (unset: falls back to LogTTL).
-func (d *TableDescriptor) LogLocalTTL() (time.Duration, bool) { return d.durationProp(PropLogLocalTTL) }
+func (p TableProperties) LogLocalTTL() (time.Duration, bool) { return p.durationProp(PropLogLocalTTL) }
 
 // TieredLogLocalSegments returns table.log.tiered.local-segments (default 2).
-func (d *TableDescriptor) TieredLogLocalSegments() int {
-	return int(d.intProp(PropLogTieredLocalSegments, 2, 32))
+func (p TableProperties) TieredLogLocalSegments() int {
+	return int(p.intProp(PropLogTieredLocalSegments, 2, 32))
 }
 
 // DataLakeEnabled returns table.datalake.enabled (default false).
-func (d *TableDescriptor) DataLakeEnabled() bool { return d.boolProp(PropDatalakeEnabled, false) }
+func (p TableProperties) DataLakeEnabled() bool { return p.boolProp(PropDatalakeEnabled, false) }
 
 // DataLakeFormat returns table.datalake.format in lower case ("paimon", ...), or "".
-func (d *TableDescriptor) DataLakeFormat() string {
-	if v, ok := d.Properties[PropDatalakeFormat]; ok {
+func (p TableProperties) DataLakeFormat() string {
+	if v, ok := p[PropDatalakeFormat]; ok {
 		if e, err := parseJavaEnum(declared(PropDatalakeFormat), v); err == nil {
 			return strings.ToLower(e)
 		}
@@ -268,19 +273,19 @@ func (d *TableDescriptor) DataLakeFormat() string {
 }
 
 // StandbyReplicaEnabled returns table.kv.standby-replica.enabled (false when absent).
-func (d *TableDescriptor) StandbyReplicaEnabled() bool {
-	return d.boolProp(PropKvStandbyReplicaEnabled, false)
+func (p TableProperties) StandbyReplicaEnabled() bool {
+	return p.boolProp(PropKvStandbyReplicaEnabled, false)
 }
 
 // AutoIncrementCacheSize returns table.auto-increment.cache-size (default 100000).
-func (d *TableDescriptor) AutoIncrementCacheSize() int64 {
-	return d.intProp(PropAutoIncrementCacheSize, 100000, 64)
+func (p TableProperties) AutoIncrementCacheSize() int64 {
+	return p.intProp(PropAutoIncrementCacheSize, 100000, 64)
 }
 
 // StatisticsColumns returns the columns table.statistics.columns asks batch statistics for:
 // all (true, nil) for "*", the listed names otherwise, and (false, nil) when unset.
-func (d *TableDescriptor) StatisticsColumns() (all bool, columns []string) {
-	v, ok := d.Properties[PropStatisticsColumns]
+func (p TableProperties) StatisticsColumns() (all bool, columns []string) {
+	v, ok := p[PropStatisticsColumns]
 	if !ok {
 		return false, nil
 	}
@@ -330,16 +335,16 @@ func (a AutoPartition) Format() string {
 
 // AutoPartition returns the table.auto-partition.* settings with their defaults (disabled,
 // DAY, num-precreate 2, num-retention 7, the server's local time zone).
-func (d *TableDescriptor) AutoPartition() AutoPartition {
+func (p TableProperties) AutoPartition() AutoPartition {
 	a := AutoPartition{
-		Enabled:      d.boolProp(PropAutoPartitionEnabled, false),
-		Key:          d.Properties[PropAutoPartitionKey],
-		TimeFormat:   d.Properties[PropAutoPartitionTimeFormat],
-		NumPrecreate: int(d.intProp(PropAutoPartitionNumPrecreate, 2, 32)),
-		NumRetention: int(d.intProp(PropAutoPartitionNumRetention, 7, 32)),
-		TimeZoneID:   d.Properties[PropAutoPartitionTimeZone],
+		Enabled:      p.boolProp(PropAutoPartitionEnabled, false),
+		Key:          p[PropAutoPartitionKey],
+		TimeFormat:   p[PropAutoPartitionTimeFormat],
+		NumPrecreate: int(p.intProp(PropAutoPartitionNumPrecreate, 2, 32)),
+		NumRetention: int(p.intProp(PropAutoPartitionNumRetention, 7, 32)),
+		TimeZoneID:   p[PropAutoPartitionTimeZone],
 	}
-	switch d.enumProp(PropAutoPartitionTimeUnit) {
+	switch p.enumProp(PropAutoPartitionTimeUnit) {
 	case "YEAR":
 		a.TimeUnit = TimeUnitYear
 	case "QUARTER":
@@ -421,23 +426,23 @@ type TableConfig struct {
 }
 
 // Config returns the typed view of all properties the server acts on.
-func (d *TableDescriptor) Config() TableConfig {
+func (p TableProperties) Config() TableConfig {
 	c := TableConfig{
-		ReplicationFactor:   d.ReplicationFactor(),
-		LogFormat:           d.LogFormat(),
-		KvFormat:            d.KvFormat(),
-		KvFormatVersion:     d.KvFormatVersion(),
-		ChangelogImage:      d.ChangelogImage(),
-		DeleteBehavior:      d.DeleteBehavior(),
-		LogTTL:              d.LogTTL(),
-		AutoPartition:       d.AutoPartition(),
-		DataLakeEnabled:     d.DataLakeEnabled(),
-		DataLakeFormat:      d.DataLakeFormat(),
-		AutoIncrementCache:  d.AutoIncrementCacheSize(),
-		TieredLocalSegments: d.TieredLogLocalSegments(),
+		ReplicationFactor:   p.ReplicationFactor(),
+		LogFormat:           p.LogFormat(),
+		KvFormat:            p.KvFormat(),
+		KvFormatVersion:     p.KvFormatVersion(),
+		ChangelogImage:      p.ChangelogImage(),
+		DeleteBehavior:      p.DeleteBehavior(),
+		LogTTL:              p.LogTTL(),
+		AutoPartition:       p.AutoPartition(),
+		DataLakeEnabled:     p.DataLakeEnabled(),
+		DataLakeFormat:      p.DataLakeFormat(),
+		AutoIncrementCache:  p.AutoIncrementCacheSize(),
+		TieredLocalSegments: p.TieredLogLocalSegments(),
 	}
-	c.Compression, c.ZstdLevel = d.ArrowCompression()
-	c.MergeEngine, c.VersionColumn = d.MergeEngine()
-	c.StatisticsAll, c.StatisticsColumns = d.StatisticsColumns()
+	c.Compression, c.ZstdLevel = p.ArrowCompression()
+	c.MergeEngine, c.VersionColumn = p.MergeEngine()
+	c.StatisticsAll, c.StatisticsColumns = p.StatisticsColumns()
 	return c
 }

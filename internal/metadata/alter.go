@@ -44,7 +44,7 @@ func (d *TableDescriptor) AlterProperties(changes []PropertyChange, c ClusterDef
 		return TableDescriptor{}, false, ferr.New(ferr.InvalidAlterTableException,
 			"'%s' can only be altered on primary key tables.", PropKvStandbyReplicaEnabled)
 	}
-	if d.DataLakeFormat() == "" {
+	if d.Properties.DataLakeFormat() == "" {
 		var lakeKeys []string
 		for _, k := range tableKeys {
 			if strings.HasPrefix(k, "table.datalake.") {
@@ -85,7 +85,7 @@ func (d *TableDescriptor) AlterProperties(changes []PropertyChange, c ClusterDef
 	if maps.Equal(out.Properties, d.Properties) && maps.Equal(out.CustomProperties, d.CustomProperties) {
 		return d.Clone(), false, nil
 	}
-	if out.DataLakeEnabled() && !d.DataLakeEnabled() && d.DataLakeFormat() == "" {
+	if out.Properties.DataLakeEnabled() && !d.Properties.DataLakeEnabled() && d.Properties.DataLakeFormat() == "" {
 		if c.DataLakeFormat == "" {
 			return TableDescriptor{}, false, ferr.New(ferr.InvalidAlterTableException,
 				"Cannot alter table in data lake, because the Fluss cluster doesn't enable datalake tables.")

@@ -128,7 +128,7 @@ func TestPrepareCreateTableDefaults(t *testing.T) {
 			if d.BucketCount != tc.buckets || !reflect.DeepEqual(d.BucketKeys, tc.bucketKey) {
 				t.Fatalf("distribution %d %v, want %d %v", d.BucketCount, d.BucketKeys, tc.buckets, tc.bucketKey)
 			}
-			if !reflect.DeepEqual(d.Properties, tc.props) {
+			if !reflect.DeepEqual(map[string]string(d.Properties), tc.props) {
 				t.Fatalf("properties\n got %v\nwant %v", d.Properties, tc.props)
 			}
 			if !reflect.DeepEqual(d.CustomProperties, map[string]string{"owner": "me"}) {
@@ -275,28 +275,28 @@ func TestAccessors(t *testing.T) {
 		PropAutoPartitionNumRetention: "-1", PropAutoPartitionTimeZone: "UTC", PropAutoPartitionKey: "dt",
 		PropKvFormatVersion: "2", PropReplicationFactor: "3", PropDatalakeFormat: "PAIMON",
 	}}
-	if d.LogFormat() != LogFormatIndexed || d.KvFormat() != KvFormatIndexed || d.KvFormatVersion() != 2 || d.ReplicationFactor() != 3 {
+	if d.Properties.LogFormat() != LogFormatIndexed || d.Properties.KvFormat() != KvFormatIndexed || d.Properties.KvFormatVersion() != 2 || d.Properties.ReplicationFactor() != 3 {
 		t.Fatal("formats")
 	}
-	if c, l := d.ArrowCompression(); c != CompressionLZ4Frame || l != 9 {
+	if c, l := d.Properties.ArrowCompression(); c != CompressionLZ4Frame || l != 9 {
 		t.Fatalf("compression %v %d", c, l)
 	}
-	if d.ChangelogImage() != ChangelogWAL || d.DeleteBehavior() != DeleteDisable || d.LogTTL() != 2*time.Hour {
+	if d.Properties.ChangelogImage() != ChangelogWAL || d.Properties.DeleteBehavior() != DeleteDisable || d.Properties.LogTTL() != 2*time.Hour {
 		t.Fatal("changelog/delete/ttl")
 	}
-	if me, col := d.MergeEngine(); me != MergeEngineVersioned || col != "ts" {
+	if me, col := d.Properties.MergeEngine(); me != MergeEngineVersioned || col != "ts" {
 		t.Fatalf("merge engine %v %q", me, col)
 	}
-	if d.DataLakeFormat() != "paimon" {
+	if d.Properties.DataLakeFormat() != "paimon" {
 		t.Fatal("lake format")
 	}
-	ap := d.AutoPartition()
+	ap := d.Properties.AutoPartition()
 	if !ap.Enabled || ap.TimeUnit != TimeUnitHour || ap.NumPrecreate != 4 || ap.NumRetention != -1 ||
 		ap.Location != time.UTC || ap.Key != "dt" || ap.Format() != "yyyyMMddHH" {
 		t.Fatalf("auto partition %+v", ap)
 	}
 
-	cfg := d.Config()
+	cfg := d.Properties.Config()
 	if cfg.LogFormat != LogFormatIndexed || cfg.Compression != CompressionLZ4Frame || cfg.ZstdLevel != 9 ||
 		cfg.MergeEngine != MergeEngineVersioned || cfg.VersionColumn != "ts" || cfg.LogTTL != 2*time.Hour ||
 		cfg.AutoPartition.TimeUnit != TimeUnitHour || cfg.ReplicationFactor != 3 || cfg.DataLakeFormat != "paimon" {
@@ -304,22 +304,22 @@ func TestAccessors(t *testing.T) {
 	}
 
 	var empty TableDescriptor
-	if empty.LogFormat() != LogFormatArrow || empty.KvFormat() != KvFormatCompacted || empty.LogTTL() != 7*24*time.Hour ||
-		empty.ChangelogImage() != ChangelogFull || empty.DeleteBehavior() != DeleteAllow || empty.TieredLogLocalSegments() != 2 ||
-		empty.AutoIncrementCacheSize() != 100000 {
+	if empty.Properties.LogFormat() != LogFormatArrow || empty.Properties.KvFormat() != KvFormatCompacted || empty.Properties.LogTTL() != 7*24*time.Hour ||
+		empty.Properties.ChangelogImage() != ChangelogFull || empty.Properties.DeleteBehavior() != DeleteAllow || empty.Properties.TieredLogLocalSegments() != 2 ||
+		empty.Properties.AutoIncrementCacheSize() != 100000 {
 		t.Fatal("defaults")
 	}
-	if c, l := empty.ArrowCompression(); c != CompressionZstd || l != 3 {
+	if c, l := empty.Properties.ArrowCompression(); c != CompressionZstd || l != 3 {
 		t.Fatal("compression defaults")
 	}
-	if me, _ := empty.MergeEngine(); me != MergeEngineDefault {
+	if me, _ := empty.Properties.MergeEngine(); me != MergeEngineDefault {
 		t.Fatal("merge engine default")
 	}
-	eap := empty.AutoPartition()
+	eap := empty.Properties.AutoPartition()
 	if eap.Enabled || eap.TimeUnit != TimeUnitDay || eap.NumPrecreate != 2 || eap.NumRetention != 7 || eap.Location != time.Local {
 		t.Fatalf("auto partition defaults %+v", eap)
 	}
-	if _, set := empty.LogLocalTTL(); set {
+	if _, set := empty.Properties.LogLocalTTL(); set {
 		t.Fatal("local ttl set")
 	}
 }
@@ -380,7 +380,7 @@ func TestAlterProperties(t *testing.T) {
 	out, changed, err := stored.AlterProperties([]PropertyChange{
 		{Key: PropLogTTL, Value: "1d"}, {Key: "owner", Reset: true}, {Key: "team", Value: "x"},
 	}, ClusterDefaults{})
-	if err != nil || !changed || out.Properties[PropLogTTL] != "1d" || out.LogTTL() != 24*time.Hour ||
+	if err != nil || !changed || out.Properties[PropLogTTL] != "1d" || out.Properties.LogTTL() != 24*time.Hour ||
 		!reflect.DeepEqual(out.CustomProperties, map[string]string{"team": "x"}) {
 		t.Fatalf("%v %v %+v", err, changed, out)
 	}
@@ -409,7 +409,7 @@ func TestAlterProperties(t *testing.T) {
 	// Enabling the lake on a legacy log table backfills the cluster's format.
 	out, changed, err = stored.AlterProperties([]PropertyChange{{Key: PropDatalakeEnabled, Value: "true"}},
 		ClusterDefaults{DataLakeFormat: "iceberg", DataLakeEnabled: true})
-	if err != nil || !changed || out.DataLakeFormat() != "iceberg" {
+	if err != nil || !changed || out.Properties.DataLakeFormat() != "iceberg" {
 		t.Fatalf("lake backfill: %v %v %v", err, changed, out.Properties)
 	}
 }

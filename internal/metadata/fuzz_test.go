@@ -47,10 +47,10 @@ func FuzzParseTableDescriptor(f *testing.F) {
 			t.Fatalf("stored form does not parse: %v", err)
 		}
 		// Accessors must tolerate whatever was accepted.
-		_ = stored.AutoPartition()
-		_, _ = stored.ArrowCompression()
-		_ = stored.LogTTL()
-		ap := stored.AutoPartition()
+		_ = stored.Properties.AutoPartition()
+		_, _ = stored.Properties.ArrowCompression()
+		_ = stored.Properties.LogTTL()
+		ap := stored.Properties.AutoPartition()
 		_, _ = AutoPartitionTime(time.Unix(0, 0), -ap.NumRetention, ap.TimeUnit, ap.TimeFormat, ap.Location)
 	})
 }

@@ -178,8 +178,8 @@ func TestParsePyflussCreateTable(t *testing.T) {
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("got  %#v\nwant %#v", d, want)
 	}
-	if d.LogFormat() != LogFormatArrow || d.KvFormat() != KvFormatIndexed || d.ReplicationFactor() != 1 {
-		t.Fatalf("accessors: %v %v %v", d.LogFormat(), d.KvFormat(), d.ReplicationFactor())
+	if d.Properties.LogFormat() != LogFormatArrow || d.Properties.KvFormat() != KvFormatIndexed || d.Properties.ReplicationFactor() != 1 {
+		t.Fatalf("accessors: %v %v %v", d.Properties.LogFormat(), d.Properties.KvFormat(), d.Properties.ReplicationFactor())
 	}
 }
 

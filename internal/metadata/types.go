@@ -74,7 +74,7 @@ type TableDescriptor struct {
 	PartitionKeys    []string
 	BucketKeys       []string
 	BucketCount      int32
-	Properties       map[string]string
+	Properties       TableProperties
 	CustomProperties map[string]string
 }
 

@@ -49,25 +49,26 @@ const keyUnsupportedTypes = "[ARRAY, MAP, ROW]"
 // in [0, MaxFieldID] (15); property keys and values of bounded size and valid UTF-8 (39);
 // the whole descriptor at most MaxDescriptorBytes as JSON (15).
 func (d *TableDescriptor) Validate(c ClusterDefaults) error {
+	vc := descriptorChecks{d: d}
 	steps := []func() error{
-		d.checkColumns,
-		d.checkPropertySizes,
-		d.checkDescriptorSize,
-		d.checkPropertyKeys,
-		func() error { return d.checkDistribution(c.maxBucketNum()) },
-		d.checkPrimaryKeyTypes,
-		d.checkReplicationFactor,
-		d.checkLogFormat,
-		d.checkArrowCompression,
-		d.checkMergeEngine,
-		d.checkDeleteBehavior,
-		d.checkTieredLog,
-		d.checkHistoricalPartition,
-		d.checkPartition,
-		d.checkSystemColumns,
-		d.checkStatistics,
-		func() error { return d.checkLakeFormat(c) },
-		d.checkRefusedProperties,
+		vc.checkColumns,
+		vc.checkPropertySizes,
+		vc.checkDescriptorSize,
+		vc.checkPropertyKeys,
+		func() error { return vc.checkDistribution(c.maxBucketNum()) },
+		vc.checkPrimaryKeyTypes,
+		vc.checkReplicationFactor,
+		vc.checkLogFormat,
+		vc.checkArrowCompression,
+		vc.checkMergeEngine,
+		vc.checkDeleteBehavior,
+		vc.checkTieredLog,
+		vc.checkHistoricalPartition,
+		vc.checkPartition,
+		vc.checkSystemColumns,
+		vc.checkStatistics,
+		func() error { return vc.checkLakeFormat(c) },
+		vc.checkRefusedProperties,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -75,6 +76,12 @@ func (d *TableDescriptor) Validate(c ClusterDefaults) error {
 		}
 	}
 	return nil
+}
+
+// descriptorChecks are the steps of TableDescriptor.Validate, one rule of CREATE_TABLE (and
+// ALTER_TABLE) each, on the descriptor d. They read d and never change it.
+type descriptorChecks struct {
+	d *TableDescriptor
 }
 
 // Limits on table descriptors that Java leaves open (see Validate).
@@ -119,7 +126,8 @@ func checkName(name string) string {
 	return ""
 }
 
-func (d *TableDescriptor) checkColumns() error {
+func (vc descriptorChecks) checkColumns() error {
+	d := vc.d
 	if len(d.Schema.Columns) == 0 {
 		return invalidTable("A table must have at least one column.")
 	}
@@ -168,7 +176,8 @@ func checkFieldNames(path string, t *DataType) error {
 	return nil
 }
 
-func (d *TableDescriptor) checkPropertySizes() error {
+func (vc descriptorChecks) checkPropertySizes() error {
+	d := vc.d
 	for _, props := range []map[string]string{d.Properties, d.CustomProperties} {
 		for k, v := range props {
 			switch {
@@ -182,7 +191,8 @@ func (d *TableDescriptor) checkPropertySizes() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkDescriptorSize() error {
+func (vc descriptorChecks) checkDescriptorSize() error {
+	d := vc.d
 	if n := len(d.JSON()); n > MaxDescriptorBytes {
 		return invalidTable("The table descriptor is %d bytes as JSON; the limit is %d.", n, MaxDescriptorBytes)
 	}
@@ -197,7 +207,8 @@ func invalidTable(format string, args ...any) error {
 	return ferr.New(ferr.InvalidTableException, format, args...)
 }
 
-func (d *TableDescriptor) checkPropertyKeys() error {
+func (vc descriptorChecks) checkPropertyKeys() error {
+	d := vc.d
 	keys := make([]string, 0, len(d.Properties))
 	for k := range d.Properties {
 		keys = append(keys, k)
@@ -223,7 +234,8 @@ func (d *TableDescriptor) checkPropertyKeys() error {
 // (internal/options/table.go) when it is set to anything but its default: Strom does not
 // implement it, and ignoring it would change what the table does. It runs after Fluss's own
 // checks, so that a property Fluss would refuse gets Fluss's message.
-func (d *TableDescriptor) checkRefusedProperties() error {
+func (vc descriptorChecks) checkRefusedProperties() error {
+	d := vc.d
 	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
 		if o, ok := tableOption(k); ok && o.Status == options.Refused && !o.IsDefault(d.Properties[k]) {
 			return invalidConfig("'%s' is not supported by this server (Strom): %s.", k, o.Why)
@@ -232,7 +244,8 @@ func (d *TableDescriptor) checkRefusedProperties() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkDistribution(maxBuckets int32) error {
+func (vc descriptorChecks) checkDistribution(maxBuckets int32) error {
+	d := vc.d
 	if d.BucketCount <= 0 {
 		return invalidTable("Bucket number must be set.")
 	}
@@ -250,7 +263,8 @@ func (d *TableDescriptor) checkDistribution(maxBuckets int32) error {
 	return nil
 }
 
-func (d *TableDescriptor) checkPrimaryKeyTypes() error {
+func (vc descriptorChecks) checkPrimaryKeyTypes() error {
+	d := vc.d
 	for _, k := range d.Schema.PrimaryKey {
 		if c := d.Schema.Column(k); c != nil && c.Type.IsNested() {
 			return invalidTable("Primary key column '%s' has unsupported data type %s. "+
@@ -260,36 +274,40 @@ func (d *TableDescriptor) checkPrimaryKeyTypes() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkReplicationFactor() error {
+func (vc descriptorChecks) checkReplicationFactor() error {
+	d := vc.d
 	if _, ok := d.Properties[PropReplicationFactor]; !ok {
 		return invalidConfig("Missing required table property '%s'.", PropReplicationFactor)
 	}
-	if d.ReplicationFactor() <= 0 {
+	if d.Properties.ReplicationFactor() <= 0 {
 		return invalidConfig("'%s' must be greater than 0.", PropReplicationFactor)
 	}
 	return nil
 }
 
-func (d *TableDescriptor) checkLogFormat() error {
-	if d.HasPrimaryKey() && d.KvFormat() == KvFormatCompacted {
-		if lf := d.LogFormat(); lf != LogFormatArrow && lf != LogFormatCompacted {
+func (vc descriptorChecks) checkLogFormat() error {
+	d := vc.d
+	if d.HasPrimaryKey() && d.Properties.KvFormat() == KvFormatCompacted {
+		if lf := d.Properties.LogFormat(); lf != LogFormatArrow && lf != LogFormatCompacted {
 			return invalidConfig("Currently, Primary Key Table supports ARROW or COMPACTED log format when kv format is COMPACTED.")
 		}
 	}
 	return nil
 }
 
-func (d *TableDescriptor) checkArrowCompression() error {
+func (vc descriptorChecks) checkArrowCompression() error {
+	d := vc.d
 	if _, ok := d.Properties[PropArrowCompressionZstdLevel]; ok {
-		if _, level := d.ArrowCompression(); level < 1 || level > 22 {
+		if _, level := d.Properties.ArrowCompression(); level < 1 || level > 22 {
 			return invalidConfig("Invalid ZSTD compression level: %d. Expected a value between 1 and 22.", level)
 		}
 	}
 	return nil
 }
 
-func (d *TableDescriptor) checkMergeEngine() error {
-	engine, verCol := d.MergeEngine()
+func (vc descriptorChecks) checkMergeEngine() error {
+	d := vc.d
+	engine, verCol := d.Properties.MergeEngine()
 	if engine != MergeEngineAggregation {
 		for i := range d.Schema.Columns {
 			col := &d.Schema.Columns[i]
@@ -321,7 +339,7 @@ func (d *TableDescriptor) checkMergeEngine() error {
 				"[INT, BIGINT, TIMESTAMP, TIMESTAMP_LTZ], but got %s.", verCol, col.Type)
 		}
 	case MergeEngineAggregation:
-		if d.ChangelogImage() == ChangelogWAL {
+		if d.Properties.ChangelogImage() == ChangelogWAL {
 			return invalidConfig("Table with 'AGGREGATION' merge engine does not support 'WAL' changelog image mode. "+
 				"Aggregation merge engine tables require FULL changelog image mode for correct UNDO recovery. "+
 				"Please set '%s' to 'FULL' or remove the setting.", PropChangelogImage)
@@ -369,13 +387,14 @@ func aggString(a *AggFunction) string {
 	return a.Type + "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (d *TableDescriptor) checkDeleteBehavior() error {
+func (vc descriptorChecks) checkDeleteBehavior() error {
+	d := vc.d
 	_, set := d.Properties[PropDeleteBehavior]
 	if !d.HasPrimaryKey() && set {
 		return invalidConfig("The 'table.delete.behavior' configuration is only supported for primary key tables.")
 	}
-	engine, _ := d.MergeEngine()
-	if set && d.DeleteBehavior() == DeleteAllow &&
+	engine, _ := d.Properties.MergeEngine()
+	if set && d.Properties.DeleteBehavior() == DeleteAllow &&
 		(engine == MergeEngineFirstRow || engine == MergeEngineVersioned) {
 		return invalidConfig("Table with '%s' merge engine does not support delete operations. "+
 			"The 'table.delete.behavior' config must be set to 'ignore' or 'disable', but got 'allow'.", engine)
@@ -383,32 +402,34 @@ func (d *TableDescriptor) checkDeleteBehavior() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkTieredLog() error {
-	if d.TieredLogLocalSegments() <= 0 {
+func (vc descriptorChecks) checkTieredLog() error {
+	d := vc.d
+	if d.Properties.TieredLogLocalSegments() <= 0 {
 		return invalidConfig("'%s' must be greater than 0.", PropLogTieredLocalSegments)
 	}
-	local, ok := d.LogLocalTTL()
+	local, ok := d.Properties.LogLocalTTL()
 	if !ok {
 		return nil
 	}
-	if ttl := d.LogTTL(); local > 0 && ttl > 0 && local > ttl {
+	if ttl := d.Properties.LogTTL(); local > 0 && ttl > 0 && local > ttl {
 		return invalidConfig("'%s' must be less than or equal to '%s'.", PropLogLocalTTL, PropLogTTL)
 	}
 	return nil
 }
 
-func (d *TableDescriptor) checkHistoricalPartition() error {
-	if !d.boolProp(PropDatalakeHistoricalPartEnab, false) {
+func (vc descriptorChecks) checkHistoricalPartition() error {
+	d := vc.d
+	if !d.Properties.boolProp(PropDatalakeHistoricalPartEnab, false) {
 		return nil
 	}
 	var unmet []string
-	if !d.AutoPartition().Enabled {
+	if !d.Properties.AutoPartition().Enabled {
 		unmet = append(unmet, "'"+PropAutoPartitionEnabled+"' must be set to true")
 	}
-	if !d.DataLakeEnabled() {
+	if !d.Properties.DataLakeEnabled() {
 		unmet = append(unmet, "'"+PropDatalakeEnabled+"' must be set to true")
 	}
-	switch f := d.DataLakeFormat(); f {
+	switch f := d.Properties.DataLakeFormat(); f {
 	case "":
 		unmet = append(unmet, "'"+PropDatalakeFormat+"' must be set to 'paimon' (currently not set)")
 	case "paimon":
@@ -427,8 +448,9 @@ func (d *TableDescriptor) checkHistoricalPartition() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkPartition() error {
-	ap := d.AutoPartition()
+func (vc descriptorChecks) checkPartition() error {
+	d := vc.d
+	ap := d.Properties.AutoPartition()
 	if !d.IsPartitioned() {
 		if ap.Enabled {
 			return invalidConfig("Currently, auto partition is only supported for partitioned table, "+
@@ -491,7 +513,8 @@ func (d *TableDescriptor) checkPartition() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkSystemColumns() error {
+func (vc descriptorChecks) checkSystemColumns() error {
+	d := vc.d
 	var bad []string
 	for i := range d.Schema.Columns {
 		if slices.Contains(systemColumns, d.Schema.Columns[i].Name) {
@@ -506,7 +529,8 @@ func (d *TableDescriptor) checkSystemColumns() error {
 	return nil
 }
 
-func (d *TableDescriptor) checkStatistics() error {
+func (vc descriptorChecks) checkStatistics() error {
+	d := vc.d
 	raw, ok := d.Properties[PropStatisticsColumns]
 	if !ok {
 		return nil
@@ -518,7 +542,7 @@ func (d *TableDescriptor) checkStatistics() error {
 	if strings.TrimSpace(raw) == "*" {
 		return nil
 	}
-	all, cols := d.StatisticsColumns()
+	all, cols := d.Properties.StatisticsColumns()
 	if all {
 		return nil
 	}
@@ -544,11 +568,12 @@ func (d *TableDescriptor) checkStatistics() error {
 // StatisticsTypeSupported reports whether batch statistics can be collected for a column type.
 func StatisticsTypeSupported(r TypeRoot) bool { return r.Valid() && statisticsRoots[r] }
 
-func (d *TableDescriptor) checkLakeFormat(c ClusterDefaults) error {
-	if c.DataLakeFormat == "" || !d.DataLakeEnabled() {
+func (vc descriptorChecks) checkLakeFormat(c ClusterDefaults) error {
+	d := vc.d
+	if c.DataLakeFormat == "" || !d.Properties.DataLakeEnabled() {
 		return nil
 	}
-	if f := d.DataLakeFormat(); f != "" && f != strings.ToLower(c.DataLakeFormat) {
+	if f := d.Properties.DataLakeFormat(); f != "" && f != strings.ToLower(c.DataLakeFormat) {
 		return invalidConfig("'%s' ('%s') must match cluster '%s' ('%s') when '%s' is enabled.",
 			PropDatalakeFormat, f, "datalake.format", strings.ToLower(c.DataLakeFormat), PropDatalakeEnabled)
 	}

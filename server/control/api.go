@@ -60,7 +60,7 @@ func (c *Control) ActiveCoordinatorAddr() (string, bool) {
 // states, for the creating transaction, and the states themselves.
 func (c *Control) Assign(t *cluster.TableInfo, partitionID int64) ([]meta.Op, map[cluster.Bucket]cluster.BucketState, error) {
 	servers := rebalance.PlacementServers(c.members.IDs(), c.rebalancer.ServerTags())
-	states, err := assign.Place(servers, c.members.Racks(), t.ID, partitionID, t.NumBuckets(), t.Descriptor.ReplicationFactor(), c.elector.Epoch())
+	states, err := assign.Place(servers, c.members.Racks(), t.ID, partitionID, t.NumBuckets(), t.Descriptor.Properties.ReplicationFactor(), c.elector.Epoch())
 	if err != nil {
 		return nil, nil, err
 	}

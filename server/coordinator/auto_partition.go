@@ -17,7 +17,7 @@ func (s *partitionService) RunAutoPartition(ctx context.Context) {
 		return
 	}
 	tables := s.cache.tablesWhere(func(t *cluster.TableInfo) bool {
-		return t.Partitioned() && t.Descriptor.AutoPartition().Enabled
+		return t.Partitioned() && t.Descriptor.Properties.AutoPartition().Enabled
 	})
 	for _, t := range tables {
 		s.autoPartition(ctx, t)
@@ -25,7 +25,7 @@ func (s *partitionService) RunAutoPartition(ctx context.Context) {
 }
 
 func (s *partitionService) autoPartition(ctx context.Context, t *cluster.TableInfo) {
-	ap := t.Descriptor.AutoPartition()
+	ap := t.Descriptor.Properties.AutoPartition()
 	if !ap.Enabled {
 		return
 	}

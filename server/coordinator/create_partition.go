@@ -41,7 +41,7 @@ func (s *partitionService) CreatePartition(ctx context.Context, path cluster.Tab
 	if err != nil {
 		return err
 	}
-	if err := t.Descriptor.AutoPartition().CheckPartitionTime(t.Descriptor.PartitionKeys, values, s.now()); err != nil {
+	if err := t.Descriptor.Properties.AutoPartition().CheckPartitionTime(t.Descriptor.PartitionKeys, values, s.now()); err != nil {
 		return err
 	}
 	_, err = s.createPartitionLocked(ctx, t, values, ignoreIfExists)

@@ -120,14 +120,14 @@ func (c *Catalog) placeTable(t *cluster.TableInfo) (map[cluster.Bucket]cluster.B
 	switch {
 	case c.place == nil:
 		const singleNodeServers = 1
-		if rf := t.Descriptor.ReplicationFactor(); rf > singleNodeServers {
+		if rf := t.Descriptor.Properties.ReplicationFactor(); rf > singleNodeServers {
 			return nil, nil, ferr.New(ferr.InvalidReplicationFactor, "Replication factor: %d larger than available tablet servers: %d.", rf, singleNodeServers)
 		}
 		return nil, nil, nil
 	case !t.Partitioned():
 		ops, states, err := c.place.Assign(t, cluster.NoPartition)
 		return states, ops, err
-	case t.Descriptor.ReplicationFactor() > 0:
+	case t.Descriptor.Properties.ReplicationFactor() > 0:
 		_, _, err := c.place.Assign(&cluster.TableInfo{ID: t.ID, Descriptor: metadata.TableDescriptor{Properties: t.Descriptor.Properties}}, cluster.NoPartition)
 		return nil, nil, err
 	}

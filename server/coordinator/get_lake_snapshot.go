@@ -39,7 +39,7 @@ func (l *lakeService) handleGetLakeSnapshot(ctx context.Context, req *wire.Reque
 		return ferr.New(ferr.LakeSnapshotNotExist, "Lake table %s doesn't exist for table: %s, table id: %d", kind, t.Path, t.ID)
 	}
 	lp := l.lake.Load()
-	if lp == nil || !t.Descriptor.DataLakeEnabled() {
+	if lp == nil || !t.Descriptor.Properties.DataLakeEnabled() {
 		return nil, notExist()
 	}
 	s, err := (*lp).Snapshot(ctx, t, r.SnapshotId)

@@ -46,7 +46,7 @@ type metadataCatalog interface {
 // when served, never stored, so a change of the server's lake options reaches every table and
 // disabling the lake hides them.
 func (s *metadataService) servedTableJSON(t *cluster.TableInfo) []byte {
-	if len(s.lakeTableOptions) == 0 || !t.Descriptor.DataLakeEnabled() {
+	if len(s.lakeTableOptions) == 0 || !t.Descriptor.Properties.DataLakeEnabled() {
 		return t.DescriptorJSON
 	}
 	d := t.Descriptor

@@ -68,7 +68,7 @@ func topicDescriptor(partitions int32, replication int32, configs map[string]str
 // isTopicTable reports whether a table has a topic's shape.
 func isTopicTable(t *cluster.TableInfo) bool {
 	d := &t.Descriptor
-	if t.HasPrimaryKey() || t.Partitioned() || d.LogFormat() != metadata.LogFormatArrow {
+	if t.HasPrimaryKey() || t.Partitioned() || d.Properties.LogFormat() != metadata.LogFormatArrow {
 		return false
 	}
 	want := topicColumns()

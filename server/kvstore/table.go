@@ -32,7 +32,7 @@ type Table struct {
 // TableFromDescriptor builds a Table from a stored descriptor and its latest schema id.
 func TableFromDescriptor(id int64, schemaID int16, d *metadata.TableDescriptor, schemaByID func(int16) (metadata.Schema, bool)) Table {
 	return Table{ID: id, SchemaID: schemaID, Schema: d.Schema, PartitionKeys: d.PartitionKeys,
-		BucketKeys: d.BucketKeys, Config: d.Config(), SchemaByID: schemaByID}
+		BucketKeys: d.BucketKeys, Config: d.Properties.Config(), SchemaByID: schemaByID}
 }
 
 // compiled is the derived, immutable form of a Table that the hot paths use.

@@ -43,7 +43,7 @@ func (t *Tierer) Collect(ch chan<- prometheus.Metric) {
 	}
 	for id, st := range t.tables {
 		info, ok := t.opts.Catalog.TableByID(id)
-		if !ok || !info.Descriptor.DataLakeEnabled() || st.path.Table == "" {
+		if !ok || !info.Descriptor.Properties.DataLakeEnabled() || st.path.Table == "" {
 			continue
 		}
 		l := []string{st.path.Database, st.path.Table}

@@ -158,7 +158,7 @@ func (t *Tierer) loop(ctx context.Context, src Source) {
 	for {
 		byTable := map[int64][]Bucket{}
 		for _, b := range src.LakeBuckets() {
-			if b.Table.Descriptor.DataLakeEnabled() {
+			if b.Table.Descriptor.Properties.DataLakeEnabled() {
 				byTable[b.ID.TableID] = append(byTable[b.ID.TableID], b)
 			}
 		}
@@ -262,7 +262,7 @@ func (t *Tierer) Floor(b cluster.Bucket) int64 {
 		committed = st.offsets
 	}
 	t.mu.Unlock()
-	return lakeconf.RetentionFloor(ok && info.Descriptor.DataLakeEnabled(), committed, BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
+	return lakeconf.RetentionFloor(ok && info.Descriptor.Properties.DataLakeEnabled(), committed, BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
 }
 
 // Identifier is the Iceberg table a Fluss table tiers into: database.table.
@@ -393,7 +393,7 @@ func (t *Tierer) TierOnce(ctx context.Context, buckets []Bucket) (more bool, err
 		return false, nil
 	}
 	info := buckets[0].Table
-	if f := info.Descriptor.LogFormat(); f != metadata.LogFormatArrow {
+	if f := info.Descriptor.Properties.LogFormat(); f != metadata.LogFormatArrow {
 		return false, fmt.Errorf("table.log.format %s is not tiered (only ARROW)", f)
 	}
 	layout, err := NewLayout(&info.Descriptor)

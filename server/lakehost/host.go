@@ -213,7 +213,7 @@ func (h *Host) Floor(b cluster.Bucket) int64 {
 		committed = h.cur.offsets[b.TableID]
 	}
 	h.mu.Unlock()
-	return lakeconf.RetentionFloor(ok && info.Descriptor.DataLakeEnabled(), committed, lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
+	return lakeconf.RetentionFloor(ok && info.Descriptor.Properties.DataLakeEnabled(), committed, lakeconf.BucketKey{PartitionID: b.PartitionID, Bucket: b.Bucket})
 }
 
 // ErrNotRunning is returned for calls to the tiering while its process is down (restarting).

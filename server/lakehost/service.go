@@ -41,7 +41,7 @@ func (s *hostService) Buckets(_ lakeconf.Nothing, reply *[]lakeconf.BucketRef) e
 	logs := make(map[cluster.Bucket]*logstore.Log, len(bs))
 	out := make([]lakeconf.BucketRef, 0, len(bs))
 	for _, b := range bs {
-		if !b.Table.Descriptor.DataLakeEnabled() {
+		if !b.Table.Descriptor.Properties.DataLakeEnabled() {
 			continue // the tiering skips them; do not ship them
 		}
 		logs[b.ID] = b.Log

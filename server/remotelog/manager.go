@@ -324,7 +324,7 @@ func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) err
 	if v.man == nil {
 		return nil
 	}
-	n, err := b.Log.Tiering().DeleteTieredSegments(v.man.EndOffset(), b.Table.Descriptor.TieredLogLocalSegments())
+	n, err := b.Log.Tiering().DeleteTieredSegments(v.man.EndOffset(), b.Table.Descriptor.Properties.TieredLogLocalSegments())
 	if n > 0 {
 		m.m.localDeleted.Add(int64(n))
 		m.log.Debug("remote log: deleted tiered local segments", "bucket", b.Bucket, "segments", n, "remote_end", v.man.EndOffset())
@@ -460,12 +460,12 @@ func (m *Manager) tierLocked(ctx context.Context, b Bucket, st *bucketState, v *
 // expired returns the segments of cur that table.log.ttl expires (and, for a lake-enabled
 // table, that the lake holds in full).
 func (m *Manager) expired(b Bucket, cur *Manifest) []Segment {
-	ttl := b.Table.Descriptor.LogTTL()
+	ttl := b.Table.Descriptor.Properties.LogTTL()
 	if ttl <= 0 {
 		return nil
 	}
 	floor := int64(math.MaxInt64)
-	if b.Table.Descriptor.DataLakeEnabled() {
+	if b.Table.Descriptor.Properties.DataLakeEnabled() {
 		floor = 0
 		if m.opts.LakeFloor != nil {
 			floor = m.opts.LakeFloor(b.Bucket)

@@ -73,7 +73,7 @@ func keyEncodingVersionError(t *cluster.TableInfo, version int16) error {
 		return nil
 	}
 	d := &t.Descriptor
-	if d.DataLakeFormat() == "" || d.KvFormatVersion() != 2 || d.IsDefaultBucketKey() {
+	if d.Properties.DataLakeFormat() == "" || d.Properties.KvFormatVersion() != 2 || d.IsDefaultBucketKey() {
 		return nil
 	}
 	return ferr.New(ferr.UnsupportedVersion, "Client API version %d is not supported for table '%s': the table encodes its keys the kv format version 2 way, which needs version 1 or later. Upgrade the Fluss client.", version, t.Path)

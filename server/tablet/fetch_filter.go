@@ -58,7 +58,7 @@ func checkFilters(r *flusspb.FetchLogRequest) error {
 // tableFilter returns the filter of tr, or nil when there is none or it cannot be used
 // (see the comment at the top).
 func (s *Server) tableFilter(tr *flusspb.PbFetchLogReqForTable, table *cluster.TableInfo, tableOK bool) *fetchFilter {
-	if tr.FilterPredicate == nil || !tableOK || table.Descriptor.LogFormat() != metadata.LogFormatArrow {
+	if tr.FilterPredicate == nil || !tableOK || table.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return nil
 	}
 	schema, ok := s.opts.Catalog.Schema(table.ID, tr.GetFilterSchemaId())
@@ -212,7 +212,7 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 // offsets assigned) and records them in the segment's sidecar, so filtered fetches of any
 // batch find them without decoding it, also after a restart.
 func (s *Server) noteAppended(rep *Replica, batches []record.Batch) {
-	if rep.Table.Descriptor.LogFormat() != metadata.LogFormatArrow {
+	if rep.Table.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return
 	}
 	for _, b := range batches {

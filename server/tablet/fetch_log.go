@@ -274,8 +274,8 @@ func answerRemote(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, rep 
 // non-empty, strictly increasing and within the table's current schema — the last three by
 // preparing (and caching) the projection for that schema.
 func (s *Server) validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
-	if t.Descriptor.LogFormat() != metadata.LogFormatArrow {
-		return nil, ferr.New(ferr.InvalidColumnProjection, "Column projection is only supported for ARROW log format, but table %s uses %s.", t.Path, t.Descriptor.LogFormat())
+	if t.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
+		return nil, ferr.New(ferr.InvalidColumnProjection, "Column projection is only supported for ARROW log format, but table %s uses %s.", t.Path, t.Descriptor.Properties.LogFormat())
 	}
 	out := make([]int, len(fields))
 	for i, f := range fields {

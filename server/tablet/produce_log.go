@@ -138,7 +138,7 @@ func (s *Server) validateBody(t *cluster.TableInfo, b record.Batch) error {
 	if err != nil {
 		return err
 	}
-	if t.Descriptor.LogFormat() == metadata.LogFormatArrow {
+	if t.Descriptor.Properties.LogFormat() == metadata.LogFormatArrow {
 		return arrowlog.ValidateBatch(schema, b)
 	}
 	return record.ValidateRowBatch(b)

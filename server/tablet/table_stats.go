@@ -46,7 +46,7 @@ func (s *Server) rowCount(b cluster.Bucket) (int64, error) {
 	if rep.KV == nil {
 		return rep.Log.HighWatermark() - s.logStart(rep), nil // from the remote log start, as Fluss's LogTablet.getRowCount
 	}
-	if rep.Table.Descriptor.ChangelogImage() == metadata.ChangelogWAL {
+	if rep.Table.Descriptor.Properties.ChangelogImage() == metadata.ChangelogWAL {
 		return 0, ferr.New(ferr.InvalidTableException,
 			"Row count is disabled for this table '%s'. This usually happens when the table is created before v0.9 or the changelog image is set to WAL, "+
 				"as maintaining row count in WAL mode is costly and not necessary for most use cases. If you want to enable row count, please set changelog image to FULL.",

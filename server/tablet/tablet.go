@@ -170,7 +170,7 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 	o := logstore.Options{
 		SegmentBytes:     s.opts.Config.LogSegmentBytes,
 		WriterExpiration: s.opts.Config.WriterIDExpiration,
-		TTL:              t.Descriptor.LogTTL(),
+		TTL:              t.Descriptor.Properties.LogTTL(),
 		Logger:           s.log,
 		Now:              s.opts.Now,
 	}

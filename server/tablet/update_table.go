@@ -28,7 +28,7 @@ func (s *Server) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
 	schemas := func(id int16) (metadata.Schema, bool) { return s.opts.Catalog.Schema(t.ID, int32(id)) }
 	var errs []error
 	for _, r := range reps {
-		r.Log.Retention().SetTTL(t.Descriptor.LogTTL())
+		r.Log.Retention().SetTTL(t.Descriptor.Properties.LogTTL())
 		if r.KV != nil {
 			if err := r.KV.SetTable(kvstore.TableFromDescriptor(t.ID, int16(t.SchemaID), &t.Descriptor, schemas)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", r.Bucket, err))
