@@ -45,6 +45,11 @@ type typeCodec struct {
 	// icebergKey appends the Iceberg single-value form of d (EncodeIcebergKey); nil where
 	// Java's IcebergBinaryRowWriter refuses the type.
 	icebergKey func(dst []byte, t *metadata.DataType, d *Datum) ([]byte, error)
+	// paimonKey writes d as a field of a Paimon BinaryRow key (EncodePaimonKey): into its
+	// zeroed 8-byte slot at dst[slot:], appending any variable-length data to the row that
+	// starts at dst[start]; nil where Java's PaimonBinaryRowWriter refuses the type. Its
+	// error describes the value; EncodePaimonKey names the column.
+	paimonKey func(dst []byte, start, slot int, t *metadata.DataType, d *Datum) ([]byte, error)
 }
 
 // typeCodecs is indexed by TypeRoot, over every value of its uint8 so that a lookup needs no
@@ -186,6 +191,7 @@ func decimalCodec() typeCodec {
 			}
 			return append(dst, minimalDecimalBytes(d.B)...), nil
 		},
+		paimonKey: paimonDecimal,
 	}
 }
 
@@ -288,6 +294,7 @@ func timestampCodec(iceberg bool) typeCodec {
 	if iceberg {
 		c.icebergKey = icebergInt64(func(d *Datum) int64 { return d.I*1000 + int64(d.Nanos)/1000 }) // microseconds
 	}
+	c.paimonKey = paimonTimestamp
 	return c
 }
 

@@ -25,6 +25,7 @@ import (
 //	indexed   <hex of a one-field IndexedRow>
 //	array     <hex of a one-element BinaryArray>
 //	iceberg   <hex of the Iceberg bucket key, or the refusal>
+//	paimon    <hex of the Paimon BinaryRow key, or the error>
 //	decoded   <the value read back from each layout; one line if all three agree>
 //
 // Run with -rewrite to regenerate the expected output after a deliberate change.
@@ -91,6 +92,13 @@ func TestTypeCodecs(t *testing.T) {
 			fmt.Fprintf(&out, "%-9s refused\n", "iceberg")
 		} else {
 			fmt.Fprintf(&out, "%-9s %s\n", "iceberg", hex.EncodeToString(b))
+		}
+		if d.Null {
+			fmt.Fprintf(&out, "%-9s -\n", "paimon")
+		} else if b, err := EncodePaimonKey(nil, types, []Datum{d}); err != nil {
+			fmt.Fprintf(&out, "%-9s error: %v\n", "paimon", err)
+		} else {
+			fmt.Fprintf(&out, "%-9s %s\n", "paimon", hex.EncodeToString(b))
 		}
 		if len(decoded) > 1 {
 			same := true

@@ -2,6 +2,7 @@ package row
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/stromdb/strom/internal/metadata"
@@ -44,55 +45,91 @@ func EncodePaimonKey(dst []byte, types []metadata.DataType, vals []Datum) ([]byt
 		if d.Null {
 			return dst[:start], invalidf("key column %d is NULL", i)
 		}
-		s := dst[slot : slot+8]
-		switch t.Root {
-		case metadata.Boolean, metadata.TinyInt:
-			s[0] = byte(d.I)
-		case metadata.SmallInt:
-			binary.LittleEndian.PutUint16(s, uint16(d.I))
-		case metadata.Int, metadata.Date, metadata.Time:
-			binary.LittleEndian.PutUint32(s, uint32(int32(d.I)))
-		case metadata.BigInt:
-			binary.LittleEndian.PutUint64(s, uint64(d.I))
-		case metadata.Float:
-			binary.LittleEndian.PutUint32(s, math.Float32bits(float32(d.F)))
-		case metadata.Double:
-			binary.LittleEndian.PutUint64(s, math.Float64bits(d.F))
-		case metadata.Char, metadata.String, metadata.Binary, metadata.Bytes:
-			if len(d.B) <= 7 {
-				copy(s, d.B)
-				s[7] = 0x80 | byte(len(d.B))
-				break
-			}
-			off := len(dst) - start
-			dst = append(dst, d.B...)
-			dst = append(dst, make([]byte, padTo8(len(d.B)))...)
-			binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(len(d.B)))
-		case metadata.Decimal:
-			if isCompactDecimal(t) {
-				binary.LittleEndian.PutUint64(s, uint64(d.I))
-				break
-			}
-			b := minimalDecimalBytes(d.B)
-			if len(b) > 16 {
-				return dst[:start], invalidf("key column %d: decimal of %d bytes", i, len(b))
-			}
-			off := len(dst) - start
-			dst = append(dst, make([]byte, 16)...)
-			copy(dst[start+off:], b)
-			binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(len(b)))
-		case metadata.Timestamp, metadata.TimestampLTZ:
-			if t.Precision <= 3 {
-				binary.LittleEndian.PutUint64(s, uint64(d.I))
-				break
-			}
-			off := len(dst) - start
-			dst = binary.LittleEndian.AppendUint64(dst, uint64(d.I))
-			binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(uint32(d.Nanos)))
-		default:
+		c := codecOf(t)
+		if c.paimonKey == nil {
 			return dst[:start], invalidf("Unsupported type for Paimon BinaryRow writer: %v", t.Root)
 		}
+		var err error
+		if dst, err = c.paimonKey(dst, start, slot, t, d); err != nil {
+			return dst[:start], invalidf("key column %d: %v", i, err)
+		}
 	}
+	return dst, nil
+}
+
+// The Paimon BinaryRow forms of the key types, one per layout; each type's codec names its
+// own (typeCodec.paimonKey, reached through the type's entry in internal/typetable).
+
+func paimonByte(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	dst[slot] = byte(d.I)
+	return dst, nil
+}
+
+func paimonUint16(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	binary.LittleEndian.PutUint16(dst[slot:], uint16(d.I))
+	return dst, nil
+}
+
+func paimonUint32(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	binary.LittleEndian.PutUint32(dst[slot:], uint32(int32(d.I)))
+	return dst, nil
+}
+
+func paimonUint64(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	binary.LittleEndian.PutUint64(dst[slot:], uint64(d.I))
+	return dst, nil
+}
+
+func paimonFloat(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	binary.LittleEndian.PutUint32(dst[slot:], math.Float32bits(float32(d.F)))
+	return dst, nil
+}
+
+func paimonDouble(dst []byte, _, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	binary.LittleEndian.PutUint64(dst[slot:], math.Float64bits(d.F))
+	return dst, nil
+}
+
+// paimonBytes: CHAR, STRING, BINARY and BYTES.
+func paimonBytes(dst []byte, start, slot int, _ *metadata.DataType, d *Datum) ([]byte, error) {
+	if len(d.B) <= 7 {
+		s := dst[slot : slot+8]
+		copy(s, d.B)
+		s[7] = 0x80 | byte(len(d.B))
+		return dst, nil
+	}
+	off := len(dst) - start
+	dst = append(dst, d.B...)
+	dst = append(dst, make([]byte, padTo8(len(d.B)))...)
+	binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(len(d.B)))
+	return dst, nil
+}
+
+func paimonDecimal(dst []byte, start, slot int, t *metadata.DataType, d *Datum) ([]byte, error) {
+	if isCompactDecimal(t) {
+		binary.LittleEndian.PutUint64(dst[slot:], uint64(d.I))
+		return dst, nil
+	}
+	b := minimalDecimalBytes(d.B)
+	if len(b) > 16 {
+		return dst, fmt.Errorf("decimal of %d bytes", len(b))
+	}
+	off := len(dst) - start
+	dst = append(dst, make([]byte, 16)...)
+	copy(dst[start+off:], b)
+	binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(len(b)))
+	return dst, nil
+}
+
+// paimonTimestamp: TIMESTAMP and TIMESTAMP_LTZ.
+func paimonTimestamp(dst []byte, start, slot int, t *metadata.DataType, d *Datum) ([]byte, error) {
+	if t.Precision <= 3 {
+		binary.LittleEndian.PutUint64(dst[slot:], uint64(d.I))
+		return dst, nil
+	}
+	off := len(dst) - start
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(d.I))
+	binary.LittleEndian.PutUint64(dst[slot:], uint64(off)<<32|uint64(uint32(d.Nanos)))
 	return dst, nil
 }
 

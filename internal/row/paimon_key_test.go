@@ -2,6 +2,7 @@ package row
 
 import (
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
@@ -55,5 +56,10 @@ func TestEncodePaimonKey(t *testing.T) {
 	}
 	if _, err := EncodePaimonKey(nil, []metadata.DataType{{Root: metadata.Array}}, []Datum{{}}); err == nil {
 		t.Fatal("ARRAY key accepted")
+	}
+	wide := append([]byte{0x7f}, make([]byte, 16)...) // 17 bytes: more than the 16 Java reserves
+	_, err := EncodePaimonKey(nil, []metadata.DataType{ty(metadata.Int, 0), ty(metadata.Decimal, 38)}, []Datum{{I: 1}, {B: wide}})
+	if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "key column 1: decimal of 17 bytes") {
+		t.Fatalf("17-byte decimal key: %v", err)
 	}
 }

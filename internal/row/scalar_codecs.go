@@ -24,7 +24,8 @@ var booleanCodec = typeCodec{
 		dst[slot] = boolByte(d)
 		return dst, nil
 	},
-	readElem: readByteElem(boolDatum),
+	readElem:  readByteElem(boolDatum),
+	paimonKey: paimonByte,
 }
 
 func appendBool(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
@@ -48,7 +49,8 @@ var tinyIntCodec = typeCodec{
 		}
 		return dst, err
 	},
-	readElem: readByteElem(tinyIntDatum),
+	readElem:  readByteElem(tinyIntDatum),
+	paimonKey: paimonByte,
 }
 
 func appendTinyInt(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
@@ -108,6 +110,7 @@ var smallIntCodec = typeCodec{
 		*d = Datum{I: int64(int16(getU16(buf, slot)))}
 		return nil
 	},
+	paimonKey: paimonUint16,
 }
 
 func appendSmallInt(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
@@ -153,6 +156,7 @@ var int32Codec = typeCodec{
 		return nil
 	},
 	icebergKey: icebergInt64(func(d *Datum) int64 { return d.I }),
+	paimonKey:  paimonUint32,
 }
 
 var timeOfDayCodec = func() typeCodec {
@@ -172,6 +176,7 @@ var bigIntCodec = typeCodec{
 	appendElem:      putU64Elem,
 	readElem:        getU64Elem,
 	icebergKey:      icebergInt64(func(d *Datum) int64 { return d.I }),
+	paimonKey:       paimonUint64,
 }
 
 var floatCodec = typeCodec{
@@ -206,6 +211,7 @@ var floatCodec = typeCodec{
 	icebergKey: func(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
 		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(d.F))), nil
 	},
+	paimonKey: paimonFloat,
 }
 
 func appendFloat(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
@@ -242,6 +248,7 @@ var doubleCodec = typeCodec{
 		return nil
 	},
 	icebergKey: doubleAppend64LE,
+	paimonKey:  paimonDouble,
 }
 
 func appendDouble(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) {
@@ -295,6 +302,7 @@ var varLenCodec = typeCodec{
 		return err
 	},
 	icebergKey: func(dst []byte, _ *metadata.DataType, d *Datum) ([]byte, error) { return append(dst, d.B...), nil },
+	paimonKey:  paimonBytes,
 }
 
 var fixedLenCodec = func() typeCodec {

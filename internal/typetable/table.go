@@ -4,7 +4,8 @@
 //
 //   - metadata: the TypeRoot constant, its Fluss name (the JSON "type"), its SQL spellings
 //     and its parameters' SQL text, JSON form, equality and validation (internal/metadata)
-//   - Row: the CompactedRow / IndexedRow / BinaryArray / Iceberg-key codec (internal/row)
+//   - Row: the CompactedRow / IndexedRow / BinaryArray / Iceberg-key / Paimon-key codec
+//     (internal/row)
 //   - Arrow: the Arrow type, builder-appender and reader (internal/arrowlog)
 //   - Iceberg: the Iceberg type (server/lake)
 //   - CLI: the command line's text and JSON form of values (cmd/strom/cli)
