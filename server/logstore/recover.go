@@ -48,7 +48,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	corrupt, err := l.loadSegments(ctx, bases, clean)
+	segs, corrupt, err := loadSegments(ctx, dir, bases, clean, opts)
+	l.segs = segs
 	if err != nil {
 		for _, s := range l.segs {
 			s.release()
@@ -88,7 +89,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		}
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
-	if err := l.rebuildWriters(ctx); err != nil {
+	if err := l.writers.rebuild(ctx, l.dir, l.segs, l.leo); err != nil {
 		for _, s := range l.segs {
 			s.release()
 		}
@@ -182,29 +183,32 @@ func scanDir(dir string) ([]int64, error) {
 // which is cut; a bad batch anywhere else, or one followed by valid batches, is corruption:
 // loading stops there (later segments stay on disk untouched) and it is returned, so that the
 // log opens offline.
-func (l *Log) loadSegments(ctx context.Context, bases []int64, clean bool) (*CorruptionError, error) {
+//
+// It returns the segments it opened, also on error (the caller releases them).
+func loadSegments(ctx context.Context, dir string, bases []int64, clean bool, opts Options) ([]*segment, *CorruptionError, error) {
+	var segs []*segment
 	for i := 0; i < len(bases); i++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return segs, nil, err
 		}
 		active := i == len(bases)-1
-		s, corrupt, err := loadSegment(l.dir, bases[i], active, clean || !active, l.opts)
+		s, corrupt, err := loadSegment(dir, bases[i], active, clean || !active, opts)
 		if err != nil {
-			return nil, err
+			return segs, nil, err
 		}
-		if len(l.segs) > 0 {
-			prev := l.segs[len(l.segs)-1]
+		if len(segs) > 0 {
+			prev := segs[len(segs)-1]
 			if prev.next != s.base {
-				l.opts.Logger.Warn("logstore: segments are not contiguous",
-					"dir", l.dir, "prev_next_offset", prev.next, "base", s.base)
+				opts.Logger.Warn("logstore: segments are not contiguous",
+					"dir", dir, "prev_next_offset", prev.next, "base", s.base)
 			}
 		}
-		l.segs = append(l.segs, s)
+		segs = append(segs, s)
 		if corrupt != nil {
-			return corrupt, nil
+			return segs, corrupt, nil
 		}
 	}
-	return nil, nil
+	return segs, nil, nil
 }
 
 // loadSegment opens one segment. A non-nil *CorruptionError means the segment holds a bad
@@ -391,17 +395,18 @@ func (s *segment) recoverData(size int64, active bool, opts Options) (bool, *Cor
 	return torn, nil, nil
 }
 
-// rebuildWriters restores writer state from the newest usable snapshot and replays the batch
-// headers after it (normally just the active segment, since a snapshot is taken at every roll
-// and at Close). Caller holds mu or owns l exclusively.
-func (l *Log) rebuildWriters(ctx context.Context) error {
-	from := l.segs[0].base
+// rebuild replaces the writer state with the one valid at leo in the log of dir made of segs:
+// the newest usable snapshot, then the batch headers after it replayed (normally just the
+// active segment, since a snapshot is taken at every roll and at Close). On error the state is
+// left as it was. Caller holds Log.mu or owns the log exclusively.
+func (w *writerState) rebuild(ctx context.Context, dir string, segs []*segment, leo int64) error {
+	from := segs[0].base
 	ws := writerState{}
-	if off, snap, ok := loadLatestSnapshot(l.dir, l.leo); ok {
+	if off, snap, ok := loadLatestSnapshot(dir, leo); ok {
 		ws = snap
 		from = max(from, off)
 	}
-	for _, s := range l.segs {
+	for _, s := range segs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -425,6 +430,6 @@ func (l *Log) rebuildWriters(ctx context.Context) error {
 			return storageErr(s, err)
 		}
 	}
-	l.writers = ws
+	*w = ws
 	return nil
 }

@@ -126,7 +126,7 @@ func (r *Replica) settleCutLocked(s *segment, pos int64) error {
 	if l.syncer.synced.Load() > l.leo {
 		l.syncer.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
 	}
-	if err := l.rebuildWriters(context.Background()); err != nil {
+	if err := l.writers.rebuild(context.Background(), l.dir, l.segs, l.leo); err != nil {
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: rebuild writer state", l.dir), err)
 		return l.failed
 	}
