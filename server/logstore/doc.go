@@ -123,15 +123,23 @@
 // Index files and writer snapshots are never needed for correctness: both are rebuilt from
 // the log when missing or damaged.
 //
+// # Types
+//
+// Log is the bucket's log: appends, reads, offsets, corruption and lifecycle. Its other
+// concerns are types of their own, each owning its state and documented with its locks:
+// Replica (replication, below), Retention (TTL and floors, deletion by age), Tiering (what
+// server/remotelog copies and deletes), BatchStats (the statistics sidecars), and inside the
+// package syncer (group commit and the flusher) and appender (placing batches, rolling).
+//
 // # Concurrency
 //
 // A Log is safe for one writer and many concurrent readers (several writers are serialised).
 //
 //   - Log.mu is the writer lock, held by Append (validation, offset assignment, writer-state
 //     check, write, index update), roll, retention, Truncate and Close.
-//   - Log.syncMu serialises fdatasync for group commit and keeps Truncate and Close out of a
-//     sync in progress. Lock order: syncMu before mu. Append does not hold mu while it waits
-//     for the sync.
+//   - The group commit's lock (syncer.mu) serialises fdatasync and keeps Truncate, TruncateTo
+//     and Close out of a sync in progress. Lock order: syncer.mu before Log.mu. Append does
+//     not hold mu while it waits for the sync.
 //   - Readers never take Log.mu. They load an immutable view (segment list, log start, LEO,
 //     HW and the byte position of the HW) through an atomic pointer, replaced on every change.
 //     Bytes below the HW are never rewritten, so readers need no lock for the data; a
@@ -149,8 +157,8 @@
 //
 // # Replication
 //
-// These primitives are what the tablet server's replica manager (server/tablet) drives; a
-// log opened without Options.ExternalHighWatermark never touches any of the files below and
+// These primitives, the methods of Replica (Log.Replica), are what the tablet server's
+// replica manager (server/tablet) drives; a log opened without Options.ExternalHighWatermark never touches any of the files below and
 // behaves exactly as described above.
 //
 //   - Replicated mode (Options.ExternalHighWatermark): appends move the LEO only. The HW is
@@ -188,6 +196,6 @@
 // rewritten on every change (epoch changes and truncations are rare); entries starting past
 // the recovered LEO are dropped at Open.
 //
-// Periodic work is the caller's: call DeleteExpiredSegments (Fluss checks every
+// Periodic work is the caller's: call Retention.DeleteExpiredSegments (Fluss checks every
 // `log.retention.check-interval`, 5 min), which also expires idle writers.
 package logstore
