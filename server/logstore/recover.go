@@ -110,7 +110,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		// Replicated: only what the checkpoint says was committed is; the tail above it
 		// waits for the leader (and may be truncated).
 		hw := min(max(l.replica.loadHW(), l.segs[0].base), l.leo)
-		seg, pos, boundary, err := l.positionOf(hw)
+		seg, pos, boundary, err := positionOf(l.segs, l.leo, hw)
 		if err != nil {
 			for _, s := range l.segs {
 				s.release()

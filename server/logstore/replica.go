@@ -82,7 +82,7 @@ func (r *Replica) SetHighWatermark(hw int64) (int64, error) {
 	if hw <= v.hw {
 		return v.hw, nil
 	}
-	seg, pos, boundary, err := l.positionOf(hw)
+	seg, pos, boundary, err := positionOf(l.segs, l.leo, hw)
 	if err != nil {
 		return v.hw, err
 	}
@@ -95,16 +95,17 @@ func (r *Replica) SetHighWatermark(hw int64) (int64, error) {
 
 // positionOf finds where offset off falls: the segment and byte position of the batch that
 // contains it, and that batch's base offset (off itself when off is a batch boundary). off
-// must lie in [log start, LEO]; LEO maps to the end of the active segment. Caller holds mu.
-func (l *Log) positionOf(off int64) (*segment, int64, int64, error) {
-	i := max(sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > off })-1, 0)
-	for ; i < len(l.segs); i++ {
-		s := l.segs[i]
+// must lie in [log start, leo]; leo maps to the end of the active segment. segs and leo are
+// the Log's, read under its mu.
+func positionOf(segs []*segment, leo, off int64) (*segment, int64, int64, error) {
+	i := max(sort.Search(len(segs), func(i int) bool { return segs[i].base > off })-1, 0)
+	for ; i < len(segs); i++ {
+		s := segs[i]
 		s.mu.RLock()
 		size, next := s.size, s.next
 		s.mu.RUnlock()
 		if off >= next {
-			if i == len(l.segs)-1 {
+			if i == len(segs)-1 {
 				return s, size, next, nil
 			}
 			continue
@@ -123,8 +124,8 @@ func (l *Log) positionOf(off int64) (*segment, int64, int64, error) {
 		}
 		return s, pos, b.BaseOffset(), nil
 	}
-	s := l.active()
-	return s, s.size, l.leo, nil
+	s := segs[len(segs)-1]
+	return s, s.size, leo, nil
 }
 
 // ReadReplica is Read for a follower's fetch: like Read, but bounded by the log end offset

@@ -48,7 +48,7 @@ func (r *Replica) TruncateTo(offset int64) error {
 		return ferr.New(ferr.LogStorageException,
 			"cannot truncate %s to %d: below the log start offset %d", l.dir, offset, l.segs[0].base)
 	}
-	_, _, end, err := l.positionOf(offset)
+	_, _, end, err := positionOf(l.segs, l.leo, offset)
 	if err != nil {
 		return err
 	}
