@@ -80,6 +80,9 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
+	access    *access // authorization of every API (authz.go)
+	tieredLog         // the log start clients see, offsets in remote storage (remote_log.go)
+
 	// leadMu serialises BecomeLeader and StopReplicas, so a bucket directory is never
 	// opened twice or re-created while it is being dropped.
 	leadMu   sync.Mutex
@@ -148,6 +151,9 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, kv: kv, stopBg: cancel, bgDone: make(chan struct{}),
 		minISR: minISR, maxLag: maxLag, standalone: map[cluster.Bucket]cluster.BucketState{}, fetchers: map[int32]*fetcher{}}
+	s.access = &access{opts: accessOptions{Authorizer: opts.Authorizer, InternalListener: opts.InternalListener,
+		Catalog: opts.Catalog, ServerID: opts.ServerID}}
+	s.tieredLog = tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
 	go s.background(ctx)
 	return s, nil
 }
