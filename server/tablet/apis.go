@@ -3,6 +3,7 @@ package tablet
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -72,7 +73,8 @@ func register(key wire.APIKey, minV, maxV int16, h apiHandler[*Server]) {
 
 // apis binds every service's table to the service.
 func (s *Server) apis() []boundAPI {
-	return serverAPIs.bind(s)
+	return slices.Concat(serverAPIs.bind(s), produceAPIs.bind(s.produce), kvAPIs.bind(s.primaryKeys),
+		bucketInfoAPIs.bind(s.bucketInfo))
 }
 
 // Register installs the tablet server's APIs on svc, each behind its authorization check.
@@ -91,7 +93,7 @@ func (s *Server) Register(svc *wire.Service) {
 // the primary key keeps its keys in the compacted encoding, while a version-0 client encodes
 // them with the lake's encoder, so its keys would never match. Java answers the bucket with
 // UNSUPPORTED_VERSION, and so does Strom.
-func (s *Server) checkKeyEncodingVersion(b cluster.Bucket, version int16) error {
+func (s *kvService) checkKeyEncodingVersion(b cluster.Bucket, version int16) error {
 	if version > 0 {
 		return nil
 	}

@@ -16,7 +16,7 @@ import (
 // the first offset and a wait that reports when the batches are durable (and committed for
 // acks -1), bounded by timeout.
 func (s *Server) AppendLog(ctx context.Context, b cluster.Bucket, batches []byte, acks int32, timeout time.Duration) (int64, func() error, error) {
-	return s.appendBucket(ctx, b, batches, s.opts.Now().UnixMilli(), acks, requestTimeout(int32(min(timeout.Milliseconds(), 1<<31-1))))
+	return s.produce.appendBucket(ctx, b, batches, s.opts.Now().UnixMilli(), acks, requestTimeout(int32(min(timeout.Milliseconds(), 1<<31-1))))
 }
 
 // LogRead is what ReadLog returns.
@@ -58,5 +58,5 @@ const (
 
 // ListLogOffset answers as LIST_OFFSETS does for one bucket.
 func (s *Server) ListLogOffset(b cluster.Bucket, typ int32, ts *int64) (int64, error) {
-	return s.listOffset(b, typ, ts, s.opts.Now().UnixMilli())
+	return s.bucketInfo.listOffset(b, typ, ts, s.opts.Now().UnixMilli())
 }

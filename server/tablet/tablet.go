@@ -82,6 +82,11 @@ type Server struct {
 
 	access    *access // authorization of every API (authz.go)
 	tieredLog         // the log start clients see, offsets in remote storage (remote_log.go)
+	membership
+
+	produce     *produceService    // PRODUCE_LOG, INIT_WRITER (produce_log.go)
+	primaryKeys *kvService         // PUT_KV, LOOKUP, PREFIX_LOOKUP, LIMIT_SCAN (put_kv.go)
+	bucketInfo  *bucketInfoService // LIST_OFFSETS, GET_TABLE_STATS (list_offsets.go)
 
 	// leadMu serialises BecomeLeader and StopReplicas, so a bucket directory is never
 	// opened twice or re-created while it is being dropped.
@@ -89,10 +94,9 @@ type Server struct {
 	mu       sync.RWMutex // guards replicas
 	replicas map[cluster.Bucket]*Replica
 
-	proj         projections
-	arrowSchemas arrowSchemaCache // PRODUCE_LOG body validation
-	stats        statsCache       // batch statistics for filtered fetches (fetch_filter.go)
-	kv           *kvstore.Store
+	proj  projections
+	stats statsCache // batch statistics for filtered fetches (fetch_filter.go)
+	kv    *kvstore.Store
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}
@@ -154,6 +158,12 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s.access = &access{opts: accessOptions{Authorizer: opts.Authorizer, InternalListener: opts.InternalListener,
 		Catalog: opts.Catalog, ServerID: opts.ServerID}}
 	s.tieredLog = tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
+	s.membership = membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}}
+	s.produce = &produceService{opts: produceOptions{Now: opts.Now, Catalog: opts.Catalog, IDs: opts.IDs},
+		replicaLookup: s, writeAdmission: s, statsRecorder: s}
+	s.primaryKeys = &kvService{opts: kvOptions{Now: opts.Now, ServerID: opts.ServerID}, membership: s.membership,
+		replicaLookup: s, writeAdmission: s}
+	s.bucketInfo = &bucketInfoService{opts: bucketInfoOptions{Now: opts.Now}, tieredLog: s.tieredLog, replicaLookup: s}
 	go s.background(ctx)
 	return s, nil
 }

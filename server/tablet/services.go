@@ -1,0 +1,32 @@
+package tablet
+
+import (
+	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/server/cluster"
+)
+
+// The narrow interfaces between the tablet server's services (docs/architecture.md, "The
+// tablet server's services"). A service embeds the interfaces of what it calls, so a handler
+// reads as it would on one type while the compiler holds each service to its list; Server
+// wires every service to the others.
+
+// replicaLookup finds the replica of a bucket (replicaManager).
+type replicaLookup interface {
+	// replica returns the bucket's replica for a client's data request: this server must
+	// lead it (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TABLE_OR_BUCKET otherwise).
+	replica(b cluster.Bucket) (*Replica, error)
+}
+
+// writeAdmission admits client writes to replicated buckets (leadership).
+type writeAdmission interface {
+	// admitWrite checks that this server leads rep and, for acks=-1, that the ISR is large
+	// enough; it returns the fence of the current leadership. The caller holds
+	// rep.repl.roleMu for reading until its append is done.
+	admitWrite(rep *Replica, acks int32) (<-chan struct{}, error)
+}
+
+// statsRecorder records the statistics of appended batches for filtered fetches
+// (fetchService).
+type statsRecorder interface {
+	noteAppended(rep *Replica, batches []record.Batch)
+}
