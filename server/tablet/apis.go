@@ -73,7 +73,7 @@ func register(key wire.APIKey, minV, maxV int16, h apiHandler[*Server]) {
 
 // apis binds every service's table to the service.
 func (s *Server) apis() []boundAPI {
-	return slices.Concat(serverAPIs.bind(s), produceAPIs.bind(s.produce), kvAPIs.bind(s.primaryKeys),
+	return slices.Concat(serverAPIs.bind(s), produceAPIs.bind(s.produce), fetchAPIs.bind(s.fetch), kvAPIs.bind(s.primaryKeys),
 		bucketInfoAPIs.bind(s.bucketInfo))
 }
 

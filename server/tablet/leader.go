@@ -230,11 +230,11 @@ func requestTimeout(ms int32) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// handleFollowerFetch serves a follower's FETCH_LOG: every bucket is read up to the log end
+// serveFollowerFetch serves a follower's FETCH_LOG: every bucket is read up to the log end
 // (ReadReplica), the fetch offset is recorded as the follower's LEO, and the answer carries
 // the HW computed after that. Like a client's, the fetch long-polls: an empty read parks until
 // data arrives, a bucket's HW moves (so followers learn the HW promptly), or max_wait_ms.
-func (s *Server) handleFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error) {
+func (s *Server) serveFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error) {
 	if req.Listener != s.opts.InternalListener {
 		return nil, ferr.New(ferr.AuthorizationException,
 			"replication fetches (follower_server_id %d) are accepted only on the internal listener", r.GetFollowerServerId())

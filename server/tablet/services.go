@@ -1,7 +1,11 @@
 package tablet
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
 )
 
@@ -23,6 +27,12 @@ type writeAdmission interface {
 	// enough; it returns the fence of the current leadership. The caller holds
 	// rep.repl.roleMu for reading until its append is done.
 	admitWrite(rep *Replica, acks int32) (<-chan struct{}, error)
+}
+
+// followerFetches serves the FETCH_LOG of a follower (leadership).
+type followerFetches interface {
+	// serveFollowerFetch answers r, a fetch with follower_server_id set, decoded from req.
+	serveFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error)
 }
 
 // statsRecorder records the statistics of appended batches for filtered fetches

@@ -84,6 +84,7 @@ type Server struct {
 	tieredLog         // the log start clients see, offsets in remote storage (remote_log.go)
 	membership
 
+	fetch       *fetchService      // FETCH_LOG (fetch_log.go)
 	produce     *produceService    // PRODUCE_LOG, INIT_WRITER (produce_log.go)
 	primaryKeys *kvService         // PUT_KV, LOOKUP, PREFIX_LOOKUP, LIMIT_SCAN (put_kv.go)
 	bucketInfo  *bucketInfoService // LIST_OFFSETS, GET_TABLE_STATS (list_offsets.go)
@@ -94,9 +95,8 @@ type Server struct {
 	mu       sync.RWMutex // guards replicas
 	replicas map[cluster.Bucket]*Replica
 
-	proj  projections
-	stats statsCache // batch statistics for filtered fetches (fetch_filter.go)
-	kv    *kvstore.Store
+	responseLimit
+	kv *kvstore.Store
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}
@@ -159,8 +159,11 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 		Catalog: opts.Catalog, ServerID: opts.ServerID}}
 	s.tieredLog = tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
 	s.membership = membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}}
+	s.responseLimit = responseLimit{opts: responseLimitOptions{Config: opts.Config}}
+	s.fetch = &fetchService{opts: fetchOptions{Catalog: opts.Catalog}, log: log, responseLimit: s.responseLimit,
+		tieredLog: s.tieredLog, replicaLookup: s, followerFetches: s}
 	s.produce = &produceService{opts: produceOptions{Now: opts.Now, Catalog: opts.Catalog, IDs: opts.IDs},
-		replicaLookup: s, writeAdmission: s, statsRecorder: s}
+		replicaLookup: s, writeAdmission: s, statsRecorder: s.fetch}
 	s.primaryKeys = &kvService{opts: kvOptions{Now: opts.Now, ServerID: opts.ServerID}, membership: s.membership,
 		replicaLookup: s, writeAdmission: s}
 	s.bucketInfo = &bucketInfoService{opts: bucketInfoOptions{Now: opts.Now}, tieredLog: s.tieredLog, replicaLookup: s}
