@@ -32,7 +32,7 @@ type LogRead struct {
 // ReadLog reads committed batches of a bucket the server leads from offset, up to maxBytes
 // (the first batch whole even if larger).
 func (s *Server) ReadLog(b cluster.Bucket, offset int64, maxBytes int) (LogRead, error) {
-	rep, err := s.replica(b)
+	rep, err := s.buckets.replica(b)
 	if err != nil {
 		return LogRead{}, err
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // openKV opens (and recovers) the primary-key state of bucket b, whose changelog is l.
-func (s *Server) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableInfo, l *logstore.Log) (*kvstore.Tablet, error) {
+func (s *replicaManager) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableInfo, l *logstore.Log) (*kvstore.Tablet, error) {
 	schemas := func(id int16) (metadata.Schema, bool) {
 		return s.opts.Catalog.Schema(t.ID, int32(id))
 	}

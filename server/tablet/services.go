@@ -21,6 +21,29 @@ type replicaLookup interface {
 	replica(b cluster.Bucket) (*Replica, error)
 }
 
+// replicaHolder lists the replicas held, whatever their role (replicaManager).
+type replicaHolder interface {
+	hosted(b cluster.Bucket) *Replica // nil if this server holds none
+	Replicas() []*Replica
+}
+
+// leadingControl ends a leadership (leadership).
+type leadingControl interface {
+	stopLeading(rep *Replica)
+}
+
+// followingControl ends a bucket's following (following).
+type followingControl interface {
+	stopFollowing(rep *Replica)
+}
+
+// lagRecovery replaces the log of a follower left behind its leader's log start
+// (replicaManager, under its lock of the bucket states).
+type lagRecovery interface {
+	restartFollowerAt(rep *Replica, start int64)           // a log table: an empty log there
+	bootstrapFromSnapshot(rep *Replica, leaderStart int64) // a primary-key table: its latest KV snapshot
+}
+
 // writeAdmission admits client writes to replicated buckets (leadership).
 type writeAdmission interface {
 	// admitWrite checks that this server leads rep and, for acks=-1, that the ISR is large
