@@ -64,16 +64,9 @@ func (t *apiTable[S]) bind(s S) []boundAPI {
 	return out
 }
 
-// serverAPIs are the APIs still served by Server itself, registered with register.
-var serverAPIs apiTable[*Server]
-
-func register(key wire.APIKey, minV, maxV int16, h apiHandler[*Server]) {
-	serverAPIs.register(key, minV, maxV, h)
-}
-
 // apis binds every service's table to the service.
 func (s *Server) apis() []boundAPI {
-	return slices.Concat(serverAPIs.bind(s), produceAPIs.bind(s.produce), fetchAPIs.bind(s.fetch), kvAPIs.bind(s.primaryKeys),
+	return slices.Concat(produceAPIs.bind(s.produce), fetchAPIs.bind(s.fetch), kvAPIs.bind(s.primaryKeys),
 		bucketInfoAPIs.bind(s.bucketInfo))
 }
 
