@@ -1,6 +1,22 @@
 // Package tablet implements the tablet server role: it leads table buckets, stores their
 // logs (and, for primary-key tables, their key-value state) and serves the data-plane APIs.
-// Each API lives in its own file, named after it.
+//
+// The package is a set of services, each a type that owns its state and, where it serves
+// APIs, its API table, and a thin Server that builds and wires them (docs/architecture.md,
+// "The tablet server's services"):
+//
+//	replicaManager     replicas.go, tablet.go, replication.go, …  the buckets held, their storage and states
+//	leadership         leader.go                                  HW, ISR, follower fetches, write admission
+//	following          replication.go, fetcher.go                 follower setup and fetchers
+//	fetchService       fetch_log.go, fetch_filter.go, projection.go  FETCH_LOG
+//	produceService     produce_log.go, init_writer.go             PRODUCE_LOG, INIT_WRITER
+//	kvService          put_kv.go, lookup.go, prefix_lookup.go, …  PUT_KV, LOOKUP, PREFIX_LOOKUP, LIMIT_SCAN
+//	bucketInfoService  list_offsets.go, table_stats.go            LIST_OFFSETS, GET_TABLE_STATS
+//	access             authz.go                                   authorization of every API
+//
+// Every API is one file named after it holding its handler and, in an init function, its
+// entry in its service's table (apis.go). Services call each other through the narrow
+// interfaces of services.go.
 package tablet
 
 import (
