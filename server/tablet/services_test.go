@@ -2,6 +2,11 @@ package tablet
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -279,5 +284,87 @@ func TestBucketInfoListOffsetsPerBucketErrors(t *testing.T) {
 		if ferr.Code(bo.GetErrorCode()) != ferr.UnknownTableOrBucketException || bo.Offset != nil {
 			t.Errorf("bucket %d: code %d offset %v, want UNKNOWN_TABLE_OR_BUCKET and no offset", bo.GetBucketId(), bo.GetErrorCode(), bo.Offset)
 		}
+	}
+}
+
+// rolesSeen is a bucketRoles that records what replicaManager hands to the two sides and,
+// as they do, records the state in the bucket's replState.
+type rolesSeen struct{ calls []string }
+
+func (r *rolesSeen) becomeLeader(_ context.Context, rep *Replica, st cluster.BucketState) error {
+	r.calls = append(r.calls, fmt.Sprintf("lead epoch %d", st.LeaderEpoch))
+	rep.repl.state, rep.repl.known = st, true
+	return nil
+}
+
+func (r *rolesSeen) becomeFollower(rep *Replica, st cluster.BucketState) error {
+	r.calls = append(r.calls, fmt.Sprintf("follow %d epoch %d", st.Leader, st.LeaderEpoch))
+	rep.repl.state, rep.repl.known = st, true
+	return nil
+}
+
+func (r *rolesSeen) stopLeading(*Replica)   { r.calls = append(r.calls, "stop leading") }
+func (r *rolesSeen) stopFollowing(*Replica) { r.calls = append(r.calls, "stop following") }
+func (r *rolesSeen) awaitISRChanges()       {}
+func (r *rolesSeen) stopFetchers()          {}
+
+// replicaManager opens a replicated bucket and hands it to the side its state names, ignores
+// states not newer than the one it holds, and stops and deletes the replica once a state no
+// longer lists this server. A standalone bucket never reaches the two sides.
+func TestReplicaManagerAppliesBucketStates(t *testing.T) {
+	dir := t.TempDir()
+	roles := &rolesSeen{}
+	table := &cluster.TableInfo{ID: 1, Descriptor: metadata.TableDescriptor{BucketCount: 2}}
+	s := &replicaManager{opts: replicaManagerOptions{DataDir: dir, ServerID: 1, Now: time.Now,
+		Catalog: tables{byID: map[int64]*cluster.TableInfo{1: table}}, Replication: struct{ cluster.ReplicationControl }{}},
+		log: slog.New(slog.DiscardHandler), replicas: map[cluster.Bucket]*Replica{},
+		standalone: map[cluster.Bucket]cluster.BucketState{}, bucketRoles: roles}
+	b := cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition, Bucket: 0}
+	apply := func(st cluster.BucketState) {
+		t.Helper()
+		if err := s.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: table, Bucket: b, State: st}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(calls ...string) {
+		t.Helper()
+		if !slices.Equal(roles.calls, calls) {
+			t.Fatalf("calls %q, want %q", roles.calls, calls)
+		}
+		roles.calls = nil
+	}
+
+	apply(cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1, 2}, LeaderEpoch: 3})
+	want("lead epoch 3")
+	if s.hosted(b) == nil {
+		t.Fatal("the led bucket is not held")
+	}
+	apply(cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1, 2}, LeaderEpoch: 3})
+	want() // not newer
+	apply(cluster.BucketState{Replicas: []int32{1, 2}, Leader: 2, ISR: []int32{2}, LeaderEpoch: 4})
+	want("follow 2 epoch 4")
+	apply(cluster.BucketState{Replicas: []int32{2, 3}, Leader: 2, ISR: []int32{2}, LeaderEpoch: 5})
+	want("stop following", "stop leading")
+	if s.hosted(b) != nil {
+		t.Fatal("a bucket whose state no longer lists this server is still held")
+	}
+	if _, err := os.Stat(bucketDir(dir, b)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("its directory is left: %v", err)
+	}
+
+	standalone := cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition, Bucket: 1}
+	if err := s.ApplyBucketStates(context.Background(), []cluster.BucketUpdate{{Table: table, Bucket: standalone,
+		State: cluster.BucketState{Replicas: []int32{1}, Leader: 1, ISR: []int32{1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	want()
+	if rep, err := s.replica(standalone); err != nil || rep.repl != nil {
+		t.Fatalf("standalone bucket: %v, %v; want a replica without replication state", rep, err)
+	}
+	if epoch, leading := s.LeaderEpoch(standalone); !leading || epoch != 0 {
+		t.Fatalf("standalone leader epoch %d leading %v, want 0 true", epoch, leading)
+	}
+	for _, r := range s.Replicas() {
+		r.Log.Close()
 	}
 }
