@@ -3,78 +3,77 @@ package tablet
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/server/cluster"
 )
 
-// The tablet server's API table. Each API's file registers, in an init function next to its
-// handler, its key, the versions it serves and what each version changes (the layout of
-// franz-go's kfake); Register installs them all. A handler sees only versions it registered
-// (the wire layer answers others with UNSUPPORTED_VERSION) and branches on
-// req.Header.APIVersion where the protocol differs between them.
+// The tablet server's API tables. Every service has one (an apiTable of its own type), and
+// each API's file adds its entry to it, in an init function next to the handler: its key, the
+// versions it serves and what each version changes (the layout of franz-go's kfake).
+// Server.Register installs them all, each behind its authorization check (authz.go). A
+// handler sees only versions it registered (the wire layer answers others with
+// UNSUPPORTED_VERSION) and branches on req.Header.APIVersion where the protocol differs
+// between them.
 
-// tabletHandler is a handler as a method expression of Server.
-type tabletHandler func(s *Server, ctx context.Context, req *wire.Request) (proto.Message, error)
+// apiHandler is a handler as a method expression of the service type S.
+type apiHandler[S any] func(s S, ctx context.Context, req *wire.Request) (proto.Message, error)
 
-type tabletAPI struct {
+type apiEntry[S any] struct {
 	key      wire.APIKey
 	versions wire.VersionRange
-	handle   tabletHandler
+	handle   apiHandler[S]
 }
 
-var tabletAPIs = map[wire.APIKey]tabletAPI{}
+// apiTable is the API table of one service of type S.
+type apiTable[S any] struct{ entries []apiEntry[S] }
 
-// register declares that the tablet server serves key in versions [minV, maxV] with h. It runs
-// from init functions; registering a key twice is a programming error.
-func register(key wire.APIKey, minV, maxV int16, h tabletHandler) {
-	if _, dup := tabletAPIs[key]; dup {
+// registeredKeys holds every key any table declares: a key served by two services is a
+// programming error, caught when the package initialises.
+var registeredKeys = map[wire.APIKey]bool{}
+
+// register declares that the service serves key in versions [minV, maxV] with h. It runs
+// from init functions.
+func (t *apiTable[S]) register(key wire.APIKey, minV, maxV int16, h apiHandler[S]) {
+	if registeredKeys[key] {
 		panic(fmt.Sprintf("tablet: %s registered twice", key))
 	}
-	tabletAPIs[key] = tabletAPI{key: key, versions: wire.VersionRange{Min: minV, Max: maxV}, handle: h}
+	registeredKeys[key] = true
+	t.entries = append(t.entries, apiEntry[S]{key: key, versions: wire.VersionRange{Min: minV, Max: maxV}, handle: h})
+}
+
+// boundAPI is an API entry bound to its service.
+type boundAPI struct {
+	key      wire.APIKey
+	versions wire.VersionRange
+	handler  wire.Handler
+}
+
+// bind binds every entry of t to the service s.
+func (t *apiTable[S]) bind(s S) []boundAPI {
+	out := make([]boundAPI, 0, len(t.entries))
+	for _, e := range t.entries {
+		h := e.handle
+		out = append(out, boundAPI{key: e.key, versions: e.versions,
+			handler: func(ctx context.Context, req *wire.Request) (proto.Message, error) { return h(s, ctx, req) }})
+	}
+	return out
+}
+
+// apis binds every service's table to the service.
+func (s *Server) apis() []boundAPI {
+	return slices.Concat(produceAPIs.bind(s.produce), fetchAPIs.bind(s.fetch), kvAPIs.bind(s.primaryKeys),
+		bucketInfoAPIs.bind(s.bucketInfo))
 }
 
 // Register installs the tablet server's APIs on svc, each behind its authorization check.
 func (s *Server) Register(svc *wire.Service) {
-	for key, api := range tabletAPIs {
-		h := api.handle
-		svc.Handle(key, api.versions, s.guard(key, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-			return h(s, ctx, req)
-		}))
+	for _, api := range s.apis() {
+		svc.Handle(api.key, api.versions, s.access.guard(api.key, api.handler))
 	}
 	// A LOOKUP answers from Pebble on the connection's goroutine, or defers (inserts, reads
 	// waiting for a new leader's barrier): pipelined lookups share their response writes.
 	svc.MarkQuick(wire.Lookup)
-}
-
-// checkKeyEncodingVersion refuses a version-0 PUT_KV, LOOKUP or PREFIX_LOOKUP on a table whose
-// keys a version-0 client encodes differently from the server (upstream ReplicaManager
-// validateClientVersionForPkTable): a lake table of kv format version 2 whose bucket key is not
-// the primary key keeps its keys in the compacted encoding, while a version-0 client encodes
-// them with the lake's encoder, so its keys would never match. Java answers the bucket with
-// UNSUPPORTED_VERSION, and so does Strom.
-func (s *Server) checkKeyEncodingVersion(b cluster.Bucket, version int16) error {
-	if version > 0 {
-		return nil
-	}
-	rep, err := s.replica(b)
-	if err != nil {
-		return nil // the request's own path answers a bucket that is not here
-	}
-	return keyEncodingVersionError(rep.Table, version)
-}
-
-// keyEncodingVersionError is checkKeyEncodingVersion for a table already resolved.
-func keyEncodingVersionError(t *cluster.TableInfo, version int16) error {
-	if version > 0 {
-		return nil
-	}
-	d := &t.Descriptor
-	if d.Properties.DataLakeFormat() == "" || d.Properties.KvFormatVersion() != 2 || d.IsDefaultBucketKey() {
-		return nil
-	}
-	return ferr.New(ferr.UnsupportedVersion, "Client API version %d is not supported for table '%s': the table encodes its keys the kv format version 2 way, which needs version 1 or later. Upgrade the Fluss client.", version, t.Path)
 }

@@ -14,6 +14,20 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// access authorises the tablet server's requests (Options.Authorizer; requests on
+// Options.InternalListener pass unchecked). It owns no state: the ACLs are server/auth's.
+type access struct {
+	opts accessOptions
+}
+
+// accessOptions are the parts of Options access reads.
+type accessOptions struct {
+	Authorizer       *auth.Authorizer
+	InternalListener string
+	Catalog          cluster.Catalog
+	ServerID         int32
+}
+
 // guard wraps a data-plane handler with the authorization Fluss's TabletService applies to
 // it (no-op when the authorizer is disabled or the request came on the internal listener):
 //
@@ -22,7 +36,7 @@ import (
 //	INIT_WRITER: WRITE on at least one of the named tables
 //	FETCH_LOG, LOOKUP, PREFIX_LOOKUP: READ per table; buckets of a denied table are answered
 //	with AUTHORIZATION_EXCEPTION and nothing is read from them.
-func (s *Server) guard(key wire.APIKey, h wire.Handler) wire.Handler {
+func (s *access) guard(key wire.APIKey, h wire.Handler) wire.Handler {
 	if s.opts.Authorizer == nil {
 		return h
 	}
@@ -61,12 +75,12 @@ func (s *Server) guard(key wire.APIKey, h wire.Handler) wire.Handler {
 	}
 }
 
-func (s *Server) session(req *wire.Request) auth.Session {
+func (s *access) session(req *wire.Request) auth.Session {
 	return auth.SessionOf(req, s.opts.InternalListener)
 }
 
 // tableOf resolves a table id as Java's authorizeTable does.
-func (s *Server) tableOf(id int64) (*cluster.TableInfo, error) {
+func (s *access) tableOf(id int64) (*cluster.TableInfo, error) {
 	t, ok := s.opts.Catalog.TableByID(id)
 	if !ok {
 		return nil, ferr.New(ferr.UnknownTableOrBucketException,
@@ -76,7 +90,7 @@ func (s *Server) tableOf(id int64) (*cluster.TableInfo, error) {
 	return t, nil
 }
 
-func (s *Server) allowedTable(req *wire.Request, op auth.Operation, t *cluster.TableInfo) bool {
+func (s *access) allowedTable(req *wire.Request, op auth.Operation, t *cluster.TableInfo) bool {
 	return s.opts.Authorizer.Allowed(s.session(req), op, auth.TableResource(t.Path.Database, t.Path.Table))
 }
 
@@ -85,7 +99,7 @@ func deniedTable(op auth.Operation, t *cluster.TableInfo) error {
 }
 
 // wholeTable authorises op on the request's one table, failing the whole request.
-func wholeTable[M proto.Message](s *Server, op auth.Operation, tableID func(M) int64) func(context.Context, *wire.Request) (proto.Message, error) {
+func wholeTable[M proto.Message](s *access, op auth.Operation, tableID func(M) int64) func(context.Context, *wire.Request) (proto.Message, error) {
 	return func(ctx context.Context, req *wire.Request) (proto.Message, error) {
 		msg := newMessage[M]()
 		if err := req.Decode(msg); err != nil {
@@ -104,7 +118,7 @@ func newMessage[M proto.Message]() M {
 	return zero.ProtoReflect().New().Interface().(M)
 }
 
-func (s *Server) checkInitWriter(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *access) checkInitWriter(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.InitWriterRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -126,7 +140,7 @@ func (s *Server) checkInitWriter(ctx context.Context, req *wire.Request) (proto.
 // refused it answers the whole request; otherwise it rewrites the request to the allowed
 // tables only, and the refused tables' buckets are left out of the answer (the client asks
 // for them again, alone, and then gets the per-bucket error).
-func (s *Server) checkFetchLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *access) checkFetchLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.FetchLogRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -167,7 +181,7 @@ func (s *Server) checkFetchLog(ctx context.Context, req *wire.Request) (proto.Me
 
 // lookupDenied returns the per-bucket error of a single-table read request whose table is
 // unknown or denied, nil when the read may go ahead.
-func (s *Server) lookupDenied(req *wire.Request, tableID int64) error {
+func (s *access) lookupDenied(req *wire.Request, tableID int64) error {
 	t, err := s.tableOf(tableID)
 	if err != nil {
 		return err
@@ -178,7 +192,7 @@ func (s *Server) lookupDenied(req *wire.Request, tableID int64) error {
 	return nil
 }
 
-func (s *Server) checkLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *access) checkLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.LookupRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -203,7 +217,7 @@ func (s *Server) checkLookup(ctx context.Context, req *wire.Request) (proto.Mess
 	return resp, nil
 }
 
-func (s *Server) checkPrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *access) checkPrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.PrefixLookupRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err

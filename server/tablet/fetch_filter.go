@@ -57,7 +57,7 @@ func checkFilters(r *flusspb.FetchLogRequest) error {
 
 // tableFilter returns the filter of tr, or nil when there is none or it cannot be used
 // (see the comment at the top).
-func (s *Server) tableFilter(tr *flusspb.PbFetchLogReqForTable, table *cluster.TableInfo, tableOK bool) *fetchFilter {
+func (s *fetchService) tableFilter(tr *flusspb.PbFetchLogReqForTable, table *cluster.TableInfo, tableOK bool) *fetchFilter {
 	if tr.FilterPredicate == nil || !tableOK || table.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return nil
 	}
@@ -75,7 +75,7 @@ func (s *Server) tableFilter(tr *flusspb.PbFetchLogReqForTable, table *cluster.T
 }
 
 // reader returns the bucket read of a fetch with filter f: readBucket when f is nil.
-func (s *Server) reader(f *fetchFilter) func(*fetchResponse, *flusspb.PbFetchLogRespForBucket, cluster.Bucket, int64, int, bool, *cluster.TableInfo, []int) (int, error) {
+func (s *fetchService) reader(f *fetchFilter) func(*fetchResponse, *flusspb.PbFetchLogRespForBucket, cluster.Bucket, int64, int, bool, *cluster.TableInfo, []int) (int, error) {
 	if f == nil {
 		return s.readBucket
 	}
@@ -89,7 +89,7 @@ func (s *Server) reader(f *fetchFilter) func(*fetchResponse, *flusspb.PbFetchLog
 // bo.FilteredEndOffset to the end of the scanned range when batches after the last one it
 // returns were pruned (Fluss: not when it stopped because the response was full, since the
 // client resumes after the last returned batch then anyway).
-func (s *Server) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (int, error) {
+func (s *fetchService) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (int, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, err
@@ -165,7 +165,7 @@ func (s *Server) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flusspb.P
 
 // mayMatch reports whether batch may hold a row that f matches: false only when its
 // statistics prove it has none.
-func (s *Server) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch) bool {
+func (s *fetchService) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch) bool {
 	if batch.RecordCount() == 0 {
 		return true // takes an offset; sent as stored so clients advance as they always did
 	}
@@ -176,7 +176,7 @@ func (s *Server) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch) bool
 // batchStats returns the statistics of a stored or just-appended ARROW batch: from the
 // cache, else from its segment's sidecar (loaded into the cache once per segment), else
 // computed now and recorded in both; nil when they cannot be computed.
-func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch {
+func (s *fetchService) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch {
 	key := statsKey{log: rep.Log, base: batch.BaseOffset(), crc: batch.CRC(), size: int32(len(batch))}
 	if st := s.stats.lookup(key); st != nil {
 		return st
@@ -211,7 +211,7 @@ func (s *Server) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch 
 // noteAppended computes the statistics of batches just appended to rep's log (their base
 // offsets assigned) and records them in the segment's sidecar, so filtered fetches of any
 // batch find them without decoding it, also after a restart.
-func (s *Server) noteAppended(rep *Replica, batches []record.Batch) {
+func (s *fetchService) noteAppended(rep *Replica, batches []record.Batch) {
 	if rep.Table.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return
 	}

@@ -2,6 +2,7 @@ package tablet
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/config"
 )
 
 // fetchFromEarliest is the fetch offset clients send to start at the log start.
@@ -23,11 +25,21 @@ const defaultMaxWait = 100 * time.Millisecond
 // defaultFetchMaxResponseSize is log.fetch.max-response-size when the configuration leaves it 0.
 const defaultFetchMaxResponseSize = 64 << 20
 
+// responseLimit is log.fetch.max-response-size, which client and follower fetches share.
+type responseLimit struct {
+	opts responseLimitOptions
+}
+
+// responseLimitOptions are the parts of Options responseLimit reads.
+type responseLimitOptions struct {
+	Config config.Config
+}
+
 // maxResponseBytes is the record bytes one FETCH_LOG response may carry: the request's
 // max_bytes, capped by the server's log.fetch.max-response-size. As in Fluss, the first batch
 // read is returned whole even if it is larger, so a response never comes back empty because
 // of a large batch.
-func (s *Server) maxResponseBytes(r *flusspb.FetchLogRequest) int {
+func (s responseLimit) maxResponseBytes(r *flusspb.FetchLogRequest) int {
 	limit := int(s.opts.Config.FetchMaxResponseSize)
 	if limit <= 0 {
 		limit = defaultFetchMaxResponseSize
@@ -70,14 +82,37 @@ func dedupeBuckets(r *flusspb.FetchLogRequest) {
 	r.TablesReq = tables
 }
 
+// fetchService serves client reads of bucket logs (FETCH_LOG: long polls, projection,
+// scan filters, answers from remote storage) and hands a follower's FETCH_LOG to the
+// leader side of replication. It owns the caches of prepared projections and of batch
+// statistics (fetch_filter.go), which appends fill (noteAppended).
+type fetchService struct {
+	opts  fetchOptions
+	log   *slog.Logger
+	proj  projections
+	stats statsCache // batch statistics for filtered fetches (fetch_filter.go)
+	responseLimit
+	tieredLog
+
+	replicaLookup
+	followerFetches
+}
+
+// fetchOptions are the parts of Options fetchService reads.
+type fetchOptions struct {
+	Catalog cluster.Catalog
+}
+
+var fetchAPIs apiTable[*fetchService]
+
 // FETCH_LOG (1015): version 0 only; a request with follower_server_id set is a
 // replica's fetch (leader.go).
-func init() { register(wire.FetchLog, 0, 0, (*Server).handleFetchLog) }
+func init() { fetchAPIs.register(wire.FetchLog, 0, 0, (*fetchService).handleFetchLog) }
 
 // handleFetchLog reads whole stored batches for each requested bucket. With min_bytes set it
 // long-polls: if less than min_bytes is available it parks (off the connection's request
 // loop) until enough arrives or max_wait_ms passes, then reads again.
-func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *fetchService) handleFetchLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.FetchLogRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -87,7 +122,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 		return nil, err
 	}
 	if r.GetFollowerServerId() >= 0 {
-		return s.handleFollowerFetch(req, &r)
+		return s.serveFollowerFetch(req, &r)
 	}
 	resp, got, parkable := s.fetchOnce(&r)
 	if r.MinBytes == nil || got >= int(r.GetMinBytes()) || !parkable || resp.remote > 0 {
@@ -126,7 +161,7 @@ func (s *Server) handleFetchLog(ctx context.Context, req *wire.Request) (proto.M
 }
 
 // changeChannels returns the change notification of every requested bucket that exists.
-func (s *Server) changeChannels(r *flusspb.FetchLogRequest) []<-chan struct{} {
+func (s *fetchService) changeChannels(r *flusspb.FetchLogRequest) []<-chan struct{} {
 	var chans []<-chan struct{}
 	for _, tr := range r.TablesReq {
 		for _, br := range tr.BucketsReq {
@@ -170,7 +205,7 @@ func waitAny(ctx context.Context, chans []<-chan struct{}) {
 // record bytes it holds (at most maxResponseBytes, or one batch), and whether the request may
 // wait for more (some bucket was read without error). A response that is not sent must be
 // released.
-func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, bool) {
+func (s *fetchService) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, bool) {
 	resp := &fetchResponse{FetchLogResponse: &flusspb.FetchLogResponse{}}
 	budget := s.maxResponseBytes(r)
 	total := 0
@@ -210,7 +245,7 @@ func (s *Server) fetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, boo
 // they must be projected, the records stay in the segment file: resp references the range
 // and copies it straight into the response frame. bo.Records is never left nil on success:
 // the Rust client ignores a bucket answer that has neither records nor filtered_end_offset.
-func (s *Server) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (int, error) {
+func (s *fetchService) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, offset int64, limit int, minOne bool, table *cluster.TableInfo, projection []int) (int, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, err
@@ -273,7 +308,7 @@ func answerRemote(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, rep 
 // validateProjection checks projected_fields as Fluss does: ARROW log format only, then
 // non-empty, strictly increasing and within the table's current schema — the last three by
 // preparing (and caching) the projection for that schema.
-func (s *Server) validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
+func (s *fetchService) validateProjection(t *cluster.TableInfo, fields []int32) ([]int, error) {
 	if t.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return nil, ferr.New(ferr.InvalidColumnProjection, "Column projection is only supported for ARROW log format, but table %s uses %s.", t.Path, t.Descriptor.Properties.LogFormat())
 	}

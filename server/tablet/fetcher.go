@@ -43,7 +43,7 @@ type followed struct {
 
 // fetcher copies the buckets this server follows from one leader.
 type fetcher struct {
-	s      *Server
+	s      *following
 	leader int32
 
 	// procMu is held while a response is applied; unfollow takes it after removing a bucket,
@@ -60,7 +60,7 @@ type fetcher struct {
 }
 
 // follow hands rep to the fetcher of st.Leader, starting it if needed.
-func (s *Server) follow(rep *Replica, st cluster.BucketState, lineage []cluster.EpochStart) {
+func (s *following) follow(rep *Replica, st cluster.BucketState, lineage []cluster.EpochStart) {
 	s.fetchMu.Lock()
 	f := s.fetchers[st.Leader]
 	if f == nil {
@@ -90,7 +90,7 @@ func (s *Server) follow(rep *Replica, st cluster.BucketState, lineage []cluster.
 
 // unfollow removes b from whichever fetcher copies it and returns once no append to it is in
 // progress; a fetcher left without buckets stops.
-func (s *Server) unfollow(b cluster.Bucket) {
+func (s *following) unfollow(b cluster.Bucket) {
 	s.fetchMu.Lock()
 	var stopped []*fetcher
 	var holders []*fetcher
@@ -119,7 +119,7 @@ func (s *Server) unfollow(b cluster.Bucket) {
 }
 
 // stopFetchers stops every fetcher (Close).
-func (s *Server) stopFetchers() {
+func (s *following) stopFetchers() {
 	s.fetchMu.Lock()
 	fs := s.fetchers
 	s.fetchers = map[int32]*fetcher{}
@@ -279,7 +279,7 @@ func (f *fetcher) apply(resp *flusspb.FetchLogResponse, sent map[cluster.Bucket]
 
 // appendFetched appends one bucket's fetched batches, copies lineage entries the log now
 // reaches into its epoch cache, adopts the leader's HW and catches the PK state up.
-func (s *Server) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBucket) error {
+func (s *following) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBucket) error {
 	rep := fw.rep
 	if recs := br.GetRecords(); len(recs) > 0 {
 		var batches []record.Batch

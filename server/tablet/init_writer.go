@@ -11,10 +11,10 @@ import (
 )
 
 // INIT_WRITER (1026): version 0 only.
-func init() { register(wire.InitWriter, 0, 0, (*Server).handleInitWriter) }
+func init() { produceAPIs.register(wire.InitWriter, 0, 0, (*produceService).handleInitWriter) }
 
 // handleInitWriter hands out a new cluster-unique, increasing writer id for idempotent writes.
-func (s *Server) handleInitWriter(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *produceService) handleInitWriter(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.InitWriterRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 // the first offset and a wait that reports when the batches are durable (and committed for
 // acks -1), bounded by timeout.
 func (s *Server) AppendLog(ctx context.Context, b cluster.Bucket, batches []byte, acks int32, timeout time.Duration) (int64, func() error, error) {
-	return s.appendBucket(ctx, b, batches, s.opts.Now().UnixMilli(), acks, requestTimeout(int32(min(timeout.Milliseconds(), 1<<31-1))))
+	return s.produce.appendBucket(ctx, b, batches, s.opts.Now().UnixMilli(), acks, requestTimeout(int32(min(timeout.Milliseconds(), 1<<31-1))))
 }
 
 // LogRead is what ReadLog returns.
@@ -32,7 +32,7 @@ type LogRead struct {
 // ReadLog reads committed batches of a bucket the server leads from offset, up to maxBytes
 // (the first batch whole even if larger).
 func (s *Server) ReadLog(b cluster.Bucket, offset int64, maxBytes int) (LogRead, error) {
-	rep, err := s.replica(b)
+	rep, err := s.buckets.replica(b)
 	if err != nil {
 		return LogRead{}, err
 	}
@@ -58,5 +58,5 @@ const (
 
 // ListLogOffset answers as LIST_OFFSETS does for one bucket.
 func (s *Server) ListLogOffset(b cluster.Bucket, typ int32, ts *int64) (int64, error) {
-	return s.listOffset(b, typ, ts, s.opts.Now().UnixMilli())
+	return s.bucketInfo.listOffset(b, typ, ts, s.opts.Now().UnixMilli())
 }

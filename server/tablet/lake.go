@@ -8,7 +8,7 @@ import (
 // LakeBuckets implements lakehost.Source: every bucket this server leads, with its table as the
 // catalog has it now (so that ALTER TABLE of table.datalake.* takes effect on the next round)
 // and its partition.
-func (s *Server) LakeBuckets() []lakehost.Bucket {
+func (s *replicaManager) LakeBuckets() []lakehost.Bucket {
 	s.mu.RLock()
 	rs := make([]*Replica, 0, len(s.replicas))
 	for _, r := range s.replicas {

@@ -3,7 +3,9 @@ package tablet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -33,11 +35,39 @@ import (
 // defaultRequestTimeout is the wait of an acks=-1 write whose request carries no timeout.
 const defaultRequestTimeout = 30 * time.Second
 
+// leadership is the leader side of replicated buckets: it starts and ends leaderships,
+// serves followers' fetches, keeps the high watermark and the ISR, and admits client
+// writes (writeAdmission). Its state per bucket is the bucket's replState; it owns the
+// AdjustISR calls in flight.
+type leadership struct {
+	opts   leadershipOptions
+	log    *slog.Logger
+	minISR int
+	maxLag time.Duration
+	isrWG  sync.WaitGroup // AdjustISR calls in flight
+	membership
+	responseLimit
+
+	replicaHolder
+	followingControl
+}
+
+// leadershipOptions are the parts of Options leadership reads.
+type leadershipOptions struct {
+	ServerID         int32
+	Now              func() time.Time
+	Replication      cluster.ReplicationControl
+	InternalListener string
+}
+
+// awaitISRChanges returns once no AdjustISR call is in flight (close).
+func (s *leadership) awaitISRChanges() { s.isrWG.Wait() }
+
 // becomeLeader makes rep the leader of st.LeaderEpoch: it stops following, starts the epoch
 // in the log at its end, promotes the PK state (which stages the uncommitted tail), publishes
 // the lineage and then accepts client requests. A newer state of the same leadership (an ISR
 // change) only updates the ISR.
-func (s *Server) becomeLeader(ctx context.Context, rep *Replica, st cluster.BucketState) error {
+func (s *leadership) becomeLeader(ctx context.Context, rep *Replica, st cluster.BucketState) error {
 	rs := rep.repl
 	now := s.opts.Now()
 	rs.mu.Lock()
@@ -102,7 +132,7 @@ func syncFollowersLocked(rs *replState, st cluster.BucketState, self int32, now 
 
 // stopLeading ends a leadership: client requests are refused from now on, waiters of
 // acks=-1 writes fail with NOT_LEADER_OR_FOLLOWER, and the HW loop stops.
-func (s *Server) stopLeading(rep *Replica) {
+func (s *leadership) stopLeading(rep *Replica) {
 	rs := rep.repl
 	rs.roleMu.Lock() // waits for writes admitted but not yet appended
 	rs.mu.Lock()
@@ -124,7 +154,7 @@ func (s *Server) stopLeading(rep *Replica) {
 
 // hwLoop recomputes the HW at every change of the led log (its durable end moves after each
 // fsync), so the HW follows the leader's own appends when the followers are ahead of it.
-func (s *Server) hwLoop(ctx context.Context, rep *Replica) {
+func (s *leadership) hwLoop(ctx context.Context, rep *Replica) {
 	for {
 		ch := rep.Log.Changed()
 		s.advanceHW(rep)
@@ -138,7 +168,7 @@ func (s *Server) hwLoop(ctx context.Context, rep *Replica) {
 
 // advanceHW sets the HW to min(durable log end, LEO of every other ISR member) under rs.mu,
 // so that no ISR change interleaves with it, and applies newly committed PK batches.
-func (s *Server) advanceHW(rep *Replica) {
+func (s *leadership) advanceHW(rep *Replica) {
 	rs := rep.repl
 	rs.mu.Lock()
 	if !rs.leading.Load() {
@@ -176,7 +206,7 @@ func (s *Server) advanceHW(rep *Replica) {
 // admitWrite checks that a write may be appended to a replicated bucket: this server leads
 // it, and for acks=-1 the ISR has at least the configured minimum. It returns the fence of
 // the current leadership. The caller holds rs.roleMu for reading until its append is done.
-func (s *Server) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
+func (s *leadership) admitWrite(rep *Replica, acks int32) (<-chan struct{}, error) {
 	rs := rep.repl
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -230,11 +260,11 @@ func requestTimeout(ms int32) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// handleFollowerFetch serves a follower's FETCH_LOG: every bucket is read up to the log end
+// serveFollowerFetch serves a follower's FETCH_LOG: every bucket is read up to the log end
 // (ReadReplica), the fetch offset is recorded as the follower's LEO, and the answer carries
 // the HW computed after that. Like a client's, the fetch long-polls: an empty read parks until
 // data arrives, a bucket's HW moves (so followers learn the HW promptly), or max_wait_ms.
-func (s *Server) handleFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error) {
+func (s *leadership) serveFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error) {
 	if req.Listener != s.opts.InternalListener {
 		return nil, ferr.New(ferr.AuthorizationException,
 			"replication fetches (follower_server_id %d) are accepted only on the internal listener", r.GetFollowerServerId())
@@ -263,7 +293,7 @@ func (s *Server) handleFollowerFetch(req *wire.Request, r *flusspb.FetchLogReque
 }
 
 // replicaChangeChannels returns the change notification of every requested bucket held here.
-func (s *Server) replicaChangeChannels(r *flusspb.FetchLogRequest) []<-chan struct{} {
+func (s *leadership) replicaChangeChannels(r *flusspb.FetchLogRequest) []<-chan struct{} {
 	var chans []<-chan struct{}
 	for _, tr := range r.TablesReq {
 		for _, br := range tr.BucketsReq {
@@ -277,7 +307,7 @@ func (s *Server) replicaChangeChannels(r *flusspb.FetchLogRequest) []<-chan stru
 
 // followerFetchOnce reads every requested bucket once for a follower. It returns the
 // response, the record bytes it holds and the HW answered per bucket (-1 for errors).
-func (s *Server) followerFetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, []int64) {
+func (s *leadership) followerFetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, int, []int64) {
 	resp := &fetchResponse{FetchLogResponse: &flusspb.FetchLogResponse{}}
 	budget := s.maxResponseBytes(r)
 	total := 0
@@ -305,7 +335,7 @@ func (s *Server) followerFetchOnce(r *flusspb.FetchLogRequest) (*fetchResponse, 
 }
 
 // readForFollower records the follower's fetch offset and reads from it up to the log end.
-func (s *Server) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, follower int32, offset int64, limit int, minOne bool) (int, error) {
+func (s *leadership) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogRespForBucket, b cluster.Bucket, follower int32, offset int64, limit int, minOne bool) (int, error) {
 	rep := s.hosted(b)
 	if rep == nil {
 		return 0, ferr.New(ferr.UnknownTableOrBucketException, "Unknown table or bucket: %s", b)
@@ -332,7 +362,7 @@ func (s *Server) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLogResp
 
 // recordFetch notes a follower's fetch offset as its LEO, updates its caught-up time, adds
 // it to the ISR when it qualifies, and advances the HW.
-func (s *Server) recordFetch(rep *Replica, follower int32, offset int64) error {
+func (s *leadership) recordFetch(rep *Replica, follower int32, offset int64) error {
 	rs := rep.repl
 	rs.mu.Lock()
 	if !rs.leading.Load() {
@@ -367,7 +397,7 @@ func (s *Server) recordFetch(rep *Replica, follower int32, offset int64) error {
 
 // changeISR asks the control plane for a new ISR in the background. Caller holds rs.mu and
 // set rs.isrBusy.
-func (s *Server) changeISR(rep *Replica, expect cluster.BucketState, isr []int32) {
+func (s *leadership) changeISR(rep *Replica, expect cluster.BucketState, isr []int32) {
 	s.isrWG.Add(1)
 	go func() {
 		defer s.isrWG.Done()
@@ -393,7 +423,7 @@ func (s *Server) changeISR(rep *Replica, expect cluster.BucketState, isr []int32
 
 // shrinkISRs removes, from every bucket this server leads, the ISR members that have not
 // caught up with the log end for maxLag.
-func (s *Server) shrinkISRs() {
+func (s *leadership) shrinkISRs() {
 	now := s.opts.Now()
 	for _, rep := range s.Replicas() {
 		rs := rep.repl

@@ -10,13 +10,13 @@ import (
 )
 
 // LIMIT_SCAN (1033): version 0 only.
-func init() { register(wire.LimitScan, 0, 0, (*Server).handleLimitScan) }
+func init() { kvAPIs.register(wire.LimitScan, 0, 0, (*kvService).handleLimitScan) }
 
 // handleLimitScan returns up to limit rows of one bucket (docs/primary-keys.md §5, §6). Log
 // tables: whole batches from max(log start, HW-limit) to the HW, is_log_table=true (the
 // client keeps the last limit rows). Primary-key tables: the first limit current values in
 // key order as a value record batch, is_log_table=false. Errors go in the body.
-func (s *Server) handleLimitScan(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *kvService) handleLimitScan(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.LimitScanRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err

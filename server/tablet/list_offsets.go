@@ -2,6 +2,7 @@ package tablet
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -19,10 +20,27 @@ const (
 	offsetTypeLeaderEnd = 3
 )
 
-// LIST_OFFSETS (1021): version 0 only.
-func init() { register(wire.ListOffsets, 0, 0, (*Server).handleListOffsets) }
+// bucketInfoService answers what clients ask of a bucket's log as a whole: its offsets
+// (LIST_OFFSETS, and ListLogOffset for the Kafka listener) and row counts
+// (GET_TABLE_STATS). It owns no state.
+type bucketInfoService struct {
+	opts bucketInfoOptions
+	tieredLog
 
-func (s *Server) handleListOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
+	replicaLookup
+}
+
+// bucketInfoOptions are the parts of Options bucketInfoService reads.
+type bucketInfoOptions struct {
+	Now func() time.Time
+}
+
+var bucketInfoAPIs apiTable[*bucketInfoService]
+
+// LIST_OFFSETS (1021): version 0 only.
+func init() { bucketInfoAPIs.register(wire.ListOffsets, 0, 0, (*bucketInfoService).handleListOffsets) }
+
+func (s *bucketInfoService) handleListOffsets(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ListOffsetsRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -42,7 +60,7 @@ func (s *Server) handleListOffsets(ctx context.Context, req *wire.Request) (prot
 	return resp, nil
 }
 
-func (s *Server) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64) (int64, error) {
+func (s *bucketInfoService) listOffset(b cluster.Bucket, typ int32, ts *int64, nowMs int64) (int64, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, err

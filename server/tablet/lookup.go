@@ -14,11 +14,11 @@ import (
 // format version 2 lake table whose bucket key differs from the primary key in the compacted
 // encoding, v0 clients with the lake's encoder, which such a table refuses
 // (checkKeyEncodingVersion). Otherwise the versions are served alike.
-func init() { register(wire.Lookup, 0, 1, (*Server).handleLookup) }
+func init() { kvAPIs.register(wire.Lookup, 0, 1, (*kvService).handleLookup) }
 
 // handleLookup answers point lookups on committed state (docs/primary-keys.md §3): per bucket
 // exactly one PbValue per key, in request order, with the value absent for a missing key.
-func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *kvService) handleLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.LookupRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (s *Server) handleLookup(ctx context.Context, req *wire.Request) (proto.Mes
 
 // lookup answers a LOOKUP without insert_if_not_exists, given the replica (or the error) of
 // each of its buckets in order.
-func (s *Server) lookup(r *flusspb.LookupRequest, version int16, reps []*Replica, errs []error) *flusspb.LookupResponse {
+func (s *kvService) lookup(r *flusspb.LookupRequest, version int16, reps []*Replica, errs []error) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	var vals [][]byte
 	for i, br := range r.BucketsReq {
@@ -73,7 +73,7 @@ func (s *Server) lookup(r *flusspb.LookupRequest, version int16, reps []*Replica
 // bucket, keys without a row get one holding just the key columns (kvstore.InsertMissingStaged),
 // and once that is durable every key is looked up, so the answer has a value for each key. A
 // bucket whose insert fails answers with that error.
-func (s *Server) lookupOrInsert(r *flusspb.LookupRequest, version int16) *flusspb.LookupResponse {
+func (s *kvService) lookupOrInsert(r *flusspb.LookupRequest, version int16) *flusspb.LookupResponse {
 	resp := &flusspb.LookupResponse{BucketsResp: make([]*flusspb.PbLookupRespForBucket, 0, len(r.BucketsReq))}
 	now := s.opts.Now().UnixMilli()
 	for _, br := range r.BucketsReq {
@@ -98,7 +98,7 @@ func (s *Server) lookupOrInsert(r *flusspb.LookupRequest, version int16) *flussp
 	return resp
 }
 
-func (s *Server) insertAndLookup(b cluster.Bucket, keys [][]byte, nowMs int64) ([][]byte, error) {
+func (s *kvService) insertAndLookup(b cluster.Bucket, keys [][]byte, nowMs int64) ([][]byte, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
 		return nil, err

@@ -14,12 +14,12 @@ import (
 // PREFIX_LOOKUP (1034), versions 0 and 1: as LOOKUP, v0 clients encode prefixes with the
 // lake's encoder and are refused where the table encodes keys otherwise
 // (checkKeyEncodingVersion).
-func init() { register(wire.PrefixLookup, 0, 1, (*Server).handlePrefixLookup) }
+func init() { kvAPIs.register(wire.PrefixLookup, 0, 1, (*kvService).handlePrefixLookup) }
 
 // handlePrefixLookup answers prefix lookups on committed state (docs/primary-keys.md §4): per
 // bucket one PbValueList per prefix key, in request order, each holding the values of every
 // stored key that starts with the prefix, in key order.
-func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *kvService) handlePrefixLookup(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.PrefixLookupRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func (s *Server) handlePrefixLookup(ctx context.Context, req *wire.Request) (pro
 
 // prefixLookup answers a PREFIX_LOOKUP, given the replica (or the error) of each of its
 // buckets in order.
-func (s *Server) prefixLookup(r *flusspb.PrefixLookupRequest, version int16, reps []*Replica, errs []error) *flusspb.PrefixLookupResponse {
+func (s *kvService) prefixLookup(r *flusspb.PrefixLookupRequest, version int16, reps []*Replica, errs []error) *flusspb.PrefixLookupResponse {
 	resp := &flusspb.PrefixLookupResponse{BucketsResp: make([]*flusspb.PbPrefixLookupRespForBucket, 0, len(r.BucketsReq))}
 	for i, br := range r.BucketsReq {
 		out := &flusspb.PbPrefixLookupRespForBucket{BucketId: proto.Int32(br.GetBucketId()), PartitionId: br.PartitionId}

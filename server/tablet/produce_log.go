@@ -19,14 +19,35 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 )
 
+// produceService appends client batches to the logs of log tables (PRODUCE_LOG, and
+// AppendLog for the Kafka listener) and hands out writer ids (INIT_WRITER). It owns the
+// cache of Arrow schemas batches are validated against.
+type produceService struct {
+	opts         produceOptions
+	arrowSchemas arrowSchemaCache
+
+	replicaLookup
+	writeAdmission
+	statsRecorder
+}
+
+// produceOptions are the parts of Options produceService reads.
+type produceOptions struct {
+	Now     func() time.Time
+	Catalog cluster.Catalog
+	IDs     IDAllocator
+}
+
+var produceAPIs apiTable[*produceService]
+
 // PRODUCE_LOG (1014): version 0 only.
-func init() { register(wire.ProduceLog, 0, 0, (*Server).handleProduceLog) }
+func init() { produceAPIs.register(wire.ProduceLog, 0, 0, (*produceService).handleProduceLog) }
 
 // handleProduceLog appends client batches to bucket logs. Every batch of a bucket is checked
 // (length, magic, CRC) before any of it is stored; a bucket's batches are appended as one
 // unit. The response has exactly one entry per requested bucket, echoing its ids, because
 // the Rust writer panics on entries it did not ask for.
-func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *produceService) handleProduceLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ProduceLogRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -71,7 +92,7 @@ func (s *Server) handleProduceLog(ctx context.Context, req *wire.Request) (proto
 // durable per the log's flush policy and, for acks=-1 on a replicated bucket, committed (the
 // HW passed them; REQUEST_TIME_OUT after timeout; the wait also ends with connCtx, the
 // client's connection).
-func (s *Server) appendBucket(connCtx context.Context, b cluster.Bucket, records []byte, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
+func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket, records []byte, nowMs int64, acks int32, timeout time.Duration) (int64, func() error, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, nil, err
@@ -129,7 +150,7 @@ func (s *Server) appendBucket(connCtx context.Context, b cluster.Bucket, records
 // (CORRUPT_RECORD_EXCEPTION otherwise). Without it a header claiming 2^31-1 records would
 // move the high watermark by that much, and a garbage body with a valid CRC would break
 // every later scan. The header itself (shape, CRC) is checked by the log before it writes.
-func (s *Server) validateBody(t *cluster.TableInfo, b record.Batch) error {
+func (s *produceService) validateBody(t *cluster.TableInfo, b record.Batch) error {
 	if err := b.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.CorruptRecordException, "record is corrupt"), err)
 	}

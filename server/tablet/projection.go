@@ -33,7 +33,7 @@ type projections struct {
 // written under schemaID. Columns added after schemaID come out as all-NULL columns and such
 // batches are relabelled with the latest schema id, so readers of old batches get them in
 // the shape of the latest schema (arrowlog.NewProjectionTo).
-func (s *Server) projection(t *cluster.TableInfo, schemaID int16, fields []int) (*arrowlog.Projection, error) {
+func (s *fetchService) projection(t *cluster.TableInfo, schemaID int16, fields []int) (*arrowlog.Projection, error) {
 	target := int16(t.SchemaID)
 	key := projectionKey{tableID: t.ID, schemaID: schemaID, targetID: target, fields: fmt.Sprint(fields)}
 	s.proj.mu.Lock()
@@ -73,7 +73,7 @@ func (s *Server) projection(t *cluster.TableInfo, schemaID int16, fields []int) 
 }
 
 // project rewrites stored ARROW batches to carry only the projected columns.
-func (s *Server) project(t *cluster.TableInfo, data []byte, fields []int) ([]byte, error) {
+func (s *fetchService) project(t *cluster.TableInfo, data []byte, fields []int) ([]byte, error) {
 	out := make([]byte, 0, len(data))
 	for b, err := range record.Iterate(data) {
 		if err != nil {

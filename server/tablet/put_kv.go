@@ -20,12 +20,32 @@ import (
 )
 
 // openKV opens (and recovers) the primary-key state of bucket b, whose changelog is l.
-func (s *Server) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableInfo, l *logstore.Log) (*kvstore.Tablet, error) {
+func (s *replicaManager) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableInfo, l *logstore.Log) (*kvstore.Tablet, error) {
 	schemas := func(id int16) (metadata.Schema, bool) {
 		return s.opts.Catalog.Schema(t.ID, int32(id))
 	}
 	return s.kv.OpenTablet(ctx, b, kvstore.TableFromDescriptor(t.ID, int16(t.SchemaID), &t.Descriptor, schemas), l)
 }
+
+// kvService serves the primary-key tables: writes (PUT_KV, staged and awaited as in
+// docs/architecture.md, "PUT_KV pipeline"), point and prefix lookups, and limit scans (of
+// log tables too), behind a new leader's read barrier (read_barrier.go). Its state is the
+// buckets' own (kvstore.Tablet); it owns none beside.
+type kvService struct {
+	opts kvOptions
+	membership
+
+	replicaLookup
+	writeAdmission
+}
+
+// kvOptions are the parts of Options kvService reads.
+type kvOptions struct {
+	Now      func() time.Time
+	ServerID int32
+}
+
+var kvAPIs apiTable[*kvService]
 
 // PUT_KV (1016), versions 0 to 2 (upstream ApiKeys.java):
 //   - v0: the client encodes the keys of a lake table with the lake's key encoder; refused
@@ -34,7 +54,7 @@ func (s *Server) openKV(ctx context.Context, b cluster.Bucket, t *cluster.TableI
 //     key are in the compacted encoding, which enables prefix lookups.
 //   - v2: the client understands STORAGE_BACKPRESSURE_EXCEPTION (72). Strom never sends 72
 //     (a bucket whose store cannot keep up makes the write wait), so v1 and v2 are served alike.
-func init() { register(wire.PutKv, 0, 2, (*Server).handlePutKv) }
+func init() { kvAPIs.register(wire.PutKv, 0, 2, (*kvService).handlePutKv) }
 
 // handlePutKv applies KV batches to primary-key buckets (docs/architecture.md, "PUT_KV
 // pipeline"). Each bucket's batch is staged here, in the connection's request order — merged,
@@ -44,7 +64,7 @@ func init() { register(wire.PutKv, 0, 2, (*Server).handlePutKv) }
 // answered only after its changelog is durable per the log's flush policy and its state
 // applied, so acks 0/1/-1 all see the write in later lookups. Each answer echoes the bucket's
 // ids and carries the changelog's log end offset.
-func (s *Server) handlePutKv(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *kvService) handlePutKv(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.PutKvRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -225,7 +245,7 @@ func awaitAll(connCtx context.Context, waits []bucketWait, timeout time.Duration
 // a batch is applied only once the HW passes its changelog, whatever the acks (lookups read
 // the applied state, and a client must read its own acknowledged write); acks=-1 also needs
 // the minimum ISR.
-func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32) (int64, bucketWait, error) {
+func (s *kvService) stageBucket(b cluster.Bucket, records []byte, opts kvstore.WriteOptions, nowMs int64, acks int32) (int64, bucketWait, error) {
 	rep, err := s.kvReplica(b)
 	if err != nil {
 		return 0, bucketWait{}, err
@@ -249,7 +269,7 @@ func (s *Server) stageBucket(b cluster.Bucket, records []byte, opts kvstore.Writ
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.
-func (s *Server) kvReplica(b cluster.Bucket) (*Replica, error) {
+func (s *kvService) kvReplica(b cluster.Bucket) (*Replica, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func (rep *Replica) readLag() (int64, bool) {
 }
 
 // awaitReadable waits until rep's reads see every acknowledged write (see readBarrierWait).
-func (s *Server) awaitReadable(ctx context.Context, rep *Replica) error {
+func (s *kvService) awaitReadable(ctx context.Context, rep *Replica) error {
 	deadline := time.Now().Add(readBarrierWait)
 	for {
 		start, lagging := rep.readLag()
@@ -61,7 +61,7 @@ func (s *Server) awaitReadable(ctx context.Context, rep *Replica) error {
 // every bucket's reads are current, else off the connection's loop once they are or the wait
 // ended. answer checks each replica with readable, so a bucket still behind then answers
 // LEADER_NOT_AVAILABLE.
-func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, buckets []cluster.Bucket, answer func(reps []*Replica, errs []error) proto.Message) (proto.Message, error) {
+func (s *kvService) readAfterBarrier(ctx context.Context, req *wire.Request, buckets []cluster.Bucket, answer func(reps []*Replica, errs []error) proto.Message) (proto.Message, error) {
 	reps, errs := make([]*Replica, len(buckets)), make([]error, len(buckets))
 	var lagging []*Replica
 	for i, b := range buckets {
@@ -86,7 +86,7 @@ func (s *Server) readAfterBarrier(ctx context.Context, req *wire.Request, bucket
 // readable reports whether a read of rep may be answered now: NOT_LEADER_OR_FOLLOWER once it
 // stopped leading or while its membership is not certainly current (membershipCurrent), LEADER_NOT_AVAILABLE while its reads could miss an acknowledged write (see
 // readBarrierWait).
-func (s *Server) readable(rep *Replica) error {
+func (s *kvService) readable(rep *Replica) error {
 	if rep.repl != nil && !rep.repl.leading.Load() {
 		return ferr.New(ferr.NotLeaderOrFollower, "Leader not local for bucket %s on tablet server %d", rep.Bucket, s.opts.ServerID)
 	}
@@ -101,11 +101,23 @@ func (s *Server) readable(rep *Replica) error {
 	return nil
 }
 
+// membership answers whether this server's leaderships are certainly current
+// (Options.MembershipValid).
+type membership struct {
+	opts membershipOptions
+}
+
+// membershipOptions are the parts of Options membership reads.
+type membershipOptions struct {
+	ServerID        int32
+	MembershipValid func() bool
+}
+
 // membershipCurrent is NOT_LEADER_OR_FOLLOWER while this server cannot be sure it still holds
 // its leaderships (Options.MembershipValid): cut off from the etcd majority for most of its
 // lease, it may have been replaced by a leader it cannot hear of, whose writes its reads would
 // miss. Clients refresh their metadata and retry.
-func (s *Server) membershipCurrent(b cluster.Bucket) error {
+func (s membership) membershipCurrent(b cluster.Bucket) error {
 	if s.opts.MembershipValid == nil || s.opts.MembershipValid() {
 		return nil
 	}

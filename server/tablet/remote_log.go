@@ -21,8 +21,21 @@ type RemoteLog interface {
 	FetchInfo(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, offset int64) *flusspb.PbRemoteLogFetchInfo
 }
 
+// tieredLog is the local view of the tiered part of bucket logs: the log start clients see
+// and where offsets below the local log start are in remote storage. Without
+// Options.RemoteLog every answer is the local log's. It owns no state.
+type tieredLog struct {
+	opts tieredLogOptions
+}
+
+// tieredLogOptions are the parts of Options tieredLog reads.
+type tieredLogOptions struct {
+	RemoteLog RemoteLog
+	Catalog   cluster.Catalog
+}
+
 // partitionOf returns rep's partition, from the catalog when the replica does not know it.
-func (s *Server) partitionOf(rep *Replica) *cluster.PartitionInfo {
+func (s *tieredLog) partitionOf(rep *Replica) *cluster.PartitionInfo {
 	if rep.Partition != nil || rep.Bucket.PartitionID == cluster.NoPartition {
 		return rep.Partition
 	}
@@ -32,7 +45,7 @@ func (s *Server) partitionOf(rep *Replica) *cluster.PartitionInfo {
 
 // logStart is the bucket's log start as clients see it: the remote log start when part of
 // the log is tiered (Fluss LogTablet.logStartOffset), else the local one.
-func (s *Server) logStart(rep *Replica) int64 {
+func (s *tieredLog) logStart(rep *Replica) int64 {
 	local := rep.Log.LogStartOffset()
 	if s.opts.RemoteLog == nil {
 		return local
@@ -45,7 +58,7 @@ func (s *Server) logStart(rep *Replica) int64 {
 
 // remoteFetchInfo returns where offset lives in the remote log when it is below the local
 // log start, or nil.
-func (s *Server) remoteFetchInfo(rep *Replica, offset int64) *flusspb.PbRemoteLogFetchInfo {
+func (s *tieredLog) remoteFetchInfo(rep *Replica, offset int64) *flusspb.PbRemoteLogFetchInfo {
 	if s.opts.RemoteLog == nil || offset >= rep.Log.LogStartOffset() {
 		return nil
 	}
@@ -54,7 +67,7 @@ func (s *Server) remoteFetchInfo(rep *Replica, offset int64) *flusspb.PbRemoteLo
 
 // remoteOffsetForTimestamp improves a local timestamp lookup that answered the local log
 // start: earlier records with timestamps >= ts may be in the remote log.
-func (s *Server) remoteOffsetForTimestamp(rep *Replica, local, ts int64) int64 {
+func (s *tieredLog) remoteOffsetForTimestamp(rep *Replica, local, ts int64) int64 {
 	if s.opts.RemoteLog == nil || local > rep.Log.LogStartOffset() {
 		return local
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -106,7 +107,7 @@ type followerProgress struct {
 // replica when the state no longer lists this server. An update not newer than the state
 // held for the bucket is ignored. It returns once every bucket this server leads accepts
 // reads and writes; followers are set up (lineage, truncation, fetching) in the background.
-func (s *Server) ApplyBucketStates(ctx context.Context, updates []cluster.BucketUpdate) error {
+func (s *replicaManager) ApplyBucketStates(ctx context.Context, updates []cluster.BucketUpdate) error {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
 	if s.closed {
@@ -122,7 +123,7 @@ func (s *Server) ApplyBucketStates(ctx context.Context, updates []cluster.Bucket
 }
 
 // applyBucketState applies one update. Caller holds leadMu.
-func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) error {
+func (s *replicaManager) applyBucketState(ctx context.Context, u cluster.BucketUpdate) error {
 	b, st, self := u.Bucket, u.State, s.opts.ServerID
 	rep := s.hosted(b)
 	if held, ok := s.heldState(b, rep); ok && !st.Newer(held) {
@@ -174,7 +175,7 @@ func (s *Server) applyBucketState(ctx context.Context, u cluster.BucketUpdate) e
 }
 
 // heldState returns the state this server last applied to b.
-func (s *Server) heldState(b cluster.Bucket, rep *Replica) (cluster.BucketState, bool) {
+func (s *replicaManager) heldState(b cluster.Bucket, rep *Replica) (cluster.BucketState, bool) {
 	if rep != nil && rep.repl != nil {
 		rs := rep.repl
 		rs.mu.Lock()
@@ -187,7 +188,7 @@ func (s *Server) heldState(b cluster.Bucket, rep *Replica) (cluster.BucketState,
 
 // stopReplication ends whatever replication work runs for rep: follower setup, fetching and
 // the leader's high-watermark loop. Afterwards nothing but client requests touches its log.
-func (s *Server) stopReplication(rep *Replica) {
+func (s *replicaManager) stopReplication(rep *Replica) {
 	if rep.repl == nil {
 		return
 	}
@@ -196,7 +197,7 @@ func (s *Server) stopReplication(rep *Replica) {
 }
 
 // closeReplica stops and closes rep, keeping its data. Caller holds leadMu.
-func (s *Server) closeReplica(rep *Replica) error {
+func (s *replicaManager) closeReplica(rep *Replica) error {
 	s.stopReplication(rep)
 	s.mu.Lock()
 	if s.replicas[rep.Bucket] == rep {
@@ -210,7 +211,7 @@ func (s *Server) closeReplica(rep *Replica) error {
 }
 
 // dropReplica stops rep and deletes its log and state. Caller holds leadMu.
-func (s *Server) dropReplica(rep *Replica) error {
+func (s *replicaManager) dropReplica(rep *Replica) error {
 	s.stopReplication(rep)
 	s.mu.Lock()
 	if s.replicas[rep.Bucket] == rep {
@@ -225,10 +226,29 @@ func (s *Server) dropReplica(rep *Replica) error {
 	return errors.Join(errs...)
 }
 
+// following is the follower side of replicated buckets: it sets a follower up (the leader's
+// lineage, truncation) and copies the leader's log with one fetcher per leader server
+// (fetcher.go), which it owns.
+type following struct {
+	opts     followingOptions
+	log      *slog.Logger
+	fetchMu  sync.Mutex
+	fetchers map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
+
+	leadingControl
+	lagRecovery
+}
+
+// followingOptions are the parts of Options following reads.
+type followingOptions struct {
+	ServerID    int32
+	Replication cluster.ReplicationControl
+}
+
 // becomeFollower makes rep a follower of st.Leader: it stops leading (failing waiting
 // acks=-1 writes and staged PK writes), refuses client data requests, and in the background
 // waits for the leader's lineage, truncates what diverged and starts fetching.
-func (s *Server) becomeFollower(rep *Replica, st cluster.BucketState) error {
+func (s *following) becomeFollower(rep *Replica, st cluster.BucketState) error {
 	rs := rep.repl
 	rs.mu.Lock()
 	if rs.known && !rs.leading.Load() && rs.state.Leader == st.Leader && rs.state.LeaderEpoch == st.LeaderEpoch {
@@ -264,7 +284,7 @@ func (s *Server) becomeFollower(rep *Replica, st cluster.BucketState) error {
 // setUpFollower reads the lineage of st's leader epoch (retrying until it is published),
 // truncates the log to where it agrees with the leader's, and hands the bucket to the
 // fetcher of st.Leader.
-func (s *Server) setUpFollower(ctx context.Context, rep *Replica, st cluster.BucketState) {
+func (s *following) setUpFollower(ctx context.Context, rep *Replica, st cluster.BucketState) {
 	backoff := 20 * time.Millisecond
 	var lin cluster.Lineage
 	for {
@@ -309,7 +329,7 @@ func (s *Server) setUpFollower(ctx context.Context, rep *Replica, st cluster.Buc
 // (Kafka's epoch-based truncation, KIP-101/279): it asks the lineage what the leader would
 // answer to EndOffsetForEpoch(its latest epoch), truncates to TruncationOffset, and repeats
 // with the epoch it then holds until the answer is final.
-func (s *Server) truncateByLineage(rep *Replica, lineage []cluster.EpochStart) error {
+func (s *following) truncateByLineage(rep *Replica, lineage []cluster.EpochStart) error {
 	for range len(lineage) + len(rep.Log.Replica().EpochEntries()) + 2 {
 		le, lend := lineageEndOffset(lineage, rep.Log.Replica().LatestEpoch())
 		off, final := rep.Log.Replica().TruncationOffset(le, lend)
@@ -361,7 +381,7 @@ func lineageEndOffset(lineage []cluster.EpochStart, epoch int32) (int32, int64) 
 
 // stopFollowing cancels follower setup and removes the bucket from its fetcher, waiting
 // until neither touches the log any more.
-func (s *Server) stopFollowing(rep *Replica) {
+func (s *following) stopFollowing(rep *Replica) {
 	rs := rep.repl
 	rs.mu.Lock()
 	cancel, done := rs.stopFollow, rs.followDone
@@ -377,7 +397,7 @@ func (s *Server) stopFollowing(rep *Replica) {
 // stillLagging reports, under leadMu, whether rep is still a follower of this server whose
 // log ends below start (its leader's log start), and returns the current Replica of the
 // bucket and its state: UpdateTable replaces a Replica by a copy sharing repl, so repl is what is compared.
-func (s *Server) stillLagging(rep *Replica, start int64) (*Replica, cluster.BucketState, bool) {
+func (s *replicaManager) stillLagging(rep *Replica, start int64) (*Replica, cluster.BucketState, bool) {
 	rs := rep.repl
 	rs.mu.Lock()
 	st, leading := rs.state, rs.leading.Load()
@@ -394,7 +414,7 @@ func (s *Server) stillLagging(rep *Replica, start int64) (*Replica, cluster.Buck
 // leader's log start, then follows again (Kafka's truncateFullyAndStartAt). Writer state of
 // the removed range is lost with it. A primary-key follower restarts from a KV snapshot
 // instead (bootstrapFromSnapshot), since its state cannot be rebuilt from a trimmed changelog.
-func (s *Server) restartFollowerAt(rep *Replica, start int64) {
+func (s *replicaManager) restartFollowerAt(rep *Replica, start int64) {
 	defer rep.repl.restarting.Store(false)
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()

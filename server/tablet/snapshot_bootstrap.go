@@ -37,7 +37,7 @@ func NeedsSnapshotBootstrap(t *cluster.TableInfo, replicaLogEnd, leaderLogStart 
 
 // ReplicaNeedsSnapshotBootstrap reports, on b's leader, whether a replica of b whose log ends
 // at replicaLogEnd (0 for a new one) needs a snapshot bootstrap to follow this leader.
-func (s *Server) ReplicaNeedsSnapshotBootstrap(b cluster.Bucket, replicaLogEnd int64) (bool, error) {
+func (s *replicaManager) ReplicaNeedsSnapshotBootstrap(b cluster.Bucket, replicaLogEnd int64) (bool, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return false, err
@@ -47,7 +47,7 @@ func (s *Server) ReplicaNeedsSnapshotBootstrap(b cluster.Bucket, replicaLogEnd i
 
 // LeaderEpoch returns the leader epoch at which this server leads b; leading is false when it
 // does not lead b (a follower, or a bucket it does not hold).
-func (s *Server) LeaderEpoch(b cluster.Bucket) (epoch int32, leading bool) {
+func (s *replicaManager) LeaderEpoch(b cluster.Bucket) (epoch int32, leading bool) {
 	s.mu.RLock()
 	rep, ok := s.replicas[b]
 	s.mu.RUnlock()
@@ -73,7 +73,7 @@ const snapshotLoadTimeout = 10 * time.Minute
 // follows again from the snapshot's log offset. Without a usable snapshot it changes nothing
 // and says why; the next fetch answered LOG_OFFSET_OUT_OF_RANGE tries again. It runs under
 // leadMu, as restartFollowerAt: the bucket's state changes wait for the load.
-func (s *Server) bootstrapFromSnapshot(rep *Replica, leaderStart int64) {
+func (s *replicaManager) bootstrapFromSnapshot(rep *Replica, leaderStart int64) {
 	defer rep.repl.restarting.Store(false)
 	if s.opts.Snapshots == nil {
 		s.log.Warn("primary-key follower is behind the start of the leader's log and this server has no KV snapshots to bootstrap from",

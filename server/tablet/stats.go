@@ -9,7 +9,7 @@ import (
 
 // Replicas returns the buckets this server holds (leads or follows), ordered by table, partition and bucket.
 // The replicas may be closed concurrently by a drop; readers of their logs see a closed log.
-func (s *Server) Replicas() []*Replica {
+func (s *replicaManager) Replicas() []*Replica {
 	s.mu.RLock()
 	out := make([]*Replica, 0, len(s.replicas))
 	for _, r := range s.replicas {
@@ -25,7 +25,7 @@ func (s *Server) Replicas() []*Replica {
 
 // PebbleMetrics returns the metrics of the Pebble instance holding every primary-key
 // bucket's state.
-func (s *Server) PebbleMetrics() *pebble.Metrics { return s.kv.Metrics() }
+func (s *replicaManager) PebbleMetrics() *pebble.Metrics { return s.kv.Metrics() }
 
 // IsLeader reports whether this server leads the bucket (a standalone bucket always).
 func (r *Replica) IsLeader() bool { return r.repl == nil || r.repl.leading.Load() }

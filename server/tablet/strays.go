@@ -22,7 +22,7 @@ import (
 // is never removed, whatever stray says, so a replica opened after that revision is safe.
 // It returns the buckets removed. Only directories of the layout bucketDir writes
 // (table-<id>[/partition-<id>]/bucket-<n>) are considered; anything else is left alone.
-func (s *Server) RemoveStrayReplicas(ctx context.Context, stray func(cluster.Bucket) bool) ([]cluster.Bucket, error) {
+func (s *replicaManager) RemoveStrayReplicas(ctx context.Context, stray func(cluster.Bucket) bool) ([]cluster.Bucket, error) {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
 	if s.closed {

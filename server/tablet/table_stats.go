@@ -13,13 +13,15 @@ import (
 )
 
 // GET_TABLE_STATS (1059): version 0 only.
-func init() { register(wire.GetTableStats, 0, 0, (*Server).handleGetTableStats) }
+func init() {
+	bucketInfoAPIs.register(wire.GetTableStats, 0, 0, (*bucketInfoService).handleGetTableStats)
+}
 
 // handleGetTableStats answers the row count of each requested bucket as a Fluss tablet server
 // does: the live keys of a primary-key bucket, the records between log start and high
 // watermark of a log bucket. Primary-key tables with the WAL changelog image have no row
 // count in Fluss (INVALID_TABLE_EXCEPTION per bucket), and Strom answers the same.
-func (s *Server) handleGetTableStats(ctx context.Context, req *wire.Request) (proto.Message, error) {
+func (s *bucketInfoService) handleGetTableStats(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.GetTableStatsRequest
 	if err := req.Decode(&r); err != nil {
 		return nil, err
@@ -38,7 +40,7 @@ func (s *Server) handleGetTableStats(ctx context.Context, req *wire.Request) (pr
 	return resp, nil
 }
 
-func (s *Server) rowCount(b cluster.Bucket) (int64, error) {
+func (s *bucketInfoService) rowCount(b cluster.Bucket) (int64, error) {
 	rep, err := s.replica(b)
 	if err != nil {
 		return 0, err

@@ -1,6 +1,22 @@
 // Package tablet implements the tablet server role: it leads table buckets, stores their
 // logs (and, for primary-key tables, their key-value state) and serves the data-plane APIs.
-// Each API lives in its own file, named after it.
+//
+// The package is a set of services, each a type that owns its state and, where it serves
+// APIs, its API table, and a thin Server that builds and wires them (docs/architecture.md,
+// "The tablet server's services"):
+//
+//	replicaManager     replicas.go, tablet.go, replication.go, …  the buckets held, their storage and states
+//	leadership         leader.go                                  HW, ISR, follower fetches, write admission
+//	following          replication.go, fetcher.go                 follower setup and fetchers
+//	fetchService       fetch_log.go, fetch_filter.go, projection.go  FETCH_LOG
+//	produceService     produce_log.go, init_writer.go             PRODUCE_LOG, INIT_WRITER
+//	kvService          put_kv.go, lookup.go, prefix_lookup.go, …  PUT_KV, LOOKUP, PREFIX_LOOKUP, LIMIT_SCAN
+//	bucketInfoService  list_offsets.go, table_stats.go            LIST_OFFSETS, GET_TABLE_STATS
+//	access             authz.go                                   authorization of every API
+//
+// Every API is one file named after it holding its handler and, in an init function, its
+// entry in its service's table (apis.go). Services call each other through the narrow
+// interfaces of services.go.
 package tablet
 
 import (
@@ -10,9 +26,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
@@ -21,6 +37,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/kvstore"
+	"github.com/stromdb/strom/server/lakehost"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -75,37 +92,26 @@ type Options struct {
 	ReplicaMaxLag     time.Duration
 }
 
-// Server is a tablet server.
+// Server is a tablet server: the composition of its services (docs/architecture.md, "The
+// tablet server's services"). It builds them and wires each to the narrow interfaces of the
+// others it calls (services.go), installs their APIs (apis.go), runs the periodic
+// maintenance, and answers for the buckets to the rest of the node (cluster.ReplicaManager,
+// cluster.BucketStateApplier, the KV snapshots, tiering, metrics and the Kafka listener).
 type Server struct {
 	opts Options
-	log  *slog.Logger
 
-	// leadMu serialises BecomeLeader and StopReplicas, so a bucket directory is never
-	// opened twice or re-created while it is being dropped.
-	leadMu   sync.Mutex
-	mu       sync.RWMutex // guards replicas
-	replicas map[cluster.Bucket]*Replica
+	buckets   *replicaManager // the buckets held, their storage and states (replicas.go)
+	leaders   *leadership     // the leader side of replication (leader.go)
+	followers *following      // the follower side of replication (replication.go, fetcher.go)
 
-	proj         projections
-	arrowSchemas arrowSchemaCache // PRODUCE_LOG body validation
-	stats        statsCache       // batch statistics for filtered fetches (fetch_filter.go)
-	kv           *kvstore.Store
+	access      *access            // authorization of every API (authz.go)
+	fetch       *fetchService      // FETCH_LOG (fetch_log.go)
+	produce     *produceService    // PRODUCE_LOG, INIT_WRITER (produce_log.go)
+	primaryKeys *kvService         // PUT_KV, LOOKUP, PREFIX_LOOKUP, LIMIT_SCAN (put_kv.go)
+	bucketInfo  *bucketInfoService // LIST_OFFSETS, GET_TABLE_STATS (list_offsets.go)
 
 	stopBg context.CancelFunc
 	bgDone chan struct{}
-
-	// Replication (replication.go, leader.go, fetcher.go).
-	minISR     int
-	maxLag     time.Duration
-	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
-	closed     bool                                   // Close ran; guarded by leadMu
-	fetchMu    sync.Mutex
-	fetchers   map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
-	isrWG      sync.WaitGroup     // AdjustISR calls in flight
-
-	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
-	// without leadMu (KV snapshots fence their commits with it).
-	standaloneEpochs sync.Map
 }
 
 // Replica is one bucket led by this server.
@@ -146,8 +152,31 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 		return nil, errors.Join(err, kv.Close())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, log: log, replicas: map[cluster.Bucket]*Replica{}, kv: kv, stopBg: cancel, bgDone: make(chan struct{}),
-		minISR: minISR, maxLag: maxLag, standalone: map[cluster.Bucket]cluster.BucketState{}, fetchers: map[int32]*fetcher{}}
+	s := &Server{opts: opts, stopBg: cancel, bgDone: make(chan struct{})}
+	tiered := tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
+	member := membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}}
+	limit := responseLimit{opts: responseLimitOptions{Config: opts.Config}}
+
+	s.buckets = &replicaManager{opts: replicaManagerOptions{DataDir: opts.DataDir, ServerID: opts.ServerID, Catalog: opts.Catalog,
+		Config: opts.Config, Now: opts.Now, RetentionFloor: opts.RetentionFloor, Snapshots: opts.Snapshots, Replication: opts.Replication},
+		log: log, kv: kv, replicas: map[cluster.Bucket]*Replica{}, standalone: map[cluster.Bucket]cluster.BucketState{}}
+	s.leaders = &leadership{opts: leadershipOptions{ServerID: opts.ServerID, Now: opts.Now, Replication: opts.Replication,
+		InternalListener: opts.InternalListener}, log: log, minISR: minISR, maxLag: maxLag,
+		membership: member, responseLimit: limit, replicaHolder: s.buckets}
+	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication}, log: log,
+		fetchers: map[int32]*fetcher{}, leadingControl: s.leaders, lagRecovery: s.buckets}
+	s.leaders.followingControl = s.followers
+	s.buckets.bucketRoles = roles{s.leaders, s.followers}
+
+	s.access = &access{opts: accessOptions{Authorizer: opts.Authorizer, InternalListener: opts.InternalListener,
+		Catalog: opts.Catalog, ServerID: opts.ServerID}}
+	s.fetch = &fetchService{opts: fetchOptions{Catalog: opts.Catalog}, log: log, responseLimit: limit,
+		tieredLog: tiered, replicaLookup: s.buckets, followerFetches: s.leaders}
+	s.produce = &produceService{opts: produceOptions{Now: opts.Now, Catalog: opts.Catalog, IDs: opts.IDs},
+		replicaLookup: s.buckets, writeAdmission: s.leaders, statsRecorder: s.fetch}
+	s.primaryKeys = &kvService{opts: kvOptions{Now: opts.Now, ServerID: opts.ServerID}, membership: member,
+		replicaLookup: s.buckets, writeAdmission: s.leaders}
+	s.bucketInfo = &bucketInfoService{opts: bucketInfoOptions{Now: opts.Now}, tieredLog: tiered, replicaLookup: s.buckets}
 	go s.background(ctx)
 	return s, nil
 }
@@ -166,7 +195,7 @@ func tableDir(root string, tableID, partitionID int64) string {
 	return filepath.Join(root, fmt.Sprintf("table-%d", tableID), fmt.Sprintf("partition-%d", partitionID))
 }
 
-func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
+func (s *replicaManager) logOptions(t *cluster.TableInfo) logstore.Options {
 	o := logstore.Options{
 		SegmentBytes:     s.opts.Config.LogSegmentBytes,
 		WriterExpiration: s.opts.Config.WriterIDExpiration,
@@ -185,7 +214,7 @@ func (s *Server) logOptions(t *cluster.TableInfo) logstore.Options {
 // which opens the bucket standalone. Its epochs are -1, below any state the control plane
 // stores, so a real state for the bucket always supersedes it. A bucket already held is left
 // as it is.
-func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
+func (s *replicaManager) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
 	pid := cluster.NoPartition
 	if p != nil {
 		pid = p.ID
@@ -203,7 +232,7 @@ func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *clus
 // openReplica opens (creating if needed) the storage of bucket key. A replicated bucket's log
 // runs with an external high watermark (docs/cluster.md); it serves nothing until it is made
 // leader or follower.
-func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool, initialOffset int64) (*Replica, error) {
+func (s *replicaManager) openReplica(ctx context.Context, key cluster.Bucket, t *cluster.TableInfo, p *cluster.PartitionInfo, replicated bool, initialOffset int64) (*Replica, error) {
 	opts := s.logOptions(t)
 	opts.ExternalHighWatermark = replicated
 	opts.InitialOffset = initialOffset
@@ -231,7 +260,7 @@ func (s *Server) openReplica(ctx context.Context, key cluster.Bucket, t *cluster
 
 // StopReplicas implements cluster.ReplicaManager: it closes and deletes the buckets of a
 // dropped table or partition.
-func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) error {
+func (s *replicaManager) StopReplicas(ctx context.Context, tableID, partitionID int64) error {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
 	s.mu.Lock()
@@ -266,7 +295,7 @@ func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) e
 // not lead it, or does not hold a bucket that exists in the catalog (its leader is elsewhere);
 // UNKNOWN_TABLE_OR_BUCKET for a bucket the catalog does not know. Both make clients refresh
 // their metadata.
-func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
+func (s *replicaManager) replica(b cluster.Bucket) (*Replica, error) {
 	s.mu.RLock()
 	r, ok := s.replicas[b]
 	s.mu.RUnlock()
@@ -284,7 +313,7 @@ func (s *Server) replica(b cluster.Bucket) (*Replica, error) {
 
 // bucketExists reports whether the catalog has bucket b (its table, its partition, and a
 // bucket number below the table's bucket count).
-func (s *Server) bucketExists(b cluster.Bucket) bool {
+func (s *replicaManager) bucketExists(b cluster.Bucket) bool {
 	t, ok := s.opts.Catalog.TableByID(b.TableID)
 	if !ok || b.Bucket < 0 || b.Bucket >= t.NumBuckets() {
 		return false
@@ -297,7 +326,7 @@ func (s *Server) bucketExists(b cluster.Bucket) bool {
 }
 
 // hosted returns the bucket's replica whatever its role, nil if this server holds none.
-func (s *Server) hosted(b cluster.Bucket) *Replica {
+func (s *replicaManager) hosted(b cluster.Bucket) *Replica {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.replicas[b]
@@ -317,7 +346,7 @@ func (s *Server) background(ctx context.Context) {
 	defer tick.Stop()
 	// ISR shrink runs every half lag time (as Kafka's isr-expiration task); the HW
 	// checkpoint of replicated logs every 5 s (Kafka's replica.high.watermark.checkpoint.interval.ms).
-	isrTick := time.NewTicker(max(s.maxLag/2, time.Millisecond))
+	isrTick := time.NewTicker(max(s.leaders.maxLag/2, time.Millisecond))
 	defer isrTick.Stop()
 	hwTick := time.NewTicker(hwCheckpointInterval)
 	defer hwTick.Stop()
@@ -327,31 +356,12 @@ func (s *Server) background(ctx context.Context) {
 			return
 		case <-isrTick.C:
 			if s.opts.Replication != nil {
-				s.shrinkISRs()
+				s.leaders.shrinkISRs()
 			}
 		case <-hwTick.C:
-			for _, r := range s.Replicas() {
-				if r.repl != nil {
-					if err := r.Log.Replica().CheckpointHighWatermark(); err != nil && !errors.Is(err, logstore.ErrClosed) {
-						s.log.Warn("high-watermark checkpoint failed", "bucket", r.Bucket, "err", err)
-					}
-				}
-			}
+			s.buckets.checkpointHighWatermarks()
 		case <-tick.C:
-			s.mu.RLock()
-			rs := make([]*Replica, 0, len(s.replicas))
-			for _, r := range s.replicas {
-				rs = append(rs, r)
-			}
-			s.mu.RUnlock()
-			if err := s.kv.Checkpoint(); err != nil {
-				s.log.Warn("kv checkpoint failed", "err", err)
-			}
-			for _, r := range rs {
-				if _, err := r.Log.Retention().DeleteExpiredSegments(s.opts.Now().UnixMilli()); err != nil {
-					s.log.Warn("log retention failed", "bucket", r.Bucket, "err", err)
-				}
-			}
+			s.buckets.enforceRetention()
 		}
 	}
 }
@@ -360,26 +370,7 @@ func (s *Server) background(ctx context.Context) {
 func (s *Server) Close() error {
 	s.stopBg()
 	<-s.bgDone
-	s.leadMu.Lock()
-	defer s.leadMu.Unlock()
-	s.closed = true
-	for _, r := range s.Replicas() {
-		s.stopReplication(r)
-	}
-	s.stopFetchers()
-	s.isrWG.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	for k, r := range s.replicas {
-		if r.KV != nil {
-			r.KV.Close()
-		}
-		errs = append(errs, r.Log.Close())
-		delete(s.replicas, k)
-	}
-	errs = append(errs, s.kv.Close())
-	return errors.Join(errs...)
+	return s.buckets.close()
 }
 
 func bucketOf(tableID int64, partitionID *int64, bucket int32) cluster.Bucket {
@@ -406,3 +397,58 @@ func rowCacheBytes(n int64) int64 {
 	}
 	return n
 }
+
+// BecomeLeader implements cluster.ReplicaManager for the single node
+// (replicaManager.BecomeLeader).
+func (s *Server) BecomeLeader(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo) error {
+	return s.buckets.BecomeLeader(ctx, t, p)
+}
+
+// StopReplicas implements cluster.ReplicaManager: it closes and deletes the buckets of a
+// dropped table or partition.
+func (s *Server) StopReplicas(ctx context.Context, tableID, partitionID int64) error {
+	return s.buckets.StopReplicas(ctx, tableID, partitionID)
+}
+
+// ApplyBucketStates implements cluster.BucketStateApplier (replicaManager.ApplyBucketStates).
+func (s *Server) ApplyBucketStates(ctx context.Context, updates []cluster.BucketUpdate) error {
+	return s.buckets.ApplyBucketStates(ctx, updates)
+}
+
+// UpdateTable applies an altered table to every open bucket of it
+// (replicaManager.UpdateTable).
+func (s *Server) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
+	return s.buckets.UpdateTable(ctx, t)
+}
+
+// RemoveStrayReplicas deletes the copies of buckets this server keeps on disk but no longer
+// holds (replicaManager.RemoveStrayReplicas).
+func (s *Server) RemoveStrayReplicas(ctx context.Context, stray func(cluster.Bucket) bool) ([]cluster.Bucket, error) {
+	return s.buckets.RemoveStrayReplicas(ctx, stray)
+}
+
+// Replicas returns the buckets this server holds (leads or follows), ordered by table,
+// partition and bucket.
+func (s *Server) Replicas() []*Replica { return s.buckets.Replicas() }
+
+// Leads reports whether the server leads bucket b (GET_CLUSTER_HEALTH).
+func (s *Server) Leads(b cluster.Bucket) bool { return s.buckets.Leads(b) }
+
+// LeaderEpoch returns the leader epoch at which this server leads b; leading is false when it
+// does not lead b.
+func (s *Server) LeaderEpoch(b cluster.Bucket) (epoch int32, leading bool) {
+	return s.buckets.LeaderEpoch(b)
+}
+
+// ReplicaNeedsSnapshotBootstrap reports, on b's leader, whether a replica of b whose log ends
+// at replicaLogEnd needs a snapshot bootstrap to follow this leader.
+func (s *Server) ReplicaNeedsSnapshotBootstrap(b cluster.Bucket, replicaLogEnd int64) (bool, error) {
+	return s.buckets.ReplicaNeedsSnapshotBootstrap(b, replicaLogEnd)
+}
+
+// PebbleMetrics returns the metrics of the Pebble instance holding every primary-key
+// bucket's state.
+func (s *Server) PebbleMetrics() *pebble.Metrics { return s.buckets.PebbleMetrics() }
+
+// LakeBuckets implements lakehost.Source (replicaManager.LakeBuckets).
+func (s *Server) LakeBuckets() []lakehost.Bucket { return s.buckets.LakeBuckets() }

@@ -14,7 +14,7 @@ import (
 // every open bucket of it: the log takes the new table.log.ttl, the primary-key state the new
 // schema and options. Replicas are immutable, so each bucket's Replica is replaced; requests
 // already holding the old one finish with it.
-func (s *Server) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
+func (s *replicaManager) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
 	s.leadMu.Lock()
 	defer s.leadMu.Unlock()
 	s.mu.RLock()
@@ -47,7 +47,7 @@ func (s *Server) UpdateTable(ctx context.Context, t *cluster.TableInfo) error {
 }
 
 // Leads reports whether the server leads bucket b (GET_CLUSTER_HEALTH).
-func (s *Server) Leads(b cluster.Bucket) bool {
+func (s *replicaManager) Leads(b cluster.Bucket) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	r, ok := s.replicas[b]
