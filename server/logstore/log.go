@@ -384,7 +384,7 @@ func (s *syncer) syncTo(target int64) error {
 }
 
 // syncActive fdatasyncs the active segment and publishes the HW it covers. Caller holds
-// syncMu (so no Truncate or Close runs meanwhile).
+// syncer.mu (so no Truncate or Close runs meanwhile).
 func (s *syncer) syncActive() error {
 	l := s.log
 	l.mu.Lock()

@@ -15,7 +15,7 @@ import (
 // Replica is the replication side of a Log (see doc.go, "Replication"): the externally set
 // high watermark and its checkpoint, follower appends, the leader-epoch cache and crash-safe
 // truncation. It owns the epoch cache and the truncation floor; everything else it reads and
-// changes is the Log's, under the Log's locks (syncMu, then mu). Get it with Log.Replica.
+// changes is the Log's, under the Log's locks (syncer.mu, then mu). Get it with Log.Replica.
 type Replica struct {
 	log *Log
 

@@ -94,7 +94,7 @@ func (r *Replica) TruncateTo(offset int64) error {
 
 // truncationCutsLocked is the check Truncate and TruncateTo start with: it fails on a
 // closed, failed or offline log and reports whether offset is below the log end, i.e. whether
-// there is anything to cut. Caller holds syncMu and mu.
+// there is anything to cut. Caller holds syncer.mu and mu.
 func (r *Replica) truncationCutsLocked(offset int64) (bool, error) {
 	l := r.log
 	if l.closed {
@@ -114,7 +114,7 @@ func (r *Replica) truncationCutsLocked(offset int64) (bool, error) {
 // leader epochs starting at or after the new end are dropped, the synced mark and the high
 // watermark are lowered to it, writer state is rebuilt from the remaining batches, and the
 // directory is synced. A failure marks the log failed, so it refuses appends until reopened.
-// Caller holds syncMu and mu.
+// Caller holds syncer.mu and mu.
 func (r *Replica) settleCutLocked(s *segment, pos int64) error {
 	l := r.log
 	if r.epochs.truncateFromEnd(l.leo) {
