@@ -27,6 +27,9 @@ type Options struct {
 	// returns that user's password, with which the gateway logs in. Both nil: no tokens.
 	Tokens   map[[32]byte]string
 	Password func(user string) (string, bool)
+	// Status, when set, adds the hosting node's view (ISR, follower lag, etcd members) to
+	// /cluster and .../buckets.
+	Status StatusSource
 	// MaxBodyBytes bounds a request body (default 8 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows of one scan or tail page (default 10000).

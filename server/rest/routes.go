@@ -20,6 +20,7 @@ func (g *Gateway) routes() []route {
 		{http.MethodGet, t + "/schema", g.getSchema},
 		{http.MethodGet, t + "/partitions", g.listPartitions},
 		{http.MethodGet, t + "/buckets", g.getBuckets},
+		{http.MethodGet, t + "/lake", g.getLake},
 		{http.MethodGet, t + "/offsets", g.getOffsets},
 		{http.MethodPost, t + "/rows", g.writeRows},
 		{http.MethodPost, t + "/rows/delete", g.deleteRows},
