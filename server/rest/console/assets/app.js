@@ -165,7 +165,7 @@ async function selectTable(tr) {
     const b = await api(tableURL(name) + '/buckets' + (p ? '?partition=' + encodeURIComponent(p) : ''));
     sections.push(el('h3', {}, p ? 'partition ' + p : 'buckets'));
     sections.push(el('table', { class: 'buckets', 'data-partition': p },
-      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'epoch', 'replicas', 'ISR', 'follower lag', 'earliest offset', 'latest offset', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'epoch', 'replicas', 'ISR', 'follower lag', 'earliest', 'latest', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...b.buckets.map((x) => {
         const s = sizes[[db, tb, p, x.bucket].join('|')] || {};
         const isr = x.isr || [];
@@ -173,7 +173,7 @@ async function selectTable(tr) {
         return el('tr', { 'data-bucket': x.bucket, class: x.leader ? (short ? 'warn' : '') : 'bad' },
           el('td', { class: 'num' }, x.bucket),
           el('td', { class: 'leader' }, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
-          el('td', { class: 'num' }, x.leader_epoch === undefined ? '' : x.leader_epoch),
+          el('td', { class: 'num epoch' }, x.leader_epoch === undefined ? '' : x.leader_epoch),
           el('td', {}, (x.replicas || []).join(', ')),
           el('td', { class: 'isr' }, x.isr ? isr.join(', ') : '—'),
           el('td', { class: 'lag', title: x.followers_error || '' }, followerLag(x)),
