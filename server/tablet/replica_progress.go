@@ -36,17 +36,12 @@ type FollowerProgress struct {
 // server leads of a table (partitionID cluster.NoPartition) or partition, by bucket id.
 // Standalone buckets (replicas exactly this server) have no followers and are left out.
 func (s *Server) LeaderProgress(tableID, partitionID int64) []ReplicaProgress {
-	s.mu.RLock()
-	var reps []*Replica
-	for b, r := range s.replicas {
-		if b.TableID == tableID && b.PartitionID == partitionID && r.repl != nil {
-			reps = append(reps, r)
-		}
-	}
-	s.mu.RUnlock()
-	out := make([]ReplicaProgress, 0, len(reps))
-	for _, r := range reps {
+	var out []ReplicaProgress
+	for _, r := range s.Replicas() {
 		rs := r.repl
+		if r.Bucket.TableID != tableID || r.Bucket.PartitionID != partitionID || rs == nil {
+			continue
+		}
 		leo := r.Log.LogEndOffset()
 		rs.mu.Lock()
 		if !rs.leading.Load() {
