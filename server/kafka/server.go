@@ -32,7 +32,6 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	groups *groupCoordinator
-	pids   *producerIDs
 
 	commitMu sync.Mutex // serialises read-modify-writes of groups' committed offsets
 
@@ -50,7 +49,6 @@ func New(opts Options, log *slog.Logger) *Server {
 	}
 	s := &Server{opts: opts, log: log}
 	s.groups = newGroupCoordinator(s)
-	s.pids = &producerIDs{}
 	return s
 }
 
