@@ -79,7 +79,7 @@ func handleProduce(ctx context.Context, s *Server, req *request) (kmsg.Response,
 
 // appendPartition converts and appends one partition's records.
 func (s *Server) appendPartition(ctx context.Context, t *cluster.TableInfo, partition int32, records []byte, acks int32, timeout time.Duration) (int64, func() error, error) {
-	kbs, err := splitBatches(records)
+	kbs, err := splitBatches(records, s.decomp)
 	if err != nil {
 		return 0, nil, err
 	}
