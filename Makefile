@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: diagrams test-console test-console-cluster serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
+.PHONY: diagrams test-console test-console-cluster serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster test-kafka bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -69,6 +69,14 @@ test-java-remote: build
 ## rows, more faults; the short versions run in test-go). See docs/cluster.md.
 test-cluster:
 	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 30m ./tests/cluster
+
+## test-kafka: the Kafka listener's checks at full size (docs/kafka.md, "Tests"): the Go tests of
+## server/kafka, the Kafka cluster scenarios with 20,000 messages per side of the kill, and the
+## Kafka compatibility tests with the 3-node confluent-kafka scenario at 20,000 messages.
+test-kafka: build $(VENV)/.installed
+	$(GO) test -count=1 -timeout 10m ./server/kafka
+	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 20m -run 'Kafka' ./tests/cluster
+	STROM_KAFKA_CLUSTER_MESSAGES=20000 STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat/test_kafka.py
 
 ## bench-cluster: failover time of a bucket of a 3-node RF=3 cluster over 20 leader kills
 ## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows)
