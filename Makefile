@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: diagrams test-console serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster bench-cluster bench-clients
+.PHONY: diagrams test-console test-console-cluster serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster test-kafka bench-cluster bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -69,6 +69,14 @@ test-java-remote: build
 ## rows, more faults; the short versions run in test-go). See docs/cluster.md.
 test-cluster:
 	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 30m ./tests/cluster
+
+## test-kafka: the Kafka listener's checks at full size (docs/kafka.md, "Tests"): the Go tests of
+## server/kafka, the Kafka cluster scenarios with 20,000 messages per side of the kill, and the
+## Kafka compatibility tests with the 3-node confluent-kafka scenario at 20,000 messages.
+test-kafka: build $(VENV)/.installed
+	$(GO) test -count=1 -timeout 10m ./server/kafka
+	CLUSTER_LONG=1 $(GO) test -count=1 -v -timeout 20m -run 'Kafka' ./tests/cluster
+	STROM_KAFKA_CLUSTER_MESSAGES=20000 STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat/test_kafka.py
 
 ## bench-cluster: failover time of a bucket of a 3-node RF=3 cluster over 20 leader kills
 ## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows)
@@ -161,4 +169,11 @@ diagrams:
 ## load without console errors, the data browser shows a client's rows, the tail updates
 ## live; writes screenshots to docs/console/ (docs/console.md)
 test-console:
-	STROM_TEST_CONSOLE=1 STROM_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run TestConsole -v ./server/rest/console
+	STROM_TEST_CONSOLE=1 STROM_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsole$$' -v ./server/rest/console
+
+## test-console-cluster: a leader failover watched in the console: a 3-node cluster of
+## strom serve processes, the bucket view open in headless Chromium, a kill -9 of a bucket
+## leader; the view must show the new leader and the shrunk ISR. Builds strom (or uses
+## STROM_BIN); writes docs/console/failover-*.png
+test-console-cluster:
+	STROM_TEST_CONSOLE=1 STROM_TEST_CONSOLE_CLUSTER=1 STROM_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleClusterFailover$$' -v -timeout 10m ./server/rest/console

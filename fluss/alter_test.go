@@ -1,6 +1,7 @@
 package fluss_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stromdb/strom/fluss"
@@ -65,6 +66,57 @@ func TestAlterTableAndStats(t *testing.T) {
 	}
 	if info.SchemaID != 2 || len(info.Schema().Columns) != 4 || info.CustomProperties()["team"] != "" {
 		t.Fatalf("after ADD COLUMN: schema %d with %d columns, custom %v", info.SchemaID, len(info.Schema().Columns), info.CustomProperties())
+	}
+	// Rows stored before the column read it as NULL; a row of the new schema read through
+	// a Table opened before the change drops the column that Table does not know.
+	newTbl, err := conn.Table(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := newTbl.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nw.Upsert(ctx, fluss.Row{int32(9), "v", int64(9), "v@x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nw.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nw.Close()
+	for _, tc := range []struct {
+		tbl  *fluss.Table
+		key  int32
+		want string
+	}{
+		{newTbl, 1, "[1 u 1 <nil>]"}, {newTbl, 9, "[9 v 9 v@x]"}, {tbl, 1, "[1 u 1]"}, {tbl, 9, "[9 v 9]"},
+	} {
+		lk, err := tc.tbl.NewLookup().CreateLookuper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := lk.Lookup(ctx, fluss.Row{tc.key})
+		if err != nil {
+			t.Fatalf("lookup %d (a Table of schema %d): %v", tc.key, tc.tbl.Info().SchemaID, err)
+		}
+		if got := fmt.Sprint(row); got != tc.want {
+			t.Fatalf("lookup %d (a Table of schema %d): %s, want %s", tc.key, tc.tbl.Info().SchemaID, got, tc.want)
+		}
+	}
+	var scanned int
+	for b := range int32(2) {
+		sc, err := newTbl.NewScan().Limit(10).CreateBucketBatchScanner(fluss.NewTableBucket(info.TableID, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := sc.Rows(ctx)
+		if err != nil {
+			t.Fatalf("limit scan of bucket %d over two schemas: %v", b, err)
+		}
+		scanned += len(rows)
+	}
+	if scanned != 6 {
+		t.Fatalf("limit scan read %d rows, want 6", scanned)
 	}
 	if err := admin.AlterTable(ctx, fluss.NewTablePath("it", "missing"), []fluss.TableChange{fluss.SetOption("a", "b")}, true); err != nil {
 		t.Fatalf("ignoreIfNotExists: %v", err)

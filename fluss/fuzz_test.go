@@ -1,6 +1,7 @@
 package fluss
 
 import (
+	"context"
 	"encoding/binary"
 	"testing"
 )
@@ -32,7 +33,7 @@ func FuzzDecodeValueBatch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := sc.decodeValues(data)
+		rows, err := sc.decodeValues(context.Background(), data)
 		if err == nil {
 			for _, r := range rows {
 				_ = fromDatums(tbl.cols, r)

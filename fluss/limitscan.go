@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
-	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -122,7 +121,7 @@ func (b *BucketBatchScanner) scan(ctx context.Context) ([][]row.Datum, error) {
 	var rows [][]row.Datum
 	var err error
 	if t.HasPrimaryKey() {
-		rows, err = b.decodeValues(resp.GetRecords())
+		rows, err = b.decodeValues(ctx, resp.GetRecords())
 	} else {
 		rows, err = b.decodeLog(resp.GetRecords())
 	}
@@ -139,7 +138,7 @@ func (b *BucketBatchScanner) scan(ctx context.Context) ([][]row.Datum, error) {
 
 // decodeValues reads a value record batch: int32 length, int8 magic, int32 count, then
 // count × (int32 length, [int16 schema id][row]), little-endian.
-func (b *BucketBatchScanner) decodeValues(data []byte) ([][]row.Datum, error) {
+func (b *BucketBatchScanner) decodeValues(ctx context.Context, data []byte) ([][]row.Datum, error) {
 	t := b.s.t
 	if len(data) == 0 {
 		return nil, nil
@@ -160,18 +159,9 @@ func (b *BucketBatchScanner) decodeValues(data []byte) ([][]row.Datum, error) {
 		}
 		v := rest[4 : 4+n]
 		rest = rest[4+n:]
-		_, rb, err := row.SplitValue(v)
+		ds, err := t.decodeStored(ctx, v)
 		if err != nil {
-			return nil, fmt.Errorf("fluss: value: %w", err)
-		}
-		var ds []row.Datum
-		if t.info.desc.Properties.KvFormat() == metadata.KvFormatIndexed {
-			ds, err = row.DecodeIndexedRow(t.types, rb, nil)
-		} else {
-			ds, err = row.DecodeCompactedRow(t.types, rb, nil)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("fluss: decode row: %w", err)
+			return nil, err
 		}
 		out = append(out, ds)
 	}

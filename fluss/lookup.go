@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/row"
 )
 
@@ -123,7 +122,7 @@ func (l *Lookuper) Lookup(ctx context.Context, key Row) (Row, error) {
 	if value == nil {
 		return nil, nil
 	}
-	return t.decodeValue(value)
+	return t.decodeValue(ctx, value)
 }
 
 // PrefixLookuper returns all rows whose primary key starts with given bucket-key values. Safe
@@ -155,7 +154,7 @@ func (l *PrefixLookuper) Lookup(ctx context.Context, prefix Row) ([]Row, error) 
 	}
 	out := make([]Row, 0, len(values))
 	for _, v := range values {
-		r, err := t.decodeValue(v)
+		r, err := t.decodeValue(ctx, v)
 		if err != nil {
 			return nil, err
 		}
@@ -235,19 +234,10 @@ func lookupRetry(ctx context.Context, t *Table, vals []row.Datum, bucketKey []by
 }
 
 // decodeValue decodes a stored value ([int16 schema id][row]) to a Row.
-func (t *Table) decodeValue(v []byte) (Row, error) {
-	_, rb, err := row.SplitValue(v)
+func (t *Table) decodeValue(ctx context.Context, v []byte) (Row, error) {
+	ds, err := t.decodeStored(ctx, v)
 	if err != nil {
-		return nil, publicError(fmt.Errorf("fluss: value: %w", err))
-	}
-	var ds []row.Datum
-	if t.info.desc.Properties.KvFormat() == metadata.KvFormatIndexed {
-		ds, err = row.DecodeIndexedRow(t.types, rb, nil)
-	} else {
-		ds, err = row.DecodeCompactedRow(t.types, rb, nil)
-	}
-	if err != nil {
-		return nil, publicError(fmt.Errorf("fluss: decode row: %w", err))
+		return nil, err
 	}
 	return fromDatums(t.cols, ds), nil
 }

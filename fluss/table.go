@@ -31,6 +31,7 @@ type Table struct {
 	bucketFn row.BucketingFunction
 
 	structMaps sync.Map // reflect.Type -> *structMap, for the typed API
+	schemas    sync.Map // int16 schema id -> []metadata.DataType, other schemas' values (schema_versions.go)
 	lookups    *lookupBatcher
 }
 

@@ -58,7 +58,8 @@ func (n *Node) startControl(ctx context.Context, internalListener string, coordE
 		if internal == "" {
 			return fmt.Errorf("no tablet server listener is named %s (internal.listener.name): the other servers replicate and send notifications over it", internalListener)
 		}
-		n.control.SetTablet(control.Registration{ID: n.cfg.TabletServerID, Endpoints: tabletEPs, Internal: internal, Rack: n.cfg.TabletServerRack}, n.tablet)
+		n.control.SetTablet(control.Registration{ID: n.cfg.TabletServerID, Endpoints: tabletEPs, Internal: internal, Rack: n.cfg.TabletServerRack,
+			HTTP: advertisedHTTP(n.HTTPAddr())}, n.tablet)
 	}
 	if err := n.control.Start(ctx); err != nil {
 		return fmt.Errorf("join the cluster: %w", err)

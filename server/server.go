@@ -61,6 +61,12 @@ type Node struct {
 	httpMu      sync.Mutex
 	httpClosers []func() // guarded by httpMu; run by Close before the listener stops
 
+	// The client for other nodes' HTTP listeners (replica_status.go), made once.
+	peerOnce   sync.Once
+	peerClient *http.Client
+	peerScheme string
+	peerErr    error
+
 	storeFailed <-chan struct{}
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
@@ -219,7 +225,11 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 
 	if cfg.HTTPEnabled() {
-		n.metrics = metrics.New(metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store})
+		src := metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store}
+		if n.control != nil { // not a nil *Control in the interface
+			src.Cluster = n.control
+		}
+		n.metrics = metrics.New(src)
 		if n.tierer != nil {
 			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
 			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
@@ -276,6 +286,13 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 			tabletEPs = append(tabletEPs, ep)
 		}
 	}
+	// The HTTP listener is bound before the node joins the cluster, so that its address is
+	// in the node's registration (the other nodes' gateways read replica progress there).
+	if n.metrics != nil {
+		if err := n.serveHTTP(); err != nil {
+			return nil, err
+		}
+	}
 	if n.control == nil {
 		for _, ep := range coordEPs {
 			topo.SetCoordinator(ep)
@@ -286,11 +303,6 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		topo.SetRack(cfg.TabletServerID, cfg.TabletServerRack)
 	} else if err := n.startControl(ctx, internalListener, coordEPs, tabletEPs); err != nil {
 		return nil, err
-	}
-	if n.metrics != nil {
-		if err := n.serveHTTP(); err != nil {
-			return nil, err
-		}
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
@@ -397,6 +409,7 @@ func (n *Node) serveHTTP() error {
 	}
 	n.httpMux = http.NewServeMux()
 	n.httpMux.Handle("/", n.metrics.Handler(metrics.HandlerOptions{Pprof: n.cfg.PprofEnabled}))
+	n.httpMux.HandleFunc("GET "+ReplicaStatusPath, n.serveReplicaStatus)
 	n.http = metrics.Serve(ln, n.httpMux, n.log.With("role", "http"))
 	n.log.Info("listening", "role", "http", "addr", n.http.Addr(), "pprof", n.cfg.PprofEnabled, "tls", tlsCfg != nil)
 	return nil

@@ -22,6 +22,9 @@ var _ cluster.ReplicationControl = (*Control)(nil)
 // LiveServers returns the ids of the live tablet servers, sorted.
 func (c *Control) LiveServers() []int32 { return c.members.IDs() }
 
+// HTTPAddr returns HOST:PORT of live tablet server id's HTTP listener, if it has one.
+func (c *Control) HTTPAddr(id int32) (string, bool) { return c.members.HTTPAddr(id) }
+
 // IsLive reports whether tablet server id is registered.
 func (c *Control) IsLive(id int32) bool { return c.members.IsLive(id) }
 

@@ -21,8 +21,13 @@ func errCode(err error) int16 {
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, errCorrupt) || errors.Is(err, errUnsupportedMag) {
+	switch {
+	case errors.Is(err, errCorrupt) || errors.Is(err, errUnsupportedMag):
 		return kerr.CorruptMessage.Code
+	case errors.Is(err, errProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, errOneBatch):
+		return kerr.InvalidRecord.Code
 	}
 	switch ferr.CodeOf(err) {
 	case ferr.None:

@@ -33,12 +33,15 @@ func FuzzSplitBatches(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		kbs, err := splitBatches(data)
+		kbs, err := splitBatches(data, fuzzDecompressor)
 		if err == nil && len(data) > 0 && len(kbs) == 0 {
 			t.Fatal("bytes decoded to no batch without an error")
 		}
 	})
 }
+
+// fuzzDecompressor bounds a fuzzed batch's records at 1 MiB.
+var fuzzDecompressor = newDecompressor(1 << 20)
 
 // frameOf encodes a request as decodeRequest receives it (without the size).
 func frameOf(req kmsg.Request) []byte {

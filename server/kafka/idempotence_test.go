@@ -12,8 +12,10 @@ import (
 
 // TestIdempotentRetry sends the same idempotent batch twice, as a producer retrying after a
 // lost answer does: the retry gets the first append's offset and stores nothing; the next
-// sequence appends; a gap is refused with OUT_OF_ORDER_SEQUENCE_NUMBER; a transactional
-// producer id is refused.
+// sequence (the previous one plus its record count) appends; a gap or a batch-counted
+// sequence is refused with OUT_OF_ORDER_SEQUENCE_NUMBER, another epoch, a producer id not
+// handed out and two batches in one partition with Kafka's errors; a transactional producer
+// id is refused.
 func TestIdempotentRetry(t *testing.T) {
 	nd := startNode(t, nil)
 	ctx := context.Background()
@@ -32,14 +34,14 @@ func TestIdempotentRetry(t *testing.T) {
 		t.Fatal("transactional InitProducerId succeeded; want a refusal")
 	}
 
-	produce := func(seq int32, n int) (int64, int16) {
+	produceRecords := func(records []byte) (int64, int16) {
 		t.Helper()
 		req := kmsg.NewPtrProduceRequest()
 		req.Acks, req.TimeoutMillis = -1, 10000
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = "once"
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = batch(ipr.ProducerID, ipr.ProducerEpoch, seq, n)
+		rp.Records = records
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		resp, err := req.RequestWith(ctx, cl)
@@ -48,6 +50,13 @@ func TestIdempotentRetry(t *testing.T) {
 		}
 		p := resp.Topics[0].Partitions[0]
 		return p.BaseOffset, p.ErrorCode
+	}
+	produce := func(seq int32, n int) (int64, int16) {
+		t.Helper()
+		return produceRecords(batch(ipr.ProducerID, ipr.ProducerEpoch, seq, n))
+	}
+	if ipr.ProducerID&(1<<62) == 0 {
+		t.Fatalf("producer id %d lacks the record-sequenced writer bit", ipr.ProducerID)
 	}
 	if off, code := produce(0, 3); off != 0 || code != 0 {
 		t.Fatalf("first batch: offset %d code %d", off, code)
@@ -60,6 +69,19 @@ func TestIdempotentRetry(t *testing.T) {
 	}
 	if _, code := produce(9, 1); code != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("sequence gap: code %d, want OUT_OF_ORDER_SEQUENCE_NUMBER", code)
+	}
+	if _, code := produce(4, 1); code != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("batch-counted next sequence: code %d, want OUT_OF_ORDER_SEQUENCE_NUMBER (sequences count records)", code)
+	}
+	if _, code := produceRecords(batch(ipr.ProducerID, 1, 5, 1)); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("epoch 1: code %d, want INVALID_PRODUCER_EPOCH", code)
+	}
+	if _, code := produceRecords(batch(ipr.ProducerID&^(1<<62), 0, 0, 1)); code != kerr.UnknownProducerID.Code {
+		t.Fatalf("a producer id not handed out: code %d, want UNKNOWN_PRODUCER_ID", code)
+	}
+	two := append(batch(ipr.ProducerID, 0, 5, 1), batch(ipr.ProducerID, 0, 6, 1)...)
+	if _, code := produceRecords(two); code != kerr.InvalidRecord.Code {
+		t.Fatalf("two batches in one partition: code %d, want INVALID_RECORD", code)
 	}
 	lo := kmsg.NewPtrListOffsetsRequest()
 	lt := kmsg.NewListOffsetsRequestTopic()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/stromdb/strom/internal/arrowlog"
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 )
@@ -79,7 +79,7 @@ func handleProduce(ctx context.Context, s *Server, req *request) (kmsg.Response,
 
 // appendPartition converts and appends one partition's records.
 func (s *Server) appendPartition(ctx context.Context, t *cluster.TableInfo, partition int32, records []byte, acks int32, timeout time.Duration) (int64, func() error, error) {
-	kbs, err := splitBatches(records)
+	kbs, err := splitBatches(records, s.decomp)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -92,33 +92,51 @@ func (s *Server) appendPartition(ctx context.Context, t *cluster.TableInfo, part
 	}
 	b := cluster.Bucket{TableID: t.ID, PartitionID: cluster.NoPartition, Bucket: partition}
 	var fluss []byte
-	var seqs []func()
-	for i := range kbs {
-		if kbs[i].transactional || kbs[i].control {
+	for _, kb := range kbs {
+		if kb.transactional || kb.control {
 			return 0, nil, errTransactions
 		}
-		kb := kbs[i]
-		if kb.producerID >= 0 {
-			fseq, commit, err := s.pids.sequence(b, kb.producerID, kb.producerEpoch, kb.baseSequence, int32(len(kb.records)))
-			if err != nil {
-				return 0, nil, err
-			}
-			kb.baseSequence = fseq
-			seqs = append(seqs, commit)
+		if err := checkProducer(kb, len(kbs)); err != nil {
+			return 0, nil, err
 		}
 		if fluss, err = toFluss(fluss, schema, int16(t.SchemaID), kb); err != nil {
 			return 0, nil, err
 		}
 	}
-	base, wait, err := s.opts.Log.AppendLog(ctx, b, fluss, acks, timeout)
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, c := range seqs {
-		c()
-	}
-	return base, wait, nil
+	return s.opts.Log.AppendLog(ctx, b, fluss, acks, timeout)
 }
+
+// checkProducer checks an idempotent batch before it is stored under its producer id. The
+// sequence itself is the log's to check: Kafka producer ids are record-sequenced writer ids
+// (record.RecordSequencedWriter), so the bucket's writer state — replicated to the followers
+// and rebuilt on recovery — deduplicates a retry and refuses a gap on whichever replica leads
+// (docs/kafka.md, "Idempotent producers and transactions"). What it cannot check is checked
+// here: the id is one InitProducerId handed out, with the only epoch it hands out (0), and the
+// batch is alone in its partition's records, as Kafka requires of magic 2 (the log answers a
+// request holding a duplicate as a duplicate whole).
+func checkProducer(kb kafkaBatch, batches int) error {
+	if kb.producerID < 0 {
+		return nil
+	}
+	if !record.IsRecordSequenced(kb.producerID) {
+		return ferr.New(ferr.UnknownWriterIdException, "producer id %d was not handed out by InitProducerId", kb.producerID)
+	}
+	if kb.producerEpoch != 0 {
+		return errProducerEpoch
+	}
+	if batches != 1 {
+		return errOneBatch
+	}
+	return nil
+}
+
+var (
+	// errProducerEpoch is INVALID_PRODUCER_EPOCH: InitProducerId hands out epoch 0 only (a
+	// new id instead of a bump), so any other epoch is not one of ours.
+	errProducerEpoch = errors.New("producer epoch is not the one InitProducerId handed out")
+	// errOneBatch is INVALID_RECORD, Kafka's answer to more than one batch of magic 2.
+	errOneBatch = errors.New("an idempotent producer's records must be one record batch per partition")
+)
 
 var errTransactions = ferr.New(ferr.UnknownServerError, "transactions are not supported by Strom's Kafka listener")
 
@@ -147,76 +165,3 @@ func (s *Server) arrowSchema(t *cluster.TableInfo, sid int16) (*arrow.Schema, er
 	s.schemaMu.Unlock()
 	return as, nil
 }
-
-// producerIDs translates an idempotent Kafka producer's sequences (per partition, counting
-// records) into Fluss writer batch sequences (per bucket, counting batches), so the log's
-// writer state deduplicates retries. The translation lives in this server's memory: after a
-// restart or leader change, a producer's first batch starts a new translation (docs/kafka.md).
-type producerIDs struct {
-	mu sync.Mutex
-	m  map[producerBucket]*seqState
-}
-
-type producerBucket struct {
-	b   cluster.Bucket
-	pid int64
-}
-
-type seqState struct {
-	epoch     int16
-	nextKafka int32           // expected next base sequence
-	lastFluss int32           // last Fluss batch sequence handed out
-	recent    map[int32]int32 // Kafka base sequence -> Fluss sequence, last few batches
-	order     []int32         // keys of recent, oldest first
-}
-
-// sequence returns the Fluss sequence for a batch, and a commit that records it once the
-// append was accepted.
-func (p *producerIDs) sequence(b cluster.Bucket, pid int64, epoch int16, base, count int32) (int32, func(), error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[producerBucket]*seqState{}
-	}
-	k := producerBucket{b, pid}
-	st := p.m[k]
-	if st != nil && epoch > st.epoch {
-		st = nil // a new epoch restarts the sequences
-	}
-	if st != nil && epoch < st.epoch {
-		return 0, nil, errFenced
-	}
-	if st != nil {
-		if f, ok := st.recent[base]; ok {
-			return f, func() {}, nil // a retry: the log answers it as a duplicate
-		}
-		if base != st.nextKafka {
-			return 0, nil, ferr.New(ferr.OutOfOrderSequenceException, "out of order sequence %d for producer %d on %s, expected %d", base, pid, b, st.nextKafka)
-		}
-	}
-	fseq := int32(0)
-	if st != nil {
-		fseq = st.lastFluss + 1
-	}
-	return fseq, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		cur := p.m[k]
-		if cur == nil || cur.epoch != epoch {
-			cur = &seqState{epoch: epoch, lastFluss: -1, recent: map[int32]int32{}}
-			p.m[k] = cur
-		}
-		if _, dup := cur.recent[base]; dup {
-			return
-		}
-		cur.nextKafka, cur.lastFluss = base+count, fseq
-		cur.recent[base] = fseq
-		cur.order = append(cur.order, base)
-		if len(cur.order) > 5 {
-			delete(cur.recent, cur.order[0])
-			cur.order = cur.order[1:]
-		}
-	}, nil
-}
-
-var errFenced = errors.New("producer epoch is fenced")

@@ -22,12 +22,7 @@ var (
 	errCorrupt        = errors.New("corrupt record batch")
 	errUnsupportedMag = errors.New("only record batches of magic 2 are accepted")
 	crc32c            = crc32.MakeTable(crc32.Castagnoli)
-	decompressor      = kgo.DefaultDecompressor()
 )
-
-// maxDecompressed bounds what one batch may decompress to, relative to its compressed size
-// and absolutely, so a small frame cannot claim much memory.
-const maxDecompressed = 64 << 20
 
 // kafkaBatch is one decoded Kafka record batch.
 type kafkaBatch struct {
@@ -41,8 +36,8 @@ type kafkaBatch struct {
 }
 
 // splitBatches decodes a partition's records field into batches; every batch is checked
-// (length, magic, CRC, records) before any is used.
-func splitBatches(b []byte) ([]kafkaBatch, error) {
+// (length, magic, CRC, records) before any is used, and decompressed within d's bound.
+func splitBatches(b []byte, d *decompressor) ([]kafkaBatch, error) {
 	var out []kafkaBatch
 	for len(b) > 0 {
 		if len(b) < 61 {
@@ -71,17 +66,11 @@ func splitBatches(b []byte) ([]kafkaBatch, error) {
 			transactional: rb.Attributes&0x10 != 0, control: rb.Attributes&0x20 != 0, firstTs: rb.FirstTimestamp}
 		recs := rb.Records
 		if codec := kgo.CompressionCodecType(rb.Attributes & 0x07); codec != kgo.CodecNone {
-			if codec > kgo.CodecZstd {
-				return nil, fmt.Errorf("%w: compression codec %d", errCorrupt, codec)
-			}
-			d, err := decompressor.Decompress(recs, codec)
+			out, err := d.decompress(recs, codec)
 			if err != nil {
-				return nil, fmt.Errorf("%w: decompress: %w", errCorrupt, err)
+				return nil, err
 			}
-			if len(d) > maxDecompressed {
-				return nil, fmt.Errorf("%w: decompresses to more than %d bytes", errCorrupt, maxDecompressed)
-			}
-			recs = d
+			recs = out
 		}
 		if int(rb.NumRecords) > len(recs) {
 			return nil, fmt.Errorf("%w: %d records in %d bytes", errCorrupt, rb.NumRecords, len(recs))

@@ -32,7 +32,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	groups *groupCoordinator
-	pids   *producerIDs
+	decomp *decompressor // produced batches, bounded at the frame limit
 
 	commitMu sync.Mutex // serialises read-modify-writes of groups' committed offsets
 
@@ -48,9 +48,8 @@ func New(opts Options, log *slog.Logger) *Server {
 	if opts.MaxFrameSize <= 0 {
 		opts.MaxFrameSize = DefaultMaxFrameSize
 	}
-	s := &Server{opts: opts, log: log}
+	s := &Server{opts: opts, log: log, decomp: newDecompressor(opts.MaxFrameSize)}
 	s.groups = newGroupCoordinator(s)
-	s.pids = &producerIDs{}
 	return s
 }
 

@@ -64,6 +64,18 @@ func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
 }
 
+// follows reports whether a batch of sequence seq may be the writer's next one: Fluss's rule
+// (inSequence), or for a record-sequenced writer (Kafka producers, record.RecordSequencedWriter)
+// the latest batch's sequence plus its record count, which its offsets give; a writer without
+// state starts at 0 under both rules.
+func (e *writerEntry) follows(seq int32) bool {
+	if !record.IsRecordSequenced(e.id) || e.n == 0 {
+		return inSequence(e.lastSeq(), seq)
+	}
+	last := e.batches[e.n-1]
+	return seq == record.NextRecordSequence(last.seq, last.lastOffset-last.firstOffset+1)
+}
+
 // writerState maps writer ids to their entries. It is owned by the Log writer (Log.mu).
 type writerState map[int64]*writerEntry
 
@@ -99,7 +111,7 @@ func (ws writerState) check(batches []record.Batch, p *pendingWriters) (dup batc
 			return m, true, nil
 		}
 		e := p.get(ws, id)
-		if !inSequence(e.lastSeq(), seq) {
+		if !e.follows(seq) {
 			return batchMeta{}, false, ferr.New(ferr.OutOfOrderSequenceException,
 				"out of order batch sequence for writer %d at offset %d: %d (incoming batch seq.), %d (current batch seq.)",
 				id, b.LastOffset(), seq, e.lastSeq())

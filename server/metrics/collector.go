@@ -179,17 +179,18 @@ type coordinatorCollector struct {
 	catalog Catalog
 	tablet  Tablet
 	meta    MetaStore
+	cluster Membership // nil on the single node
 
 	activeCoordinators, tabletServers, tables, buckets, partitions, offline, health *prometheus.Desc
 	etcdUp, etcdProbe                                                               *prometheus.Desc
 }
 
-func newCoordinatorCollector(c Catalog, t Tablet, m MetaStore) *coordinatorCollector {
+func newCoordinatorCollector(c Catalog, t Tablet, m MetaStore, cl Membership) *coordinatorCollector {
 	const s = "fluss_coordinator_"
 	return &coordinatorCollector{
-		catalog: c, tablet: t, meta: m,
-		activeCoordinators: desc(s+"activeCoordinatorCount", "Active coordinators (1: Strom is a single node)."),
-		tabletServers:      desc(s+"activeTabletServerCount", "Active tablet servers."),
+		catalog: c, tablet: t, meta: m, cluster: cl,
+		activeCoordinators: desc(s+"activeCoordinatorCount", "1 on the active coordinator, 0 on a standby: summed over the cluster's nodes, the active coordinators (1)."),
+		tabletServers:      desc(s+"activeTabletServerCount", "Live (registered) tablet servers of the cluster, as this node's control plane sees them."),
 		tables:             desc(s+"tableCount", "Tables in the cluster."),
 		buckets:            desc(s+"bucketCount", "Buckets in the cluster, over all tables and partitions."),
 		partitions:         desc(s+"partitionCount", "Partitions in the cluster."),
@@ -212,8 +213,15 @@ func (c *coordinatorCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	inv := takeInventory(c.catalog)
 	h := c.catalog.ClusterHealth()
-	gauge(c.activeCoordinators, 1)
-	gauge(c.tabletServers, 1)
+	active, servers := 1.0, 1.0
+	if c.cluster != nil {
+		active, servers = 0, float64(len(c.cluster.LiveServers()))
+		if c.cluster.Active() {
+			active = 1
+		}
+	}
+	gauge(c.activeCoordinators, active)
+	gauge(c.tabletServers, servers)
 	gauge(c.tables, float64(inv.tables))
 	gauge(c.buckets, float64(h.GetNumLeaderReplicas()))
 	gauge(c.partitions, float64(inv.partitions))

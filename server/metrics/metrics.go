@@ -25,6 +25,17 @@ type Sources struct {
 	Catalog  Catalog
 	Tablet   Tablet
 	Meta     MetaStore
+	// Cluster is the node's view of the cluster's membership; nil on the single node, which
+	// is its own active coordinator and only tablet server.
+	Cluster Membership
+}
+
+// Membership is what the cluster gauges read from the control plane.
+type Membership interface {
+	// Active reports whether this node is the active coordinator.
+	Active() bool
+	// LiveServers returns the ids of the registered (live) tablet servers.
+	LiveServers() []int32
 }
 
 // Metrics is a node's metric registry plus the observers its wire listeners report to.
@@ -48,7 +59,7 @@ func New(src Sources) *Metrics {
 		TabletServer: newRequestMetrics(fluss, ScopeTabletServer),
 		src:          src,
 	}
-	fluss.MustRegister(newTabletCollector(src.Tablet, src.Catalog), newCoordinatorCollector(src.Catalog, src.Tablet, src.Meta))
+	fluss.MustRegister(newTabletCollector(src.Tablet, src.Catalog), newCoordinatorCollector(src.Catalog, src.Tablet, src.Meta, src.Cluster))
 	return m
 }
 

@@ -28,14 +28,16 @@ func (g *Gateway) getCluster(ctx context.Context, c *fluss.Connection, w http.Re
 			active = n.ID
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"servers": servers, "active_coordinator": active,
 		"health": map[string]any{
 			"status": h.Status.String(), "replicas": h.Replicas, "in_sync_replicas": h.InSyncReplicas,
 			"buckets": h.LeaderReplicas, "buckets_with_leader": h.ActiveLeaderReplicas,
 			"under_replicated": h.UnderReplicated(), "offline_buckets": h.OfflineBuckets(),
 		},
-	})
+	}
+	g.clusterStatusJSON(ctx, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -49,7 +51,7 @@ func listOffsets(ctx context.Context, a *fluss.Admin, path fluss.TablePath, part
 
 // getBuckets answers, per bucket of a table (or of one partition, ?partition=NAME), its
 // leader and replica set (tablet server ids), its earliest and latest offsets and its row
-// count. Fluss's metadata has no in-sync replica set to report.
+// count; with a StatusSource also the ISR, the leader epoch and each follower's lag.
 func (g *Gateway) getBuckets(ctx context.Context, c *fluss.Connection, w http.ResponseWriter, r *http.Request) error {
 	path, partition := tablePath(r), r.URL.Query().Get("partition")
 	admin := c.Admin()
@@ -97,6 +99,9 @@ func (g *Gateway) getBuckets(ctx context.Context, c *fluss.Connection, w http.Re
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["bucket"].(int32) < out[j]["bucket"].(int32) })
+	if err := g.replicationJSON(ctx, c, info, partition, out); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"table_id": info.TableID, "partition": partition, "buckets": out})
 	return nil
 }

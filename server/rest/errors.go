@@ -50,7 +50,7 @@ func statusOf(code fluss.ErrorCode) int {
 		fluss.ErrInvalidColumnProjection, fluss.ErrInvalidTargetColumn, fluss.ErrInvalidConfig,
 		fluss.ErrInvalidPartitionSpec, fluss.ErrTableNotPartitioned, fluss.ErrInvalidReplicationFactor,
 		fluss.ErrLogOffsetOutOfRange, fluss.ErrInvalidScanRequest, fluss.ErrInvalidTimestamp,
-		fluss.ErrCorruptMessage, fluss.ErrInvalidAlterTable:
+		fluss.ErrCorruptMessage, fluss.ErrInvalidAlterTable, fluss.ErrSecurityDisabled:
 		return http.StatusBadRequest
 	case fluss.ErrNetworkException, fluss.ErrLeaderNotAvailable, fluss.ErrNotEnoughReplicas,
 		fluss.ErrStorageBackpressure, fluss.ErrNotLeaderOrFollower:

@@ -27,6 +27,9 @@ type Options struct {
 	// returns that user's password, with which the gateway logs in. Both nil: no tokens.
 	Tokens   map[[32]byte]string
 	Password func(user string) (string, bool)
+	// Status, when set, adds the hosting node's view (ISR, follower lag, etcd members) to
+	// /cluster and .../buckets.
+	Status StatusSource
 	// MaxBodyBytes bounds a request body (default 8 MiB).
 	MaxBodyBytes int64
 	// MaxRows bounds the rows of one scan or tail page (default 10000).
@@ -178,6 +181,9 @@ func (g *Gateway) readJSON(w http.ResponseWriter, r *http.Request, v any) error 
 	body := http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
 	d := json.NewDecoder(body)
 	d.UseNumber()
+	// A misspelt field ("primary_keys") would otherwise be dropped silently and, say,
+	// create a log table: every body field is one the route reads.
+	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -186,6 +192,9 @@ func (g *Gateway) readJSON(w http.ResponseWriter, r *http.Request, v any) error 
 		}
 		if errors.Is(err, io.EOF) {
 			return badRequest(fluss.ErrCorruptMessage, "empty request body: want a JSON document")
+		}
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return badRequest(fluss.ErrCorruptMessage, "request body: "+strings.TrimPrefix(err.Error(), "json: ")+" (see "+Prefix+"/openapi.json)")
 		}
 		return badRequest(fluss.ErrCorruptMessage, "request body is not valid JSON: "+err.Error())
 	}

@@ -19,6 +19,7 @@ import (
 type node struct {
 	base      string // http://HOST:PORT
 	bootstrap string // the coordinator's Fluss listener
+	tablet    string // the tablet server's Fluss listener
 	client    *http.Client
 }
 
@@ -42,7 +43,7 @@ func startNode(t *testing.T, mutate func(*config.Config)) *node {
 	if err := rest.Mount(n, cfg, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	return &node{base: "http://" + n.HTTPAddr(), bootstrap: n.Addr("coordinator"), client: &http.Client{}}
+	return &node{base: "http://" + n.HTTPAddr(), bootstrap: n.Addr("coordinator"), tablet: n.Addr("tablet-server"), client: &http.Client{}}
 }
 
 // reply is a decoded response.

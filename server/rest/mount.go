@@ -36,7 +36,7 @@ func Mount(n *server.Node, cfg config.Config, log *slog.Logger) error {
 		copy(d[:], b)
 		tokens[d] = user
 	}
-	g := New(Options{Bootstrap: addr, SASL: sasl, Tokens: tokens, Password: n.GatewayPassword,
+	g := New(Options{Bootstrap: addr, SASL: sasl, Tokens: tokens, Password: n.GatewayPassword, Status: n,
 		MaxBodyBytes: cfg.HTTP.RestMaxRequestSize, Log: log.With("role", "rest")})
 	if err := n.HandleHTTP(Prefix+"/", g.Handler(), func() { g.Close() }); err != nil {
 		g.Close()

@@ -47,6 +47,7 @@ func TestBadBodies(t *testing.T) {
 		{"no rows", `{"rows": []}`, 400, 3},
 		{"row not an object", `{"rows": [1]}`, 400, 3},
 		{"unknown column", `{"rows": [{"id": 1, "nope": 2}]}`, 400, 3},
+		{"unknown body field", `{"rows": [{"id": 1}], "colums": ["id"]}`, 400, 3},
 		{"wrong type", `{"rows": [{"id": "one"}]}`, 400, 3},
 		{"int overflow", `{"rows": [{"id": 4294967296}]}`, 400, 3},
 		{"null primary key", `{"rows": [{"s": "x"}]}`, 400, 3},
@@ -62,6 +63,11 @@ func TestBadBodies(t *testing.T) {
 		t.Fatalf("rows written by a refused request: %s", r.raw)
 	}
 	n.refused(t, 415, 3, call{method: "POST", path: p, body: `id,s`, contentType: "text/csv"})
+	// A misspelt create field is refused, not dropped (it would make a log table).
+	r := n.refused(t, 400, 3, call{method: "POST", path: api + "/databases/db/tables", body: map[string]any{"name": "u", "columns": []any{col("id", "INT")}, "primary_keys": []string{"id"}}})
+	if !strings.Contains(r.body["message"].(string), `"primary_keys"`) {
+		t.Fatalf("the refusal does not name the field: %s", r.raw)
+	}
 	// curl -d's default content type is read as JSON.
 	n.must(t, 200, call{method: "POST", path: p, body: `{"rows": [{"id": 1}]}`, contentType: "application/x-www-form-urlencoded"})
 	n.refused(t, 400, 39, call{method: "GET", path: api + "/databases/db/tables/t/scan?limit=0"})

@@ -121,6 +121,9 @@ func TestPrimaryKeyRows(t *testing.T) {
 		if m["leader"] == nil || jsonOf(t, m["replicas"]) != "[0]" {
 			t.Fatalf("bucket without leader or replicas: %s", r.raw)
 		}
+		if jsonOf(t, m["isr"]) != "[0]" || jsonOf(t, m["followers"]) != "[]" { // the single node: no followers
+			t.Fatalf("bucket's ISR and followers: %s", r.raw)
+		}
 	}
 	if rows != 2 || latest != 6 { // 3 inserts, 1 update (-U +U), 1 delete
 		t.Fatalf("buckets: rows %v latest offsets %v: %s", rows, latest, r.raw)
@@ -279,4 +282,24 @@ func TestCluster(t *testing.T) {
 	if h := r.body["health"].(map[string]any); h["status"] != "GREEN" {
 		t.Fatalf("health: %s", r.raw)
 	}
+	// The node's own view: it is the active coordinator; its embedded etcd is the one member.
+	if jsonOf(t, r.body["this_node"]) != `{"active_coordinator":true}` {
+		t.Fatalf("this node: %s", r.raw)
+	}
+	members := r.body["etcd_members"].([]any)
+	if len(members) != 1 || members[0].(map[string]any)["leader"] != true || members[0].(map[string]any)["name"] == "" {
+		t.Fatalf("etcd members: %s", r.raw)
+	}
+}
+
+// A table without lake tiering has no lake snapshot: the lake view says so rather than fail.
+func TestLakeStateWithoutTiering(t *testing.T) {
+	n := startNode(t, nil)
+	n.createDB(t, "lk")
+	n.createTable(t, "lk", map[string]any{"name": "t", "columns": []any{col("id", "INT")}})
+	r := n.must(t, 200, call{method: "GET", path: api + "/databases/lk/tables/t/lake"})
+	if r.body["datalake_enabled"] != false || r.body["snapshot_id"] != nil || jsonOf(t, r.body["buckets"]) != "[]" {
+		t.Fatalf("lake state: %s", r.raw)
+	}
+	n.refused(t, 404, 7, call{method: "GET", path: api + "/databases/lk/tables/nope/lake"})
 }

@@ -16,9 +16,11 @@ func (g *Gateway) routes() []route {
 		{http.MethodPost, "/databases/{database}/tables", g.createTable},
 		{http.MethodGet, t, g.getTable},
 		{http.MethodDelete, t, g.dropTable},
+		{http.MethodPatch, t, g.alterTable},
 		{http.MethodGet, t + "/schema", g.getSchema},
 		{http.MethodGet, t + "/partitions", g.listPartitions},
 		{http.MethodGet, t + "/buckets", g.getBuckets},
+		{http.MethodGet, t + "/lake", g.getLake},
 		{http.MethodGet, t + "/offsets", g.getOffsets},
 		{http.MethodPost, t + "/rows", g.writeRows},
 		{http.MethodPost, t + "/rows/delete", g.deleteRows},
@@ -26,5 +28,8 @@ func (g *Gateway) routes() []route {
 		{http.MethodPost, t + "/prefix-lookup", g.prefixLookup},
 		{http.MethodGet, t + "/scan", g.scan},
 		{http.MethodGet, t + "/tail", g.tail},
+		{http.MethodGet, "/acls", g.listAcls},
+		{http.MethodPost, "/acls", g.createAcls},
+		{http.MethodDelete, "/acls", g.dropAcls},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -18,6 +19,9 @@ const arrowStream = "application/vnd.apache.arrow.stream"
 
 type rowsBody struct {
 	Rows []map[string]any `json:"rows"`
+	// Columns, for a primary-key table, makes the write a partial update of these columns
+	// (the primary key among them): the others keep their values.
+	Columns []string `json:"columns"`
 }
 
 // decodeRows converts every row of the body before anything is written, so that a bad row
@@ -64,18 +68,37 @@ func (g *Gateway) writeRows(ctx context.Context, c *fluss.Connection, w http.Res
 	if err != nil {
 		return err
 	}
-	for i, row := range rows {
-		if err := t.CheckRow(row); err != nil {
-			return badRequest(fluss.ErrCorruptMessage, fmt.Sprintf("rows[%d]: %v", i, err))
+	if len(b.Columns) > 0 {
+		if !t.HasPrimaryKey() {
+			return badRequest(fluss.ErrNonPrimaryKeyTable, `"columns" (a partial update) needs a primary-key table`)
+		}
+		for i, o := range b.Rows {
+			for k := range o {
+				if !slices.Contains(b.Columns, k) {
+					return badRequest(fluss.ErrInvalidTargetColumn, fmt.Sprintf("rows[%d]: column %q is not one of \"columns\" %v", i, k, b.Columns))
+				}
+			}
+		}
+	} else {
+		// Whole rows are checked here (NOT NULL columns); a partial row leaves its other
+		// columns out, so only the server can judge it.
+		for i, row := range rows {
+			if err := t.CheckRow(row); err != nil {
+				return badRequest(fluss.ErrCorruptMessage, fmt.Sprintf("rows[%d]: %v", i, err))
+			}
 		}
 	}
 	var results []*fluss.WriteResult
 	var wr writer
 	var write func(context.Context, fluss.Row) (*fluss.WriteResult, error)
 	if t.HasPrimaryKey() {
-		u, err := t.NewUpsert().CreateWriter()
+		ub := t.NewUpsert()
+		if len(b.Columns) > 0 {
+			ub = ub.PartialUpdateByName(b.Columns...)
+		}
+		u, err := ub.CreateWriter()
 		if err != nil {
-			return err
+			return badRequest(fluss.ErrInvalidTargetColumn, err.Error())
 		}
 		wr, write = u, u.Upsert
 	} else {

@@ -30,6 +30,9 @@ type Node struct {
 	ReplicationProxy *Proxy
 	// KafkaAddr is the node's Kafka listener (ClusterOptions.Kafka), "" without one.
 	KafkaAddr string
+	// HTTPAddr is the node's HTTP listener (ClusterOptions.HTTP: metrics, REST API,
+	// console), "" without one.
+	HTTPAddr string
 }
 
 // Cluster is a multi-node Strom cluster on loopback, as docs/cluster.md starts one.
@@ -52,6 +55,8 @@ type ClusterOptions struct {
 	// Kafka gives each node's tablet server a Kafka listener (docs/kafka.md) at
 	// Node.KafkaAddr. It cannot be combined with ProxyReplication.
 	Kafka bool
+	// HTTP gives each node an HTTP listener (http.listen) at Node.HTTPAddr.
+	HTTP bool
 }
 
 // StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
@@ -68,7 +73,7 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	if opts.Kafka && opts.ProxyReplication {
 		t.Fatal("clustertest: Kafka and ProxyReplication cannot be combined")
 	}
-	const perNode = 7
+	const perNode = 8
 	ports := FreePorts(t, perNode*opts.Nodes)
 	c := &Cluster{t: t}
 	// KV snapshots live under remote.data.dir, which the nodes of a cluster must share.
@@ -97,6 +102,10 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			"etcd.listen-client-urls":    n.ClientURL,
 			"etcd.advertise-client-urls": n.ClientURL,
 			"remote.data.dir":            remote,
+		}
+		if opts.HTTP {
+			n.HTTPAddr = fmt.Sprintf("127.0.0.1:%d", ports[perNode*(n.ID-1)+7])
+			set["http.listen"] = n.HTTPAddr
 		}
 		for k, v := range opts.Set {
 			set[k] = v

@@ -104,11 +104,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_cluster(binary: str, root: Path, nodes=3, options=None):
+def start_cluster(binary: str, root: Path, nodes=3, options=None, kafka=False):
     """Start `nodes` strom processes that form one cluster (docs/cluster.md): each a
     coordinator, a tablet server and an embedded etcd member on free loopback ports. Returns
-    the servers, node i+1 at index i (its tablet-server.id)."""
+    the servers, node i+1 at index i (its tablet-server.id). With kafka, each tablet server
+    also has a Kafka listener (docs/kafka.md), at the server's `kafka` attribute."""
     ports = [free_port() for _ in range(4 * nodes)]
+    kafka_ports = [free_port() for _ in range(nodes)] if kafka else []
     initial = ",".join(f"n{i + 1}=http://127.0.0.1:{ports[4 * i + 2]}" for i in range(nodes))
     servers = []
     for i in range(nodes):
@@ -126,10 +128,17 @@ def start_cluster(binary: str, root: Path, nodes=3, options=None):
             **(options or {}),
         }
         args = ["--coordinator-listen", f"127.0.0.1:{coord}", "--tablet-listen", f"127.0.0.1:{tablet}"]
+        if kafka:
+            # --tablet-listen would replace the listeners, so they are set as options.
+            args = args[:2]
+            sets["tablet-server.bind.listeners"] = f"FLUSS://127.0.0.1:{tablet}, KAFKA://127.0.0.1:{kafka_ports[i]}"
+            sets["kafka.enabled"] = "true"
         for k, v in sets.items():
             args += ["--set", f"{k}={v}"]
         srv = StromServer(binary, str(root / f"node{i + 1}"), args)
         srv.listen_flags = False
+        if kafka:
+            srv.kafka = f"127.0.0.1:{kafka_ports[i]}"
         servers.append(srv)
     for srv in servers:
         srv.spawn()

@@ -27,6 +27,9 @@ type Registration struct {
 	// Rack is the server's tablet-server.rack, "" for none: Place spreads each bucket's
 	// replicas over racks when every live server has one.
 	Rack string `json:"rack,omitempty"`
+	// HTTP is HOST:PORT of the node's HTTP listener (metrics, status, REST), "" without one:
+	// where another node's gateway reads this server's replica progress (server/replica_status.go).
+	HTTP string `json:"http,omitempty"`
 }
 
 // Key is the key of server id's registration (relative to meta.KeyPrefix).
@@ -116,6 +119,16 @@ func (m *Members) InternalAddr(id int32) (string, bool) {
 		return "", false
 	}
 	return r.Internal, true
+}
+
+// HTTPAddr returns HOST:PORT of server id's HTTP listener; ok false when it is not live or
+// has none.
+func (m *Members) HTTPAddr(id int32) (string, bool) {
+	r, ok := m.Get(id)
+	if !ok || r.HTTP == "" {
+		return "", false
+	}
+	return r.HTTP, true
 }
 
 // Racks returns the rack of every live server that has one (tablet-server.rack).

@@ -176,13 +176,16 @@ func TestConsole(t *testing.T) {
 	}
 
 	run("overview", chromedp.Navigate(base+"/console/#overview"),
-		contains("#servers tbody", "coordinator"), contains("#health", "GREEN"), shot("overview.png"))
+		contains("#servers tbody", "coordinator"), contains("#health", "GREEN"),
+		contains("#health", "active coordinator"), contains("#etcd tbody", "leader"), shot("overview.png"))
 
 	run("tables", chromedp.KeyEvent("2"), contains("#table-list tbody", "shop.users"),
 		chromedp.Click(chromedp.CSS(`#table-list tr[data-name="shop.users"]`)),
-		contains("#table-detail", "latest offset"), contains("#table-detail", "127.0.0.1"),
+		contains("#table-detail", "latest"), contains("#table-detail", "127.0.0.1"),
 		// log and KV sizes from /metrics: bucket 0 holds rows, so both are sizes, not "—"
 		until(`/^0\t0 \(.*\)\t0\t.*\t\d+(\.\d)? (B|KiB|MiB)\t\d+(\.\d)? (B|KiB|MiB)$/m.test(document.querySelector('#table-detail table.buckets').innerText)`),
+		// the single node: every bucket's ISR is the node, it has no followers; no lake tiering
+		contains("#table-detail table.buckets", "no followers"), contains("#lake", "off"),
 		shot("tables.png"))
 
 	// The data browser shows the rows the client wrote: limit scan, then a lookup.

@@ -61,10 +61,17 @@ async function loadOverview() {
     el('div', { class: 'card' }, 'buckets with leader', el('b', {}, h.buckets_with_leader + ' / ' + h.buckets)),
     el('div', { class: 'card' }, 'in-sync replicas', el('b', {}, h.in_sync_replicas + ' / ' + h.replicas)),
     el('div', { class: 'card' }, 'under-replicated', el('b', {}, h.under_replicated)),
+    el('div', { class: 'card' }, 'etcd members', el('b', {}, (c.etcd_members || []).length)),
+    el('div', { class: 'card' }, 'this node', el('b', {}, c.this_node ? (c.this_node.active_coordinator ? 'active coordinator' : 'standby') : '—')),
   );
   fill($('#servers tbody'), c.servers.map((s) => el('tr', {},
     el('td', { class: 'num' }, s.id), el('td', {}, s.type), el('td', {}, s.address),
     el('td', {}, s.type === 'coordinator' && s.id === c.active_coordinator ? 'yes' : ''))));
+  const members = c.etcd_members || [];
+  fill($('#etcd tbody'), members.map((m) => el('tr', {},
+    el('td', {}, m.name), el('td', { class: 'mono' }, m.id), el('td', {}, m.client_urls.join(', ')), el('td', {}, m.peer_urls.join(', ')),
+    el('td', {}, m.leader ? 'leader' : m.learner ? 'learner' : 'follower'))));
+  if (c.etcd_error) status('etcd: ' + c.etcd_error, true);
   status('updated ' + new Date().toLocaleTimeString());
 }
 
@@ -157,18 +164,49 @@ async function selectTable(tr) {
   for (const p of parts) {
     const b = await api(tableURL(name) + '/buckets' + (p ? '?partition=' + encodeURIComponent(p) : ''));
     sections.push(el('h3', {}, p ? 'partition ' + p : 'buckets'));
-    sections.push(el('table', { class: 'buckets' },
-      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'replicas', 'earliest offset', 'latest offset', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
+    sections.push(el('table', { class: 'buckets', 'data-partition': p },
+      el('thead', {}, el('tr', {}, ...['bucket', 'leader', 'epoch', 'replicas', 'ISR', 'follower lag', 'earliest', 'latest', 'rows', 'log size', 'kv size'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...b.buckets.map((x) => {
         const s = sizes[[db, tb, p, x.bucket].join('|')] || {};
-        return el('tr', {},
-          el('td', { class: 'num' }, x.bucket), el('td', {}, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
+        const isr = x.isr || [];
+        const short = x.isr && x.replicas && isr.length < x.replicas.length;
+        return el('tr', { 'data-bucket': x.bucket, class: x.leader ? (short ? 'warn' : '') : 'bad' },
+          el('td', { class: 'num' }, x.bucket),
+          el('td', { class: 'leader' }, x.leader ? x.leader.id + ' (' + x.leader.address + ')' : 'none'),
+          el('td', { class: 'num epoch' }, x.leader_epoch === undefined ? '' : x.leader_epoch),
           el('td', {}, (x.replicas || []).join(', ')),
+          el('td', { class: 'isr' }, x.isr ? isr.join(', ') : '—'),
+          el('td', { class: 'lag', title: x.followers_error || '' }, followerLag(x)),
           el('td', { class: 'num' }, x.earliest_offset), el('td', { class: 'num' }, x.latest_offset), el('td', { class: 'num' }, x.rows),
           el('td', { class: 'num' }, bytes(s.logSize)), el('td', { class: 'num' }, info.primary_key.length ? bytes(s.kvSize) : ''));
       }))));
   }
+  sections.push(await lakeSection(name));
   d.replaceChildren(...sections);
+  d.dataset.updated = String(Date.now());
+}
+
+// followerLag is "id: lag" per follower, out-of-sync ones marked; "—" when the leader could
+// not be asked (the cell's title says why).
+function followerLag(x) {
+  if (!x.followers) return '—';
+  if (!x.followers.length) return x.followers_error ? '?' : 'no followers';
+  return x.followers.map((f) => f.id + ': ' + (f.lag === null ? '?' : f.lag) + (f.in_sync ? '' : ' (out of ISR)')).join(', ');
+}
+
+// lakeSection shows the lake tiering state of a table: off, no snapshot yet, or per bucket
+// the snapshot's tiered offset against the latest offset.
+async function lakeSection(name) {
+  const l = await api(tableURL(name) + '/lake').catch((e) => ({ error: e.message }));
+  const h = el('h3', {}, 'lake tiering');
+  if (l.error) return el('div', { id: 'lake' }, h, el('p', { class: 'error' }, l.error));
+  if (!l.datalake_enabled && l.snapshot_id === null) return el('div', { id: 'lake' }, h, el('p', { class: 'hint' }, 'off (table.datalake.enabled is not true)'));
+  if (l.snapshot_id === null) return el('div', { id: 'lake' }, h, el('p', { class: 'hint' }, 'on (' + (l.format || 'lake') + '), no lake snapshot yet'));
+  return el('div', { id: 'lake' }, h, el('p', {}, (l.datalake_enabled ? 'on' : 'off') + (l.format ? ' (' + l.format + ')' : '') + ', snapshot ' + l.snapshot_id),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['partition', 'bucket', 'tiered offset', 'latest offset', 'behind'].map((t) => el('th', {}, t)))),
+      el('tbody', {}, ...l.buckets.map((b) => el('tr', {}, el('td', {}, b.partition || ''), el('td', { class: 'num' }, b.bucket),
+        el('td', { class: 'num' }, b.tiered_offset), el('td', { class: 'num' }, b.latest_offset === undefined ? '' : b.latest_offset),
+        el('td', { class: 'num' }, b.behind === undefined ? '' : b.behind))))));
 }
 
 // ---- data browser ----
@@ -332,5 +370,14 @@ $('#btn-lookup').addEventListener('click', () => doLookup().catch((e) => status(
 $('#btn-tail').addEventListener('click', () => toggleTail().catch((e) => status(e.message, true)));
 window.addEventListener('hashchange', () => show(location.hash.slice(1)));
 setInterval(() => scrape().catch(() => {}), 2000);
+// While the tables view shows a table, its buckets are re-read every 2 s, so a failover shows
+// as it happens (new leader, epoch, shrunk ISR) without a keystroke.
+let detailBusy = false; // one re-read at a time: a leader that does not answer takes up to 2 s
+setInterval(() => {
+  const sel = document.querySelector('#table-list tr.sel');
+  if (current !== 'tables' || !sel || document.hidden || detailBusy) return;
+  detailBusy = true;
+  selectTable(sel).catch((e) => status(e.message, true)).finally(() => { detailBusy = false; });
+}, 2000);
 scrape().catch(() => {});
 show(location.hash.slice(1));
