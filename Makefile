@@ -149,6 +149,16 @@ bench-clients: build $(JAVABENCH)/target/classes/.built
 	$(GO) build -o bin/benchclients ./tools/benchclients
 	bin/benchclients -strom $(BIN) -javabench $(JAVABENCH)/target -json .cache/bench-clients.json -md .cache/bench-clients.md $(BENCH_CLIENTS_ARGS)
 
+## test-kafka-broker: tests/compat/test_kafka.py's Kafka clients (confluent-kafka, kafka-python)
+## against a real Apache Kafka broker (kafka_2.13 from Maven Central, KRaft, single node, started by
+## tools/kafkabroker/run.sh), then against Strom; the pyfluss halves only run against Strom (~1 min
+## with the jars cached; Java 17+ and Maven; not part of `make test`; docs/kafka.md, "Compared
+## with Apache Kafka").
+.PHONY: test-kafka-broker bench-kafka
+test-kafka-broker: build $(VENV)/.installed
+	tools/kafkabroker/run.sh sh -c 'KAFKA_COMPAT_BOOTSTRAP=$$KAFKA_BOOTSTRAP $(PY) -m pytest -q -rs tests/compat/test_kafka.py'
+	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q -rs tests/compat/test_kafka.py
+
 clean:
 	rm -rf bin $(VENV)
 
