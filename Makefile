@@ -159,6 +159,18 @@ test-kafka-broker: build $(VENV)/.installed
 	tools/kafkabroker/run.sh sh -c 'KAFKA_COMPAT_BOOTSTRAP=$$KAFKA_BOOTSTRAP $(PY) -m pytest -q -rs tests/compat/test_kafka.py'
 	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q -rs tests/compat/test_kafka.py
 
+## bench-kafka: Kafka produce and consume throughput with franz-go (1 KiB values, acks=all,
+## idempotent, no compression) against Strom's Kafka listener — with its defaults (fsync before
+## every ack) and with log.flush.interval=1s (ack after write, as Kafka) — and against a real
+## Apache Kafka broker on this machine (tools/kafkabroker), plus Fluss append of the same rows
+## on the same Strom; interleaved rounds, ratios (Java 17+ and Maven; docs/benchmarks.md).
+## Flags of tools/kafkabench go in BENCH_KAFKA_ARGS, e.g. "-rounds 1 -records 50000".
+BENCH_KAFKA_ARGS ?=
+bench-kafka: build
+	@mkdir -p .cache
+	$(GO) build -o bin/kafkabench ./tools/kafkabench
+	tools/kafkabroker/run.sh bin/kafkabench -strom $(BIN) -json .cache/bench-kafka.json -md .cache/bench-kafka.md $(BENCH_KAFKA_ARGS)
+
 clean:
 	rm -rf bin $(VENV)
 
