@@ -151,12 +151,14 @@ bench-clients: build $(JAVABENCH)/target/classes/.built
 
 ## test-kafka-broker: tests/compat/test_kafka.py's Kafka clients (confluent-kafka, kafka-python)
 ## against a real Apache Kafka broker (kafka_2.13 from Maven Central, KRaft, single node, started by
-## tools/kafkabroker/run.sh), then against Strom; the pyfluss halves only run against Strom (~1 min
-## with the jars cached; Java 17+ and Maven; not part of `make test`; docs/kafka.md, "Compared
-## with Apache Kafka").
+## tools/kafkabroker/run.sh), then against Strom; the pyfluss halves only run against Strom. Then
+## tools/kafkabroker/differences.py asks both the same questions and prints the answers side by
+## side (~2 min with the jars cached; Java 17+ and Maven; not part of `make test`; docs/kafka.md,
+## "Compared with Apache Kafka").
 .PHONY: test-kafka-broker bench-kafka
 test-kafka-broker: build $(VENV)/.installed
-	tools/kafkabroker/run.sh sh -c 'KAFKA_COMPAT_BOOTSTRAP=$$KAFKA_BOOTSTRAP $(PY) -m pytest -q -rs tests/compat/test_kafka.py'
+	tools/kafkabroker/run.sh sh -c 'KAFKA_COMPAT_BOOTSTRAP=$$KAFKA_BOOTSTRAP $(PY) -m pytest -q -rs tests/compat/test_kafka.py && \
+	  $(PY) tools/kafkabroker/differences.py $(CURDIR)/$(BIN)'
 	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q -rs tests/compat/test_kafka.py
 
 ## bench-kafka: Kafka produce and consume throughput with franz-go (1 KiB values, acks=all,
