@@ -46,7 +46,7 @@ test-flink: build
 ## passes today and needs no timeout to fail, and the KV snapshot reads (docs/flink.md).
 FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_batch_count \
 	pk_point_query lookup_join alter_set_option alter_add_column alter_add_column_pk pk_update_delete \
-	pk_full partitioned_pk pk_trimmed_full
+	pk_full partitioned_pk pk_trimmed_full kafka_produced log_remote_earliest
 test-flink-quick: build
 	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
 
