@@ -147,11 +147,13 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 		if err := b.Set(t.meta, appendOffset(nil, off), nil); err != nil {
 			return err
 		}
+		// A new generation before the commit: a lookup that reads the replayed values from
+		// Pebble can no longer find an older one in the row cache (rowcache.go, "Lookups").
+		t.forgetRows()
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return err
 		}
 		t.mem.untracked(b.SeqNum() + uint64(b.Count()))
-		t.forgetRows()
 		committed = off
 		b.Close()
 		b = t.store.db.NewBatch()
