@@ -103,9 +103,14 @@ func (t *Tablet) applyDurableLocked(end int64) error {
 		t.queue = t.queue[:0:0] // let the backing array go once drained
 	}
 	for _, sb := range ready {
-		for k := range sb.writes {
-			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
-			t.mem.add(keyHash(k), seq, flushes)
+		for k, v := range sb.writes {
+			// Into the memtable and live-key filters before the key leaves the pre-write
+			// buffer (memkeys.go, livekeys.go).
+			h := keyHash(k)
+			t.mem.add(h, seq, flushes)
+			if v != nil {
+				t.live.add(h)
+			}
 		}
 		t.recycle(sb)
 	}

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/cockroachdb/pebble"
 
@@ -159,7 +160,7 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 		b = t.store.db.NewBatch()
 		return nil
 	}
-	apply := t.changeApplier(batchWriter{&b})
+	apply := t.changeApplier(batchWriter{b: &b, live: &t.live})
 	var buf []byte
 	for applied < limit {
 		if err := ctx.Err(); err != nil {
@@ -203,10 +204,15 @@ func (t *Tablet) replayRange(ctx context.Context, from, limit int64) (int64, err
 	return applied, nil
 }
 
-// batchWriter writes to whichever Pebble batch *b is now (replay swaps it after a commit).
-type batchWriter struct{ b **pebble.Batch }
+// batchWriter writes to whichever Pebble batch *b is now (replay swaps it after a commit),
+// and adds the keys it sets to live (livekeys.go) before they reach Pebble.
+type batchWriter struct {
+	b    **pebble.Batch
+	live *liveKeys
+}
 
 func (w batchWriter) Set(key, value []byte, o *pebble.WriteOptions) error {
+	w.live.add(maphash.Bytes(keyHashSeed, key))
 	return (*w.b).Set(key, value, o)
 }
 

@@ -81,6 +81,11 @@ type Store struct {
 	rows    *rowCache      // nil when turned off
 	rowGens atomic.Uint64  // the last generation handed to a tablet (rowcache.go)
 
+	// builds counts the live-key scans running (livekeys.go); Close closes stopBuilds and
+	// waits for them before it closes Pebble.
+	builds     sync.WaitGroup
+	stopBuilds chan struct{}
+
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
 	closed  bool
@@ -108,7 +113,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.RowCacheBytes = defaultRowCacheBytes
 	}
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
-		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences}
+		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences, stopBuilds: make(chan struct{})}
 	po := pebbleOptions(cache, opts)
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
@@ -253,6 +258,8 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.tablets = map[cluster.Bucket]*Tablet{}
 	s.mu.Unlock()
+	close(s.stopBuilds)
+	s.builds.Wait()
 	if s.rows != nil {
 		s.rows.c.Reset() // its off-heap chunks go back to fastcache's free list for reuse
 	}

@@ -56,6 +56,7 @@ type Tablet struct {
 	free     []*stagedBatch // recycled staged batches; guarded by mu
 	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
 	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
+	live     liveKeys       // keys the bucket may hold (livekeys.go); guarded by mu
 	rowGen   atomic.Uint64  // generation of the tablet's row cache entries (rowcache.go); changed under mu, read by lookups without it
 	seq      sequence       // the range of auto-increment ids this tablet hands out (autoinc.go); guarded by mu
 
@@ -87,7 +88,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}}
+		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}, live: liveKeys{built: make(chan struct{})}}
 	tb.w.cl = cl
 	if err := tb.recover(ctx); err != nil {
 		return nil, err
@@ -104,6 +105,8 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 		return nil, errors.New("kvstore: store closed")
 	}
 	s.tablets[b] = tb
+	s.builds.Add(1)
+	go s.buildLiveKeys(tb)
 	return tb, nil
 }
 
