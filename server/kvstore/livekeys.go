@@ -54,10 +54,14 @@ func newLiveFilter(nbits int) *keyFilter {
 	return f
 }
 
-// add records key hash h as a key the bucket may hold.
+// add records key hash h as a key the bucket may hold. A key the filters may already hold is
+// not added again, so that updates do not fill them: they grow with the bucket's keys.
 func (l *liveKeys) add(h uint64) {
 	switch {
 	case l.ready:
+		if !l.absent(h) {
+			return
+		}
 		f := l.filters[len(l.filters)-1]
 		if f.n >= f.max {
 			f = newLiveFilter(min(liveKeysGrowth*len(f.bits)*64, liveKeysMaxBits))

@@ -119,7 +119,7 @@ func TestLiveKeysFollowReplay(t *testing.T) {
 }
 
 // Keys added while the scan runs are kept and join the scanned ones; the filter grows past
-// its first size without losing keys.
+// its first size without losing keys, and not with updates of keys it holds.
 func TestLiveKeysBuildKeepsConcurrentKeysAndGrows(t *testing.T) {
 	var l liveKeys
 	hash := func(i int) uint64 { return maphash.Comparable(keyHashSeed, i) }
@@ -132,6 +132,15 @@ func TestLiveKeysBuildKeepsConcurrentKeysAndGrows(t *testing.T) {
 	}
 	if len(l.filters) < 2 {
 		t.Fatalf("%d filters after 100k keys, want the first one to have overflowed", len(l.filters))
+	}
+	n := len(l.filters)
+	for range 3 { // updates of the same keys do not fill the filters
+		for i := range 100_000 {
+			l.add(hash(i))
+		}
+	}
+	if len(l.filters) != n {
+		t.Fatalf("%d filters after updating 100k keys three times, want %d", len(l.filters), n)
 	}
 	for i := -3; i < 100_000; i++ {
 		if l.absent(hash(i)) {

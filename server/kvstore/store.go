@@ -59,6 +59,10 @@ type Options struct {
 	// Sequences hands out the ids of auto-increment columns (autoinc.go); without it, an
 	// insert into a table with such a column fails.
 	Sequences SequenceSource
+
+	// tunePebble, when set, adjusts the Pebble options last: the benchmarks that chose them
+	// (pebbletune_bench_test.go) compare alternatives with it.
+	tunePebble func(*pebble.Options)
 }
 
 // Store is the server's Pebble instance. Pebble's own WAL is disabled: each bucket's
@@ -115,6 +119,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
 		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences, stopBuilds: make(chan struct{})}
 	po := pebbleOptions(cache, opts)
+	if opts.tunePebble != nil {
+		opts.tunePebble(po)
+	}
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
 	onFlushEnd := po.EventListener.FlushEnd
