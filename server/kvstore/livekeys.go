@@ -12,10 +12,11 @@ import (
 // (1M+ keys in the bucket, most of them in sstables whose filter and index blocks no longer
 // fit the block cache) a miss still searched the levels, loading and checking an sstable
 // bloom filter per level, often with a pread: a third of the server's CPU when upserting new
-// keys into a table of 1M keys (docs/benchmarks.md, "The primary-key path at steady
-// state"). liveKeys is a Bloom filter, per bucket and in memory, of every key the bucket may
-// hold; a key it does not contain is new, and the read is answered without Pebble. A false
-// positive (or a key that was deleted since) only costs the read it would have cost anyway.
+// keys into a table of 1M keys
+// (docs/benchmarks.md, "The primary-key path at steady state").
+// liveKeys is a Bloom filter, per bucket and in memory, of every key the bucket may hold; a
+// key it does not contain is new, and the read is answered without Pebble. A false positive
+// (or a key that was deleted since) only costs the read it would have cost anyway.
 //
 // Invariants (guarded by the tablet's mu; at open the tablet is not shared yet):
 //   - Once ready, the filters contain every key that Pebble or the pre-write buffer may hold
