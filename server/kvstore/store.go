@@ -155,6 +155,13 @@ func (s *Store) noteFlush(info pebble.FlushInfo) {
 	s.flushes.Add(1)
 }
 
+// l0CompactionThreshold and l0StopWritesThreshold are the L0 file counts at which Pebble
+// compacts L0 and stops writes (pebbleOptions says why they are above Pebble's defaults).
+const (
+	l0CompactionThreshold = 16
+	l0StopWritesThreshold = 32
+)
+
 // memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
 // flushing), so the primary-key state's write buffer is at most twice this.
 const memTableBytes = 8 << 20
@@ -180,6 +187,14 @@ const memTableBytes = 8 << 20
 //     compactions); rows are compacted binary with short strings, so Snappy saved only ~15%
 //     of the state's disk space. Without it updates of existing keys took 15% less CPU per
 //     row. Stores written with compression stay readable (compression is per block).
+//   - L0 compactions at 16 files (Pebble's default: 4), writes stopped at 32 (12). Compactions
+//     were the largest cost of every write workload once the reads before writes were answered
+//     from memory; fewer, larger L0→Lbase compactions rewrite each key less often. In paired
+//     runs at the shape of `make bench-fluss` the server spent 0.83× the CPU per new key,
+//     0.80× per update and 0.91× per lookup; lookups that miss the row cache search more L0
+//     files (BenchmarkSteadyState: +13–32% per lookup there). Block size and compaction
+//     concurrency measured within the noise. The measurements:
+//     docs/benchmarks.md, "The primary-key path at steady state".
 func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 	levels := make([]pebble.LevelOptions, 7)
 	for i := range levels {
@@ -200,7 +215,9 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		MemTableSize: uint64(opts.MemTableBytes),
 		Levels:       levels,
 		// Virtual tables let a corrupt table file be excised (pebblerepair.go).
-		FormatMajorVersion: pebble.FormatVirtualSSTables,
+		FormatMajorVersion:    pebble.FormatVirtualSSTables,
+		L0CompactionThreshold: l0CompactionThreshold,
+		L0StopWritesThreshold: l0StopWritesThreshold,
 	}
 }
 
