@@ -50,23 +50,37 @@ func TestLiveKeysAnswerNewKeysWithoutPebble(t *testing.T) {
 }
 
 // A filter built from Pebble at open holds every stored key: after a restart, updates and
-// deletes of existing keys still emit -U/+U and -D, and new keys +I; the row cache is off, so
-// every read that is not a filter miss goes to Pebble.
+// deletes of existing keys still emit -U/+U and -D, and new keys +I, whether the row cache
+// (asked first in a batch of mostly existing keys) is on or off.
 func TestLiveKeysBuiltAtOpenKeepChangelogExact(t *testing.T) {
-	h := newHarnessRowCache(t, usersTable(nil), logstore.FlushInterval(0), -1)
-	var recs []rec
-	for i := range 3000 {
-		recs = append(recs, up(int64(i), "a", i))
+	for _, rowCache := range []int64{-1, 0} {
+		h := newHarnessRowCache(t, usersTable(nil), logstore.FlushInterval(0), rowCache)
+		var recs []rec
+		for i := range 3000 {
+			recs = append(recs, up(int64(i), "a", i))
+		}
+		h.put(nil, recs...)
+		h.put(nil, del(5))
+		h.reopen()
+		h.waitLiveKeys()
+		base := len(h.changelog())
+		h.put(nil, up(1, "b", 10), del(2), up(5, "c", 11), up(5000, "d", 12), del(6000))
+		upd := []rec{up(7, "e", 13)}
+		for i := range 600 { // mostly existing keys: the batch reads the row cache first
+			upd = append(upd, up(int64(100+i), "f", i))
+		}
+		upd = append(upd, up(7000, "g", 14), del(8000))
+		h.put(nil, upd...)
+		got := h.changelog()[base:]
+		eqStrings(t, "changelog", got[:5], []string{
+			"-U(1,a,1)", "+U(1,b,10)", "-D(2,a,2)", "+I(5,c,11)", "+I(5000,d,12)",
+		})
+		eqStrings(t, "changelog", got[5:7], []string{"-U(7,a,7)", "+U(7,e,13)"})
+		eqStrings(t, "changelog", got[len(got)-1:], []string{"+I(7000,g,14)"})
+		if len(got) != 5+2+2*600+1 {
+			t.Fatalf("row cache %d: %d change records, want %d", rowCache, len(got), 5+2+2*600+1)
+		}
 	}
-	h.put(nil, recs...)
-	h.put(nil, del(5))
-	h.reopen()
-	h.waitLiveKeys()
-	base := len(h.changelog())
-	h.put(nil, up(1, "b", 10), del(2), up(5, "c", 11), up(5000, "d", 12), del(6000))
-	eqStrings(t, "changelog", h.changelog()[base:], []string{
-		"-U(1,a,1)", "+U(1,b,10)", "-D(2,a,2)", "+I(5,c,11)", "+I(5000,d,12)",
-	})
 }
 
 // A false positive only costs a read: with every bit of the filter set, new keys are still
