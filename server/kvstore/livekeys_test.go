@@ -50,8 +50,8 @@ func TestLiveKeysAnswerNewKeysWithoutPebble(t *testing.T) {
 }
 
 // A filter built from Pebble at open holds every stored key: after a restart, updates and
-// deletes of existing keys still emit -U/+U and -D, and new keys +I, whether the row cache
-// (asked first in a batch of mostly existing keys) is on or off.
+// deletes of existing keys still emit -U/+U and -D, and new keys +I, in small batches and in
+// a batch of mostly existing keys, with the row cache on and off.
 func TestLiveKeysBuiltAtOpenKeepChangelogExact(t *testing.T) {
 	for _, rowCache := range []int64{-1, 0} {
 		h := newHarnessRowCache(t, usersTable(nil), logstore.FlushInterval(0), rowCache)
@@ -66,7 +66,7 @@ func TestLiveKeysBuiltAtOpenKeepChangelogExact(t *testing.T) {
 		base := len(h.changelog())
 		h.put(nil, up(1, "b", 10), del(2), up(5, "c", 11), up(5000, "d", 12), del(6000))
 		upd := []rec{up(7, "e", 13)}
-		for i := range 600 { // mostly existing keys: the batch reads the row cache first
+		for i := range 600 { // mostly existing keys
 			upd = append(upd, up(int64(100+i), "f", i))
 		}
 		upd = append(upd, up(7000, "g", 14), del(8000))

@@ -78,9 +78,11 @@ type stateBatch struct {
 	rows   *rowCache
 	rowGen uint64
 	ck     []byte
-	// live, when ready, answers that a key is new without Pebble (livekeys.go); its answers
-	// count as misses.
-	live *liveKeys
+	// live, when ready, answers that a key is new without Pebble (livekeys.go); absent
+	// counts the reads it answered, which are in neither hits nor misses (the way Pebble is
+	// read is chosen by the reads that reach it).
+	live   *liveKeys
+	absent int
 	// useIter reads Pebble through an L6-filtered iterator (mostly misses) instead of DB.Get.
 	useIter      bool
 	hits, misses int
@@ -112,7 +114,7 @@ func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, queue []*stagedBatch, s
 		}
 		s.merged = s.mergedScratch
 	}
-	s.rows, s.rowGen, s.live = nil, 0, nil
+	s.rows, s.rowGen, s.live, s.absent = nil, 0, nil, 0
 	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
@@ -172,28 +174,24 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 			}
 		}
 	}
-	// The live-key filter answers misses only and the row cache hits only, so each read asks
-	// first the one its batch's reads say will answer: a batch that reads mostly new keys
-	// (useIter) the filter, and it skips the cache (a miss in it cost 6% of the CPU of
-	// upserting new keys, BenchmarkPutNewKeys); a batch of mostly existing keys the cache (the
-	// filter's probes of a key it holds cost cache misses in every filter of a grown bucket).
-	var found, answered bool
-	var err error
-	if s.useIter && s.liveAbsent(key) {
-		answered = true
+	if s.live != nil && s.live.absent(maphash.Bytes(keyHashSeed, key)) {
+		s.absent++
+		return dst, false, nil
 	}
-	if !answered && s.rows != nil {
+	// The row cache answers hits only, so a batch that reads mostly new keys (useIter) skips
+	// it: a miss in it cost 6% of the CPU of upserting new keys (BenchmarkPutNewKeys).
+	cached := false
+	if s.rows != nil {
 		s.ck = entryKey(s.ck[:0], s.rowGen, key, len(s.lo))
 		if !s.useIter {
-			if v, ok := s.rows.get(dst, s.ck); ok {
-				dst, found, answered = v, true, true
+			var v []byte
+			if v, cached = s.rows.get(dst, s.ck); cached {
+				dst = v
 			}
 		}
 	}
-	if !answered && !s.useIter && s.liveAbsent(key) {
-		answered = true
-	}
-	if !answered {
+	found, err := cached, error(nil)
+	if !cached {
 		n0 := len(dst)
 		dst, found, err = s.read(dst, key)
 		if err == nil && found && s.rows != nil {
@@ -211,11 +209,6 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 		}
 	}
 	return dst, found, err
-}
-
-// liveAbsent reports whether the live-key filter says the bucket holds no such key.
-func (s *stateBatch) liveAbsent(key []byte) bool {
-	return s.live != nil && s.live.absent(maphash.Bytes(keyHashSeed, key))
 }
 
 // switchEvery is how many reads of one batch (from Pebble or the row cache) pass between checks of the batch's own
