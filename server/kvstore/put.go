@@ -210,7 +210,7 @@ func (t *Tablet) stageWith(m merger, writerID int64, batchSeq int32, nowMs int64
 	sb := t.newStaged()
 	b := &t.batch
 	b.reset(t.store.db, t.prefix, t.hi, t.queue, sb, &t.missRate, &t.mem, t.store.flushedSeq.Load())
-	b.rows, b.rowGen = t.store.rows, t.rowGen
+	b.rows, b.rowGen, b.live = t.store.rows, t.rowGen.Load(), &t.live
 	defer b.release()
 	w := &t.w
 	w.cl.reset()
