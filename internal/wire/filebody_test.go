@@ -170,6 +170,8 @@ func TestFileBodiesAreFramedExactlyOnEveryPath(t *testing.T) {
 					t.Fatalf("response %d: %d body bytes differ from the %d expected", id, len(body), len(want))
 				}
 			}
+			// Release runs after the response is written and counted.
+			waitFor(t, func() bool { return released.Load() == n })
 			sent, copied := FileBytesStats()
 			if sent-sent0 != wantSent || copied-copied0 != wantCopied {
 				t.Errorf("file bytes sent by sendfile %d, copied %d; want %d and %d", sent-sent0, copied-copied0, wantSent, wantCopied)
@@ -177,7 +179,6 @@ func TestFileBodiesAreFramedExactlyOnEveryPath(t *testing.T) {
 			if tc.sendfile && wantSent == 0 {
 				t.Fatal("no response was large enough to be streamed")
 			}
-			waitFor(t, func() bool { return released.Load() == n })
 		})
 	}
 }
