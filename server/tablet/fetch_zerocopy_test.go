@@ -28,7 +28,7 @@ func startNodeIn(t *testing.T, dir string, set func(*config.Config)) (coord, tab
 }
 
 // startNodeAt is startNodeIn that also returns the tablet server's address.
-func startNodeAt(t *testing.T, dir string, set func(*config.Config)) (coord, tablet *wire.ClientConn, tabletAddr string, stop func()) {
+func startNodeAt(t testing.TB, dir string, set func(*config.Config)) (coord, tablet *wire.ClientConn, tabletAddr string, stop func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir
