@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
+	"strconv"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -21,9 +23,19 @@ const (
 	benchInFlight = 4
 )
 
-// BenchmarkFetchLog reads a 64 MiB log table back over one loopback connection in
-// FETCH_LOGs of max_fetch_bytes 1 MiB (one 1 MiB batch each, as the Rust client asks), 4 in
-// flight, the records sent from the segment files (zero-copy) or read into each frame (copy,
+// benchFetchBytes is max_fetch_bytes of each FETCH_LOG (STROM_BENCH_FETCH_BYTES overrides).
+var benchFetchBytes = int32(envInt("STROM_BENCH_FETCH_BYTES", 1<<20))
+
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkFetchLog reads a 64 MiB log table of 1 MiB batches back over one loopback
+// connection in FETCH_LOGs of max_fetch_bytes 1 MiB (one batch each; the Rust client's
+// default; STROM_BENCH_FETCH_BYTES sets another), 4 in flight, the records sent from the segment files (zero-copy) or read into each frame (copy,
 // log.fetch.zero-copy=false); the client discards the bytes. "loopback" moves as many bytes
 // over one plain TCP connection in 1 MiB writes: the yardstick of the other two (the issue's
 // "share of one loopback stream"). B/op is what the server allocates per 64 MiB read.
@@ -57,7 +69,7 @@ func benchFetchLog(b *testing.B, zeroCopy bool) {
 	send := func(offset int64) {
 		req := &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(16 << 20),
 			TablesReq: []*flusspb.PbFetchLogReqForTable{{TableId: proto.Int64(id), ProjectionPushdownEnabled: proto.Bool(false),
-				BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(offset), MaxFetchBytes: proto.Int32(1 << 20)}}}}}
+				BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(offset), MaxFetchBytes: proto.Int32(benchFetchBytes)}}}}}
 		frame := wire.AppendRequestHeader(nil, wire.RequestHeader{APIKey: wire.FetchLog, RequestID: int32(offset)})
 		frame, err := proto.MarshalOptions{}.MarshalAppend(frame, req)
 		if err != nil {
@@ -79,18 +91,21 @@ func benchFetchLog(b *testing.B, zeroCopy bool) {
 		}
 		return n
 	}
-	// readLog fetches every batch (one per fetch), benchInFlight requests in flight, as a
-	// client pipelining on one connection does.
+	// readLog fetches the whole log, step batches per fetch (max_fetch_bytes holds that many
+	// whole batches), benchInFlight requests in flight, as a client pipelining on one
+	// connection does.
+	step := max(int64(benchFetchBytes)/int64(len(batch)), 1)
+	fetches := (leo + step - 1) / step
 	readLog := func() (total int64) {
-		next := int64(0)
-		for ; next < min(benchInFlight, leo); next++ {
-			send(next)
+		sent := int64(0)
+		for ; sent < min(benchInFlight, fetches); sent++ {
+			send(sent * step)
 		}
-		for range leo {
+		for range fetches {
 			total += receive()
-			if next < leo {
-				send(next)
-				next++
+			if sent < fetches {
+				send(sent * step)
+				sent++
 			}
 		}
 		return total
