@@ -3,6 +3,7 @@ package tablet_test
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -25,6 +26,10 @@ const (
 
 // benchFetchBytes is max_fetch_bytes of each FETCH_LOG (STROM_BENCH_FETCH_BYTES overrides).
 var benchFetchBytes = int32(envInt("STROM_BENCH_FETCH_BYTES", 1<<20))
+
+// benchTables is the number of one-bucket tables the log is spread over, each FETCH_LOG
+// asking all of them (STROM_BENCH_TABLES overrides; 8 gives answers of 8 file ranges).
+var benchTables = envInt("STROM_BENCH_TABLES", 1)
 
 func envInt(key string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
@@ -53,12 +58,18 @@ func BenchmarkFetchLog(b *testing.B) {
 func benchFetchLog(b *testing.B, zeroCopy bool) {
 	coord, tablet, addr, stop := startNodeAt(b, b.TempDir(), func(c *config.Config) { c.FetchZeroCopy = zeroCopy })
 	defer stop()
-	id := createLogTable(b, coord, "bench_fetch")
+	// The log is spread over benchTables tables of one bucket each; every FETCH_LOG asks
+	// all of them, as a client asks a tablet server for all the buckets it leads.
 	batch := bigBatch(1<<20 - 100)
-	for range benchLogBytes / len(batch) {
-		produce(b, tablet, id, batch)
+	var ids []int64
+	for i := range benchTables {
+		id := createLogTable(b, coord, fmt.Sprintf("bench_fetch_%d", i))
+		for range benchLogBytes / len(batch) / benchTables {
+			produce(b, tablet, id, batch)
+		}
+		ids = append(ids, id)
 	}
-	leo := latest(b, tablet, id)
+	leo := latest(b, tablet, ids[0])
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
@@ -67,9 +78,11 @@ func benchFetchLog(b *testing.B, zeroCopy bool) {
 	r := bufio.NewReaderSize(nc, 64<<10)
 	buf := make([]byte, 1<<20)
 	send := func(offset int64) {
-		req := &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(16 << 20),
-			TablesReq: []*flusspb.PbFetchLogReqForTable{{TableId: proto.Int64(id), ProjectionPushdownEnabled: proto.Bool(false),
-				BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(offset), MaxFetchBytes: proto.Int32(benchFetchBytes)}}}}}
+		req := &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(-1), MaxBytes: proto.Int32(64 << 20)}
+		for _, id := range ids {
+			req.TablesReq = append(req.TablesReq, &flusspb.PbFetchLogReqForTable{TableId: proto.Int64(id), ProjectionPushdownEnabled: proto.Bool(false),
+				BucketsReq: []*flusspb.PbFetchLogReqForBucket{{BucketId: proto.Int32(0), FetchOffset: proto.Int64(offset), MaxFetchBytes: proto.Int32(benchFetchBytes)}}})
+		}
 		frame := wire.AppendRequestHeader(nil, wire.RequestHeader{APIKey: wire.FetchLog, RequestID: int32(offset)})
 		frame, err := proto.MarshalOptions{}.MarshalAppend(frame, req)
 		if err != nil {
