@@ -27,6 +27,9 @@ import (
 // Small responses (file bytes below minStreamedFileBytes) and listeners without ZeroCopy
 // read the ranges into the frame buffer instead: one write system call for the whole
 // frame, and small answers to a pipelining client still leave together.
+//
+// The design: docs/architecture.md, "Zero-copy fetches". What it saves and costs, measured:
+// docs/benchmarks.md, "Zero-copy FETCH_LOG: what sendfile saves and costs (branch zerocopy, issue 26 item 2)".
 
 // FileRange is a byte range of an open file that a response body carries verbatim.
 type FileRange struct {
