@@ -46,7 +46,7 @@ test-flink: build
 ## passes today and needs no timeout to fail, and the KV snapshot reads (docs/flink.md).
 FLINK_QUICK_CHECKS := catalog log_insert pk_insert log_earliest pk_earliest pk_batch_count \
 	pk_point_query lookup_join alter_set_option alter_add_column alter_add_column_pk pk_update_delete \
-	pk_full partitioned_pk pk_trimmed_full
+	pk_full partitioned_pk pk_trimmed_full kafka_produced log_remote_earliest
 test-flink-quick: build
 	tests/flink/run.sh $(CURDIR)/$(BIN) $(FLINK_QUICK_CHECKS)
 
@@ -156,6 +156,30 @@ $(JAVABENCH)/target/classes/.built: $(JAVABENCH)/target/classpath.txt $(shell fi
 bench-clients: build $(JAVABENCH)/target/classes/.built
 	$(GO) build -o bin/benchclients ./tools/benchclients
 	bin/benchclients -strom $(BIN) -javabench $(JAVABENCH)/target -json .cache/bench-clients.json -md .cache/bench-clients.md $(BENCH_CLIENTS_ARGS)
+
+## test-kafka-broker: tests/compat/test_kafka.py's Kafka clients (confluent-kafka, kafka-python)
+## against a real Apache Kafka broker (kafka_2.13 from Maven Central, KRaft, single node, started by
+## tools/kafkabroker/run.sh), then against Strom; the pyfluss halves only run against Strom. Then
+## tools/kafkabroker/differences.py asks both the same questions and prints the answers side by
+## side (~2 min with the jars cached; Java 17+ and Maven; not part of `make test`; docs/kafka.md,
+## "Compared with Apache Kafka").
+.PHONY: test-kafka-broker bench-kafka
+test-kafka-broker: build $(VENV)/.installed
+	tools/kafkabroker/run.sh sh -c 'KAFKA_COMPAT_BOOTSTRAP=$$KAFKA_BOOTSTRAP $(PY) -m pytest -q -rs tests/compat/test_kafka.py && \
+	  $(PY) tools/kafkabroker/differences.py $(CURDIR)/$(BIN)'
+	STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q -rs tests/compat/test_kafka.py
+
+## bench-kafka: Kafka produce and consume throughput with franz-go (1 KiB values, acks=all,
+## idempotent, no compression) against Strom's Kafka listener — with its defaults (fsync before
+## every ack) and with log.flush.interval=1s (ack after write, as Kafka) — and against a real
+## Apache Kafka broker on this machine (tools/kafkabroker), plus Fluss append of the same rows
+## on the same Strom; interleaved rounds, ratios (Java 17+ and Maven; docs/benchmarks.md).
+## Flags of tools/kafkabench go in BENCH_KAFKA_ARGS, e.g. "-rounds 1 -records 50000".
+BENCH_KAFKA_ARGS ?=
+bench-kafka: build
+	@mkdir -p .cache
+	$(GO) build -o bin/kafkabench ./tools/kafkabench
+	tools/kafkabroker/run.sh bin/kafkabench -strom $(BIN) -json .cache/bench-kafka.json -md .cache/bench-kafka.md $(BENCH_KAFKA_ARGS)
 
 clean:
 	rm -rf bin $(VENV)

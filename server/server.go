@@ -445,6 +445,7 @@ func (n *Node) listenerConfig(name string) wire.ListenerConfig {
 		Name: name, MaxFrameSize: c.MaxRequestSize, PreAuthMaxFrameSize: c.PreAuthMaxRequestSize,
 		AuthTimeout: c.AuthTimeout, AuthFailureDelay: disabledIfZero(c.AuthFailureDelay), MaxAuthFailures: c.AuthMaxFailures,
 		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.limits,
+		ZeroCopy: c.FetchZeroCopy,
 	}
 }
 

@@ -167,6 +167,8 @@ var (
 		Desc: "nested messages and list elements in one request; more is CORRUPT_MESSAGE before decoding"}, Positive[int])
 	FetchMaxResponseSize = BytesOf(Option{Key: "log.fetch.max-response-size", Default: "64mb", Scope: Server,
 		Desc: "record bytes in one FETCH_LOG response, whatever the request's max_bytes (the first batch is whole)"}, Positive[int64])
+	FetchZeroCopy = BoolOf(Option{Key: "log.fetch.zero-copy", Default: "true", Scope: Server, See: "architecture.md",
+		Desc: "FETCH_LOG sends unprojected records from the segment files with sendfile(2) (a bounded copy on wrapped connections); false reads them into each response frame"})
 )
 
 // Storage.

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/sendfile"
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
@@ -216,6 +217,10 @@ type ListenerConfig struct {
 	Limits *Limits
 	// Observer, when non-nil, is told about every connection and answered request (metrics).
 	Observer Observer
+	// ZeroCopy streams the file ranges of FileBody responses instead of reading them into
+	// the frame: with sendfile(2) on plain sockets, through a bounded buffer on connections
+	// that wrap the socket (filebody.go).
+	ZeroCopy bool
 }
 
 // Observer watches a listener's traffic. Its methods are called from connection goroutines
@@ -351,6 +356,11 @@ type serverConn struct {
 	held      int          // responses in w since the last flush
 	lastWrite atomic.Int64 // unix nanoseconds of the last response written
 
+	// Guarded by wmu too: scratch for FileBody responses, and whether their file ranges go
+	// to nc with sendfile(2) (a plain socket on a ZeroCopy listener).
+	ranges   []FileRange
+	sendfile bool
+
 	// Authentication state; touched only by the reading goroutine.
 	authenticated bool
 	principal     string
@@ -372,6 +382,7 @@ func newServerConn(ctx context.Context, nc net.Conn, svc *Service, cfg ListenerC
 		nc: nc, svc: svc, cfg: cfg, ctx: cctx, cancel: cancel,
 		log:           log.With("remote", nc.RemoteAddr().String()),
 		w:             bufio.NewWriterSize(nc, 64<<10),
+		sendfile:      cfg.ZeroCopy && sendfile.Supported(nc),
 		authenticated: cfg.Auth == nil,
 		requests:      newBudget(int64(cfg.Limits.cfg.MaxConnInflightRequests)),
 		bytes:         newBudget(cfg.Limits.cfg.MaxConnInflightBytes),
@@ -821,15 +832,21 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	start := len(c.wbuf)
+	var streamed []FileRange // file ranges written after the heap bytes (filebody.go)
 	if err == nil {
-		c.wbuf = appendResponseHeader(c.wbuf, responseSuccess, req.Header.RequestID)
 		var merr error
-		if ba, ok := msg.(BodyAppender); ok {
-			c.wbuf, merr = ba.AppendBody(c.wbuf)
+		if fb, ok := msg.(FileBody); ok {
+			streamed, merr = c.encodeFileBody(fb, start, req.Header.RequestID)
 		} else {
-			c.wbuf, merr = proto.MarshalOptions{}.MarshalAppend(c.wbuf, msg)
+			c.wbuf = appendResponseHeader(c.wbuf, responseSuccess, req.Header.RequestID)
+			if ba, ok := msg.(BodyAppender); ok {
+				c.wbuf, merr = ba.AppendBody(c.wbuf)
+			} else {
+				c.wbuf, merr = proto.MarshalOptions{}.MarshalAppend(c.wbuf, msg)
+			}
 		}
 		if merr != nil {
+			streamed = nil
 			c.log.Error("cannot encode response", "api", req.Header.APIKey, "err", merr)
 			c.wbuf = c.wbuf[:start]
 			err = ferr.New(ferr.UnknownServerError, "cannot encode %s response", req.Header.APIKey)
@@ -851,6 +868,10 @@ func (c *serverConn) respond(req *Request, msg proto.Message, err error) {
 		}
 		c.wbuf = appendResponseHeader(c.wbuf, responseError, req.Header.RequestID)
 		c.wbuf, _ = proto.MarshalOptions{}.MarshalAppend(c.wbuf, em)
+	}
+	if streamed != nil {
+		c.respondStreamed(req, start, streamed)
+		return
 	}
 	FinishFrame(c.wbuf[start:])
 	if o := c.cfg.Observer; o != nil {

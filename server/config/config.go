@@ -62,6 +62,7 @@ type Config struct {
 	MaxInflightBytes        int64         // netty.server.max-inflight-bytes
 	MaxRequestEntries       int           // netty.server.max-request-entries
 	FetchMaxResponseSize    int64         // log.fetch.max-response-size
+	FetchZeroCopy           bool          // log.fetch.zero-copy
 	PreAuthMaxRequestSize   int           // security.sasl.pre-auth.max-request-size
 	AuthTimeout             time.Duration // security.sasl.authentication.timeout
 	AuthFailureDelay        time.Duration // security.sasl.authentication.failure-delay
@@ -123,6 +124,7 @@ func Default() Config {
 		MaxInflightBytes:         options.MaxInflightBytes.DefaultValue(),
 		MaxRequestEntries:        options.MaxRequestEntries.DefaultValue(),
 		FetchMaxResponseSize:     options.FetchMaxResponseSize.DefaultValue(),
+		FetchZeroCopy:            options.FetchZeroCopy.DefaultValue(),
 		PreAuthMaxRequestSize:    int(options.PreAuthMaxRequestSize.DefaultValue()),
 		AuthTimeout:              options.AuthTimeout.DefaultValue(),
 		AuthFailureDelay:         options.AuthFailureDelay.DefaultValue(),
@@ -239,6 +241,8 @@ func (c *Config) Set(key, value string) error {
 		c.MaxRequestEntries, err = options.MaxRequestEntries.Parse(value)
 	case "log.fetch.max-response-size":
 		c.FetchMaxResponseSize, err = options.FetchMaxResponseSize.Parse(value)
+	case "log.fetch.zero-copy":
+		c.FetchZeroCopy, err = options.FetchZeroCopy.Parse(value)
 	case "security.sasl.pre-auth.max-request-size":
 		var n int64
 		n, err = options.PreAuthMaxRequestSize.Parse(value)

@@ -79,6 +79,9 @@ func handleCreateTopics(ctx context.Context, s *Server, req *request) (kmsg.Resp
 				out.TopicID = topicID(info.ID)
 			}
 			out.NumPartitions = t.NumPartitions
+			// Empty, not null: Kafka's Java AdminClient reads the configs of every created
+			// topic (v5+) and fails with a NullPointerException on a null list.
+			out.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 		}
 		resp.Topics = append(resp.Topics, out)
 	}

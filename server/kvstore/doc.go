@@ -26,9 +26,11 @@
 //
 // # Reads
 //
-// Lookups and scans read Pebble directly. Because Put commits to Pebble only after the log
-// acknowledged the changelog, and the tablet server answers a PUT_KV only after that commit,
-// every acknowledged write is visible to reads, and reads never see a write the log lost.
+// Scans read Pebble directly; lookups read the row cache first and Pebble on a miss
+// (rowcache.go, "Lookups", for why a cached answer is one Pebble would give). Because Put
+// commits to Pebble only after the log acknowledged the changelog, fills the row cache only
+// after that commit, and the tablet server answers a PUT_KV only after both, every
+// acknowledged write is visible to reads, and reads never see a write the log lost.
 //
 // # Replication
 //

@@ -335,3 +335,12 @@ func clientKey(t Table, types []metadata.DataType, key []row.Datum) ([]byte, err
 	}
 	return row.EncodeKey(nil, types, key)
 }
+
+// withoutLiveKeys waits for the tablet's live-key filter to be built and turns it off, so
+// that every read before a write reaches Pebble (livekeys.go).
+func (h *harness) withoutLiveKeys() {
+	<-h.tab.live.built
+	h.tab.mu.Lock()
+	h.tab.live = liveKeys{built: h.tab.live.built}
+	h.tab.mu.Unlock()
+}

@@ -76,7 +76,7 @@ func (pl *pipeline) applyDurableLocked(end int64) error {
 		n++
 	}
 	ready := append(pl.readyScratch[:0], t.queue[:n]...)
-	gen := t.rowGen // the generation the commit below belongs to (rowcache.go)
+	gen := t.rowGen.Load() // the generation the commit below belongs to (rowcache.go)
 	t.mu.Unlock()
 	if n == 0 {
 		// Our batch is durable (our wait returned) but the HW does not cover it: only a
@@ -92,32 +92,11 @@ func (pl *pipeline) applyDurableLocked(end int64) error {
 		}
 	}
 	last := ready[n-1].end
-	// Into the row cache while Pebble commits, under the generation read with the batches
-	// (rowcache.go): no stage reads these keys from the cache or Pebble until they leave the
-	// queue below, after both are done, so neither needs mu nor waits for the other. If a
-	// write that bypassed the cache (a rebuild) came since, the entries are unreachable; if
-	// the commit fails, the tablet takes no more writes and a reopen starts a new generation.
-	var filled chan struct{}
-	if rows := t.store.rows; rows != nil {
-		filled = make(chan struct{})
-		go func() {
-			defer close(filled)
-			var ck []byte
-			for _, sb := range ready {
-				for k, v := range sb.writes {
-					ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
-					rows.set(ck, v)
-				}
-			}
-		}()
-	}
 	seq, err := pl.commitToPebble(ready, last)
-	if filled != nil {
-		<-filled
-	}
 	if err != nil {
 		return pl.failAfterAppend(err)
 	}
+	t.fillRows(ready, gen)
 	t.applied.Store(last)
 	flushes := t.store.flushes.Load()
 	t.mu.Lock()
@@ -126,9 +105,14 @@ func (pl *pipeline) applyDurableLocked(end int64) error {
 		t.queue = t.queue[:0:0] // let the backing array go once drained
 	}
 	for _, sb := range ready {
-		for k := range sb.writes {
-			// Into the memtable filters before the key leaves the pre-write buffer (memkeys.go).
-			t.mem.add(keyHash(k), seq, flushes)
+		for k, v := range sb.writes {
+			// Into the memtable and live-key filters before the key leaves the pre-write
+			// buffer (memkeys.go, livekeys.go).
+			h := keyHash(k)
+			t.mem.add(h, seq, flushes)
+			if v != nil {
+				t.live.add(h)
+			}
 		}
 		pl.recycle(sb)
 	}

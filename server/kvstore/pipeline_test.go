@@ -203,6 +203,7 @@ func TestReadBeforeWriteSwitchesWithinBatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Without the row cache, which would answer the existing keys' reads.
 			h := newHarnessRowCache(t, usersTable(nil), logstore.FlushInterval(0), -1)
+			h.withoutLiveKeys() // which would answer the new keys' reads
 			var old []rec
 			for i := range 1000 {
 				old = append(old, up(int64(10000+i), "o", i))

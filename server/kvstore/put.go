@@ -213,7 +213,7 @@ func (pl *pipeline) stageWith(m merger, writerID int64, batchSeq int32, nowMs in
 	sb := pl.newStaged()
 	b := &t.batch
 	b.reset(t.store.db, t.prefix, t.hi, t.queue, sb, &t.missRate, &t.mem, t.store.flushedSeq.Load())
-	b.rows, b.rowGen = t.store.rows, t.rowGen
+	b.rows, b.rowGen, b.live = t.store.rows, t.rowGen.Load(), &t.live
 	defer b.release()
 	w := &t.w
 	w.cl.reset()

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 
 	"github.com/cockroachdb/pebble"
 
@@ -151,17 +152,19 @@ func (rc *recovery) replayRange(ctx context.Context, from, limit int64) (int64, 
 		if err := b.Set(t.meta, appendOffset(nil, off), nil); err != nil {
 			return err
 		}
+		// A new generation before the commit: a lookup that reads the replayed values from
+		// Pebble can no longer find an older one in the row cache (rowcache.go, "Lookups").
+		t.forgetRows()
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return err
 		}
 		t.mem.untracked(b.SeqNum() + uint64(b.Count()))
-		t.forgetRows()
 		committed = off
 		b.Close()
 		b = t.store.db.NewBatch()
 		return nil
 	}
-	apply := rc.changeApplier(batchWriter{&b})
+	apply := rc.changeApplier(batchWriter{b: &b, live: &t.live})
 	var buf []byte
 	for applied < limit {
 		if err := ctx.Err(); err != nil {
@@ -205,10 +208,15 @@ func (rc *recovery) replayRange(ctx context.Context, from, limit int64) (int64, 
 	return applied, nil
 }
 
-// batchWriter writes to whichever Pebble batch *b is now (replay swaps it after a commit).
-type batchWriter struct{ b **pebble.Batch }
+// batchWriter writes to whichever Pebble batch *b is now (replay swaps it after a commit),
+// and adds the keys it sets to live (livekeys.go) before they reach Pebble.
+type batchWriter struct {
+	b    **pebble.Batch
+	live *liveKeys
+}
 
 func (w batchWriter) Set(key, value []byte, o *pebble.WriteOptions) error {
+	w.live.add(maphash.Bytes(keyHashSeed, key))
 	return (*w.b).Set(key, value, o)
 }
 

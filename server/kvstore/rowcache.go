@@ -17,17 +17,34 @@ import (
 // An entry is the tablet's generation (8 bytes) followed by the key without the bucket
 // prefix. Invariants:
 //   - An entry under a tablet's current generation holds the key's value in Pebble. Entries
-//     are written by the applier right after its commit to Pebble, before the batch leaves
-//     the pre-write buffer, and by a stage (under mu) that read the value from Pebble. A
-//     stage reads a key from the cache or Pebble only when no queued batch holds it, and
-//     only queued keys are being committed, so the two never race for a key.
+//     are written by the applier right after its commit to Pebble succeeded, before the batch
+//     leaves the pre-write buffer (fillRows), and by a stage (under mu) that read the value
+//     from Pebble. A stage reads a key from the cache or Pebble only when no queued batch
+//     holds it, and only queued keys are being committed, so the two never race for a key.
 //   - Every other write to the bucket's keys (recovery and a follower's replay, a rebuild after
 //     corruption, whatever happened before the tablet was opened) comes with a new generation
-//     (Tablet.forgetRows, under mu), which makes every older entry unreachable. The applier
-//     writes under the generation it read with its batches, before its commit, so what a
-//     commit that raced with such a write leaves in the cache is unreachable too.
+//     (Tablet.forgetRows, under mu, before the write reaches Pebble), which makes every older
+//     entry unreachable. The applier writes under the generation it read with its batches, so
+//     what an apply that raced with such a write leaves in the cache is unreachable too.
 //   - A deleted key, or a value too large for an entry, is removed instead of written.
-//   - Lookups do not read the cache; they read Pebble, as before.
+//
+// # Lookups
+//
+// Tablet.Lookup reads the cache first and Pebble on a miss; it never writes the cache (a
+// value it read from Pebble could be overtaken by an apply before it was written, leaving an
+// older value cached than Pebble holds). What a lookup answers from the cache is therefore
+// exactly what it would have read from Pebble at some moment during the lookup:
+//   - Never a value that is not durable: entries come only from Pebble reads and from
+//     applies, and the applier commits only batches whose changelog is durable (below the
+//     high watermark), after the commit succeeded.
+//   - Never older than an acknowledged write of the key: the write is acknowledged after its
+//     apply returned, so by then its entry was written (or the key's entry removed: a delete,
+//     a value too large); a later write of the key only replaces the entry with a newer value,
+//     and eviction only sends the lookup to Pebble, which holds the write already.
+//   - Never older than a value an earlier lookup returned: an entry is written after Pebble
+//     holds its value, so a lookup that misses the cache afterwards reads that value or a
+//     newer one from Pebble. A write that bypasses the cache takes a new generation before it
+//     reaches Pebble, so no entry older than it is found afterwards.
 type rowCache struct {
 	c *fastcache.Cache
 }
@@ -71,5 +88,22 @@ func (r *rowCache) set(ck, v []byte) {
 // forgetRows gives the tablet a new generation of row cache entries, after a write to its keys
 // that bypassed the cache. Caller holds mu (or owns t).
 func (t *Tablet) forgetRows() {
-	t.rowGen = t.store.rowGens.Add(1)
+	t.rowGen.Store(t.store.rowGens.Add(1))
+}
+
+// fillRows writes the values of the batches just committed to Pebble into the row cache under
+// generation gen, oldest batch first (a later batch's value of a key replaces an earlier
+// one's). Caller holds applyMu; the batches are still queued, so no stage reads their keys.
+func (t *Tablet) fillRows(ready []*stagedBatch, gen uint64) {
+	rows := t.store.rows
+	if rows == nil {
+		return
+	}
+	var ck []byte
+	for _, sb := range ready {
+		for k, v := range sb.writes {
+			ck = entryKey(ck[:0], gen, bytesOf(k), len(t.prefix))
+			rows.set(ck, v)
+		}
+	}
 }

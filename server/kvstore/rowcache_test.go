@@ -55,6 +55,9 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 	if err := l.tab.CatchUp(ctx); err != nil { // l's Pebble now holds (1,bob,31)
 		t.Fatal(err)
 	}
+	if got := l.get(1); got != "(1,bob,31)" { // lookups read the cache too
+		t.Fatalf("lookup after the replay: %q, want the replayed row", got)
+	}
 	f.tab.BecomeFollower()
 	if err := l.log.Replica().AssignEpoch(3, l.log.LogEndOffset()); err != nil {
 		t.Fatal(err)

@@ -78,6 +78,11 @@ type stateBatch struct {
 	rows   *rowCache
 	rowGen uint64
 	ck     []byte
+	// live, when ready, answers that a key is new without Pebble (livekeys.go); absent
+	// counts the reads it answered, which are in neither hits nor misses (the way Pebble is
+	// read is chosen by the reads that reach it).
+	live   *liveKeys
+	absent int
 	// useIter reads Pebble through an L6-filtered iterator (mostly misses) instead of DB.Get.
 	useIter      bool
 	hits, misses int
@@ -109,7 +114,7 @@ func (s *stateBatch) reset(db *pebble.DB, lo, hi []byte, queue []*stagedBatch, s
 		}
 		s.merged = s.mergedScratch
 	}
-	s.rows, s.rowGen = nil, 0
+	s.rows, s.rowGen, s.live, s.absent = nil, 0, nil, 0
 	s.skipMem = mem != nil && mem.usable(flushedSeq)
 	s.useIter = rate.v > 0.5
 	s.hits, s.misses = 0, 0
@@ -168,6 +173,10 @@ func (s *stateBatch) get(dst, key []byte) ([]byte, bool, error) {
 				return append(dst, v...), v != nil, nil
 			}
 		}
+	}
+	if s.live != nil && s.live.absent(maphash.Bytes(keyHashSeed, key)) {
+		s.absent++
+		return dst, false, nil
 	}
 	// The row cache answers hits only, so a batch that reads mostly new keys (useIter) skips
 	// it: a miss in it cost 6% of the CPU of upserting new keys (BenchmarkPutNewKeys).

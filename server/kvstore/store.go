@@ -59,6 +59,10 @@ type Options struct {
 	// Sequences hands out the ids of auto-increment columns (autoinc.go); without it, an
 	// insert into a table with such a column fails.
 	Sequences SequenceSource
+
+	// tunePebble, when set, adjusts the Pebble options last: the benchmarks that chose them
+	// (pebbletune_bench_test.go) compare alternatives with it.
+	tunePebble func(*pebble.Options)
 }
 
 // Store is the server's Pebble instance. Pebble's own WAL is disabled: each bucket's
@@ -80,6 +84,11 @@ type Store struct {
 	seqs    SequenceSource // nil: no auto-increment ids
 	rows    *rowCache      // nil when turned off
 	rowGens atomic.Uint64  // the last generation handed to a tablet (rowcache.go)
+
+	// builds counts the live-key scans running (livekeys.go); Close closes stopBuilds and
+	// waits for them before it closes Pebble.
+	builds     sync.WaitGroup
+	stopBuilds chan struct{}
 
 	mu      sync.Mutex
 	tablets map[cluster.Bucket]*Tablet
@@ -108,8 +117,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.RowCacheBytes = defaultRowCacheBytes
 	}
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
-		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences}
+		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences, stopBuilds: make(chan struct{})}
 	po := pebbleOptions(cache, opts)
+	if opts.tunePebble != nil {
+		opts.tunePebble(po)
+	}
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
 	onFlushEnd := po.EventListener.FlushEnd
@@ -143,6 +155,13 @@ func (s *Store) noteFlush(info pebble.FlushInfo) {
 	s.flushes.Add(1)
 }
 
+// l0CompactionThreshold and l0StopWritesThreshold are the L0 file counts at which Pebble
+// compacts L0 and stops writes (pebbleOptions says why they are above Pebble's defaults).
+const (
+	l0CompactionThreshold = 16
+	l0StopWritesThreshold = 32
+)
+
 // memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
 // flushing), so the primary-key state's write buffer is at most twice this.
 const memTableBytes = 8 << 20
@@ -168,6 +187,14 @@ const memTableBytes = 8 << 20
 //     compactions); rows are compacted binary with short strings, so Snappy saved only ~15%
 //     of the state's disk space. Without it updates of existing keys took 15% less CPU per
 //     row. Stores written with compression stay readable (compression is per block).
+//   - L0 compactions at 16 files (Pebble's default: 4), writes stopped at 32 (12). Compactions
+//     were the largest cost of every write workload once the reads before writes were answered
+//     from memory; fewer, larger L0→Lbase compactions rewrite each key less often. In paired
+//     runs at the shape of `make bench-fluss` the server spent 0.83× the CPU per new key,
+//     0.80× per update and 0.91× per lookup; lookups that miss the row cache search more L0
+//     files (BenchmarkSteadyState: +13–32% per lookup there). Block size and compaction
+//     concurrency measured within the noise. The measurements:
+//     docs/benchmarks.md, "The primary-key path at steady state".
 func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 	levels := make([]pebble.LevelOptions, 7)
 	for i := range levels {
@@ -188,7 +215,9 @@ func pebbleOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 		MemTableSize: uint64(opts.MemTableBytes),
 		Levels:       levels,
 		// Virtual tables let a corrupt table file be excised (pebblerepair.go).
-		FormatMajorVersion: pebble.FormatVirtualSSTables,
+		FormatMajorVersion:    pebble.FormatVirtualSSTables,
+		L0CompactionThreshold: l0CompactionThreshold,
+		L0StopWritesThreshold: l0StopWritesThreshold,
 	}
 }
 
@@ -253,6 +282,8 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.tablets = map[cluster.Bucket]*Tablet{}
 	s.mu.Unlock()
+	close(s.stopBuilds)
+	s.builds.Wait()
 	if s.rows != nil {
 		s.rows.c.Reset() // its off-heap chunks go back to fastcache's free list for reuse
 	}

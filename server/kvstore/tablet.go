@@ -27,8 +27,9 @@ import (
 //     other writes. A failed or duplicate append publishes nothing.
 //   - Pebble receives a batch only after its changelog is durable (pipeline.go), together with
 //     the new applied offset.
-//   - Readers (Lookup, PrefixLookup, LimitScan) read Pebble directly: they see exactly the
-//     writes whose changelog is durable and applied; every acknowledged write is among them.
+//   - Readers (Lookup, PrefixLookup, LimitScan) see exactly the writes whose changelog is
+//     durable and applied; every acknowledged write is among them. Lookup reads the row
+//     cache first and Pebble on a miss (rowcache.go, "Lookups"); the others read Pebble.
 //   - applied is the log offset up to which Pebble reflects the changelog; the offsets between
 //     applied and the log end belong to batches in queue (staged, not yet applied).
 type Tablet struct {
@@ -54,7 +55,8 @@ type Tablet struct {
 	queue    []*stagedBatch // staged batches not yet applied, in offset order; guarded by mu
 	missRate missRate       // recent misses of reads before writes (statebatch.go); guarded by mu
 	mem      memKeys        // keys that may be in Pebble's memtables (memkeys.go); guarded by mu
-	rowGen   uint64         // generation of the tablet's row cache entries (rowcache.go); guarded by mu
+	live     liveKeys       // keys the bucket may hold (livekeys.go); guarded by mu
+	rowGen   atomic.Uint64  // generation of the tablet's row cache entries (rowcache.go); changed under mu, read by lookups without it
 	seq      sequence       // the range of auto-increment ids this tablet hands out (autoinc.go); guarded by mu
 
 	applyMu sync.Mutex // one applier at a time, so batches reach Pebble in order
@@ -89,7 +91,7 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 	}
 	lo, hi := bucketRange(b)
 	tb := &Tablet{store: s, bucket: b, log: log, tbl: c, prefix: lo, hi: hi, meta: bucketKey(tagMeta, b),
-		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}}
+		fence: make(chan struct{}), seq: sequence{next: 1, end: 0}, live: liveKeys{built: make(chan struct{})}}
 	tb.w.cl = cl
 	tb.pipe.t, tb.rows.t, tb.rec.t = tb, tb, tb
 	if err := tb.rec.recover(ctx); err != nil {
@@ -107,6 +109,8 @@ func (s *Store) OpenTablet(ctx context.Context, b cluster.Bucket, t Table, log *
 		return nil, errors.New("kvstore: store closed")
 	}
 	s.tablets[b] = tb
+	s.builds.Add(1)
+	go s.buildLiveKeys(tb)
 	return tb, nil
 }
 
@@ -184,11 +188,22 @@ func (t *Tablet) Lookup(keys [][]byte, out [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	out = out[:0]
-	var kbuf []byte
+	var kbuf, ck []byte
 	var slab []byte
 	offs := make([]int, 0, 2*len(keys))
+	rows, gen := t.store.rows, t.rowGen.Load()
 	for _, k := range keys {
 		kbuf = t.dataKey(kbuf, k)
+		if rows != nil {
+			// A cached entry is the key's committed value (rowcache.go, "Lookups").
+			ck = entryKey(ck[:0], gen, kbuf, len(t.prefix))
+			n0 := len(slab)
+			if v, ok := rows.get(slab, ck); ok {
+				slab = v
+				offs = append(offs, n0, len(slab))
+				continue
+			}
+		}
 		v, closer, err := t.store.db.Get(kbuf)
 		if errors.Is(err, pebble.ErrNotFound) {
 			offs = append(offs, -1, -1)

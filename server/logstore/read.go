@@ -11,6 +11,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/sendfile"
 )
 
 // ReadResult is a run of whole stored batches, referenced as a file range so that the wire
@@ -57,10 +58,24 @@ func (r *ReadResult) WriteTo(w io.Writer) (int64, error) {
 	if r.Size == 0 {
 		return 0, nil
 	}
-	if n, ok, err := sendFile(w, r.File, r.Position, r.Size); ok {
+	if n, ok, err := sendfile.Send(w, r.File, r.Position, r.Size); ok {
 		return n, err
 	}
-	return io.Copy(w, io.NewSectionReader(r.File, r.Position, r.Size))
+	return sendfile.Copy(w, r.File, r.Position, r.Size)
+}
+
+// Slice returns bytes [off, off+n) of r as a result of its own, with its own reference on
+// the segment: it stays readable after r is released, until it is released itself. The
+// range must lie within r (0 <= off, n > 0, off+n <= r.Size).
+func (r *ReadResult) Slice(off, n int64) (ReadResult, error) {
+	if r.seg == nil || off < 0 || n <= 0 || off+n > r.Size {
+		return ReadResult{}, fmt.Errorf("logstore: slice [%d, %d) of a %d-byte read", off, off+n, r.Size)
+	}
+	// r holds a reference, so the count is positive and acquire cannot fail.
+	if !r.seg.acquire() {
+		return ReadResult{}, fmt.Errorf("logstore: slice of a released read")
+	}
+	return ReadResult{HighWatermark: r.HighWatermark, File: r.File, Position: r.Position + off, Size: n, seg: r.seg}, nil
 }
 
 // ReadBatches copies out what Read(offset, maxBytes, true) refers to: whole batches from the

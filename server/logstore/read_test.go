@@ -13,6 +13,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/internal/sendfile"
 )
 
 // fill appends n single-batch requests of count records each, one per millisecond from ts0.
@@ -295,7 +296,7 @@ func TestWriteToSendfileAndCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, handled, err := sendFile(c, r.File, r.Position, r.Size)
+	n, handled, err := sendfile.Send(c, r.File, r.Position, r.Size)
 	c.Close()
 	if err != nil || n != r.Size || (runtime.GOOS == "linux" && !handled) {
 		t.Fatalf("sendfile: %d %v handled=%v", n, err, handled)

@@ -99,7 +99,16 @@ func (s *fetchService) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flu
 		offset = logStart
 	}
 	bo.LogStartOffset = proto.Int64(logStart)
+	// The batches that may match: projected ones in out, unprojected ones as runs of their
+	// segment files in kept (sent with sendfile like an unfiltered read); size counts both.
 	out := []byte{}
+	var kept []logstore.ReadResult
+	defer func() {
+		for i := range kept {
+			kept[i].Release()
+		}
+	}()
+	size := 0
 	lastIncluded, lastScanned := int64(-1), int64(-1)
 	scanned, full := 0, false
 	pos := offset
@@ -117,50 +126,97 @@ func (s *fetchService) readFiltered(f *fetchFilter, resp *fetchResponse, bo *flu
 			res.Release()
 			break
 		}
-		data, err := res.AppendTo(make([]byte, 0, res.Size))
+		kept, full, err = s.filterRead(f, rep, &res, limit, minOne, table, projection, &out, kept, &size, &lastIncluded, &lastScanned)
 		res.Release()
 		if err != nil {
 			return 0, err
 		}
-		scanned += len(data)
-		for batch, err := range record.Iterate(data) {
-			if err != nil {
-				return 0, err
-			}
-			if !s.mayMatch(f, rep, batch) {
-				lastScanned = batch.NextOffset()
-				continue
-			}
-			bytes := []byte(batch)
-			if projection != nil {
-				if bytes, err = s.project(table, bytes, projection); err != nil {
-					return 0, err
-				}
-			}
-			if len(out)+len(bytes) > limit && (len(out) > 0 || !minOne) {
-				full = true
-				break
-			}
-			out = append(out, bytes...)
-			lastIncluded, lastScanned = batch.NextOffset(), batch.NextOffset()
-		}
+		scanned += int(res.Size)
 		if lastScanned <= pos {
 			break // no progress: nothing more below the high watermark
 		}
 		pos = lastScanned
 	}
-	bo.Records = out
-	resp.heapBytes += len(out)
+	if len(kept) > 0 {
+		resp.addFileRecords(bo, kept...)
+		kept = nil // the response holds them now
+	} else {
+		bo.Records = out
+		resp.heapBytes += len(out)
+	}
 	if !full && lastScanned > lastIncluded && lastScanned > offset {
 		bo.FilteredEndOffset = proto.Int64(lastScanned)
-		if len(out) == 0 {
+		if size == 0 {
 			// A pruned range is progress: count it as one byte so that a long poll
 			// (min_bytes) answers now instead of waiting out max_wait_ms, as Java's
 			// delayed fetch completes when data exists past the fetch offset.
 			return 1, nil
 		}
 	}
-	return len(out), nil
+	return size, nil
+}
+
+// filterRead prunes the batches of one read res (see readFiltered): each batch that may
+// match is projected into out, or without a projection kept as part of a run of res (a
+// slice with its own segment reference, appended to kept); size counts the bytes answered.
+// It reports full once the next batch would exceed limit.
+func (s *fetchService) filterRead(f *fetchFilter, rep *Replica, res *logstore.ReadResult, limit int, minOne bool, table *cluster.TableInfo, projection []int, out *[]byte, kept []logstore.ReadResult, size *int, lastIncluded, lastScanned *int64) ([]logstore.ReadResult, bool, error) {
+	data, err := res.AppendTo(make([]byte, 0, res.Size))
+	if err != nil {
+		return kept, false, err
+	}
+	runStart, runEnd := 0, 0 // the run of kept batches of data not yet sliced
+	flush := func() error {
+		if runEnd > runStart {
+			r, err := res.Slice(int64(runStart), int64(runEnd-runStart))
+			if err != nil {
+				return err
+			}
+			kept = append(kept, r)
+		}
+		runStart = runEnd
+		return nil
+	}
+	full := false
+	at := 0 // position of batch in data
+	for batch, err := range record.Iterate(data) {
+		if err != nil {
+			return kept, false, err
+		}
+		batchAt := at
+		at += len(batch)
+		if !s.mayMatch(f, rep, batch) {
+			if err := flush(); err != nil {
+				return kept, false, err
+			}
+			runStart, runEnd = at, at
+			*lastScanned = batch.NextOffset()
+			continue
+		}
+		n := len(batch)
+		var projected []byte
+		if projection != nil {
+			if projected, err = s.project(table, batch, projection); err != nil {
+				return kept, false, err
+			}
+			n = len(projected)
+		}
+		if *size+n > limit && (*size > 0 || !minOne) {
+			full = true
+			break
+		}
+		if projection != nil {
+			*out = append(*out, projected...)
+		} else {
+			if runEnd != batchAt {
+				runStart = batchAt
+			}
+			runEnd = at
+		}
+		*size += n
+		*lastIncluded, *lastScanned = batch.NextOffset(), batch.NextOffset()
+	}
+	return kept, full, flush()
 }
 
 // mayMatch reports whether batch may hold a row that f matches: false only when its

@@ -279,7 +279,7 @@ func (s *fetchService) readBucket(resp *fetchResponse, bo *flusspb.PbFetchLogRes
 	if res.Size == 0 || projection == nil {
 		bo.Records = []byte{}
 		if res.Size > 0 {
-			resp.fileRecords = append(resp.fileRecords, fileRecords{bucket: bo, res: res})
+			resp.addFileRecords(bo, res)
 		}
 		return int(res.Size), nil
 	}

@@ -1,22 +1,21 @@
 package tablet
 
 import (
-	"fmt"
-
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/logstore"
 )
 
 // fetchResponse is a FETCH_LOG response whose record bytes may still be in segment files.
-// It encodes itself (wire.BodyAppender) so that those bytes are read straight into the
-// response frame, once, instead of into a buffer that protobuf marshalling copies again.
+// It encodes itself as a wire.FileBody: the protobuf fields in memory, each bucket's
+// records as the file ranges they occupy, which the wire layer sends with sendfile(2) or
+// copies (internal/wire/filebody.go); the segments stay open until Release.
 //
 // Invariant: every fileRecords entry's bucket is in FetchLogResponse with Records set to a
-// non-nil empty slice, and its ReadResult is held until Release.
+// non-nil empty slice, and its ReadResults are held until Release.
 type fetchResponse struct {
 	*flusspb.FetchLogResponse
 	fileRecords []fileRecords
@@ -27,16 +26,35 @@ type fetchResponse struct {
 	remote int
 }
 
+// fileRecords are the records of one bucket: the concatenation of ranges, in order (one
+// range for a plain read; the runs of batches a scan filter kept otherwise).
 type fileRecords struct {
 	bucket *flusspb.PbFetchLogRespForBucket
-	res    logstore.ReadResult
+	ranges []logstore.ReadResult
+}
+
+// size is the length of the bucket's records field.
+func (f *fileRecords) size() int64 {
+	var n int64
+	for i := range f.ranges {
+		n += f.ranges[i].Size
+	}
+	return n
+}
+
+// addFileRecords answers bo's records with ranges (taking over their references).
+func (f *fetchResponse) addFileRecords(bo *flusspb.PbFetchLogRespForBucket, ranges ...logstore.ReadResult) {
+	bo.Records = []byte{}
+	f.fileRecords = append(f.fileRecords, fileRecords{bucket: bo, ranges: ranges})
 }
 
 // Release returns the segment references; the wire layer calls it once the response is
 // written, and the handler for responses it discards.
 func (f *fetchResponse) Release() {
 	for i := range f.fileRecords {
-		f.fileRecords[i].res.Release()
+		for j := range f.fileRecords[i].ranges {
+			f.fileRecords[i].ranges[j].Release()
+		}
 	}
 	f.fileRecords = nil
 }
@@ -50,20 +68,27 @@ const (
 	bytesTagSize     = 1 // every field number here is < 16
 )
 
-// AppendBody appends the protobuf encoding of the response to dst.
-func (f *fetchResponse) AppendBody(dst []byte) ([]byte, error) {
+// AppendBodyParts implements wire.FileBody. A bucket answered from files is encoded as its
+// other fields followed by the records field, whose length prefix is the sum of its ranges;
+// message lengths are computed before anything is appended, so the encoding is exact
+// without the record bytes in memory. Fields are in field-number order except records,
+// which comes after filtered_end_offset when both are set (protobuf parsers accept fields in
+// any order).
+func (f *fetchResponse) AppendBodyParts(dst []byte, ranges []wire.FileRange) ([]byte, []wire.FileRange, error) {
 	if len(f.fileRecords) == 0 {
-		return proto.MarshalOptions{}.MarshalAppend(dst, f.FetchLogResponse)
+		out, err := proto.MarshalOptions{}.MarshalAppend(dst, f.FetchLogResponse)
+		return out, ranges, err
 	}
-	fromFile := make(map[*flusspb.PbFetchLogRespForBucket]*logstore.ReadResult, len(f.fileRecords))
+	fromFile := make(map[*flusspb.PbFetchLogRespForBucket]*fileRecords, len(f.fileRecords))
 	for i := range f.fileRecords {
-		fromFile[f.fileRecords[i].bucket] = &f.fileRecords[i].res
+		fromFile[f.fileRecords[i].bucket] = &f.fileRecords[i]
 	}
 	bucketSize := func(b *flusspb.PbFetchLogRespForBucket) int {
 		n := proto.Size(b)
 		if r, ok := fromFile[b]; ok {
 			// proto.Size counted the empty records field (tag + zero length); replace it.
-			n += protowire.SizeVarint(uint64(r.Size)) - 1 + int(r.Size)
+			size := r.size()
+			n += protowire.SizeVarint(uint64(size)) - 1 + int(size)
 		}
 		return n
 	}
@@ -83,26 +108,27 @@ func (f *fetchResponse) AppendBody(dst []byte) ([]byte, error) {
 			if !ok {
 				var err error
 				if dst, err = (proto.MarshalOptions{}).MarshalAppend(dst, b); err != nil {
-					return dst, err
+					return dst, ranges, err
 				}
 				continue
 			}
 			records := b.Records
-			b.Records = nil // encoded below from the file
+			b.Records = nil // encoded below from the files
 			var err error
 			dst, err = proto.MarshalOptions{}.MarshalAppend(dst, b)
 			b.Records = records
 			if err != nil {
-				return dst, err
+				return dst, ranges, err
 			}
 			dst = protowire.AppendTag(dst, fieldRecords, protowire.BytesType)
-			dst = protowire.AppendVarint(dst, uint64(r.Size))
-			start := len(dst)
-			dst = append(dst, make([]byte, r.Size)...)
-			if _, err := r.File.ReadAt(dst[start:], r.Position); err != nil {
-				return dst[:start], fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "read fetched records"), err)
+			dst = protowire.AppendVarint(dst, uint64(r.size()))
+			for i := range r.ranges {
+				rr := &r.ranges[i]
+				if rr.Size > 0 {
+					ranges = append(ranges, wire.FileRange{At: len(dst), File: rr.File, Pos: rr.Position, Size: rr.Size})
+				}
 			}
 		}
 	}
-	return dst, nil
+	return dst, ranges, nil
 }

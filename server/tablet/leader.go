@@ -355,7 +355,7 @@ func (s *leadership) readForFollower(resp *fetchResponse, bo *flusspb.PbFetchLog
 	bo.HighWatermark = proto.Int64(rep.Log.HighWatermark())
 	bo.Records = []byte{}
 	if res.Size > 0 {
-		resp.fileRecords = append(resp.fileRecords, fileRecords{bucket: bo, res: res})
+		resp.addFileRecords(bo, res)
 	}
 	return int(res.Size), nil
 }

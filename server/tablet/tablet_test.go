@@ -42,12 +42,12 @@ func node(t *testing.T) (coord, tablet *wire.ClientConn) {
 
 // createLogTable creates fluss.<name> with one INT column in the INDEXED log format (so that
 // rowBatch writes it) and returns its id.
-func createLogTable(t *testing.T, coord *wire.ClientConn, name string) int64 {
+func createLogTable(t testing.TB, coord *wire.ClientConn, name string) int64 {
 	return createLogTableFormat(t, coord, name, "INDEXED")
 }
 
 // createLogTableFormat creates fluss.<name> with one INT column in the given log format.
-func createLogTableFormat(t *testing.T, coord *wire.ClientConn, name, format string) int64 {
+func createLogTableFormat(t testing.TB, coord *wire.ClientConn, name, format string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	d := metadata.TableDescriptor{
@@ -68,7 +68,7 @@ func createLogTableFormat(t *testing.T, coord *wire.ClientConn, name, format str
 	return info.GetTableId()
 }
 
-func produce(t *testing.T, tablet *wire.ClientConn, tableID int64, records []byte) *flusspb.PbProduceLogRespForBucket {
+func produce(t testing.TB, tablet *wire.ClientConn, tableID int64, records []byte) *flusspb.PbProduceLogRespForBucket {
 	t.Helper()
 	var resp flusspb.ProduceLogResponse
 	req := &flusspb.ProduceLogRequest{Acks: proto.Int32(-1), TableId: proto.Int64(tableID), TimeoutMs: proto.Int32(30000),
@@ -82,7 +82,7 @@ func produce(t *testing.T, tablet *wire.ClientConn, tableID int64, records []byt
 	return resp.BucketsResp[0]
 }
 
-func latest(t *testing.T, tablet *wire.ClientConn, tableID int64) int64 {
+func latest(t testing.TB, tablet *wire.ClientConn, tableID int64) int64 {
 	t.Helper()
 	var resp flusspb.ListOffsetsResponse
 	req := &flusspb.ListOffsetsRequest{FollowerServerId: proto.Int32(-1), OffsetType: proto.Int32(1), TableId: proto.Int64(tableID), BucketId: []int32{0}}

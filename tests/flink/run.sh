@@ -31,6 +31,7 @@ fi
 work="$(mktemp -d)"
 pid=""
 pids=()
+run_opts=()
 cleanup() {
   for p in $pid "${pids[@]}"; do
     if kill -0 "$p" 2>/dev/null; then
@@ -83,9 +84,15 @@ elif [ -n "${FLINK_CLUSTER:-}" ]; then
   bootstrap="$(IFS=,; echo "${addrs[*]}")"
   echo "3-node strom cluster serving at $bootstrap (logs: $work/strom{1,2,3}.log, kept on failure under $here/target/)"
 else
-  # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds.
-  "$bin" serve --data-dir "$work/data" --coordinator-listen 127.0.0.1:0 --tablet-listen 127.0.0.1:0 \
-    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s --set datalake.format=iceberg >"$work/strom.log" 2>&1 &
+  # Small segments and a 1 s retention run, so the trimmed-changelog check can trim within seconds;
+  # log tiering into remote.data.dir every second (log_remote_earliest); a Kafka listener
+  # (kafka_produced). --tablet-listen would replace the listeners of the config file.
+  read -r kafka_port <<<"$(free_ports 1)"
+  printf 'tablet-server.bind.listeners: FLUSS://127.0.0.1:0, KAFKA://127.0.0.1:%s\nkafka.enabled: true\n' "$kafka_port" >"$work/server.yaml"
+  mkdir -p "$work/remote"
+  "$bin" serve --data-dir "$work/data" --config "$work/server.yaml" --coordinator-listen 127.0.0.1:0 \
+    --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s --set datalake.format=iceberg \
+    --set remote.data.dir="$work/remote" --set remote.log.task-interval-duration=1s >"$work/strom.log" 2>&1 &
   pid=$!
   bootstrap=""
   for _ in $(seq 1 300); do
@@ -95,11 +102,12 @@ else
     sleep 0.1
   done
   [ -n "$bootstrap" ] || { cat "$work/strom.log"; echo "strom serve not ready" >&2; exit 1; }
-  echo "strom serving at $bootstrap (log: $work/strom.log, kept on failure as $here/target/strom.log)"
+  echo "strom serving at $bootstrap, Kafka at 127.0.0.1:$kafka_port (log: $work/strom.log, kept on failure as $here/target/strom.log)"
+  run_opts=(-Dflinkcheck.kafka="127.0.0.1:$kafka_port" -Dflinkcheck.data-dir="$work/data" -Dflinkcheck.remote-dir="$work/remote")
 fi
 
 status=0
-java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+java "${run_opts[@]}" --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${FLINK_LOG_LEVEL:-error}" \
   -Dflinkcheck.timeout="${FLINK_CHECK_TIMEOUT:-60}" \

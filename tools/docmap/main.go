@@ -30,15 +30,16 @@ const (
 
 // extraPlaces are the rows of places that hold no Go package of this module.
 var extraPlaces = map[string]string{
-	"bench":           "The pyfluss workload script of `make bench-fluss` and the raw samples of measured runs (`bench/results/`).",
-	"docs":            "The living design: one file per concern, linked from the list above.",
-	"docs/grafana":    "A Grafana dashboard of the server's Prometheus metrics.",
-	"tests/compat":    "The pyfluss 1.0.0 compatibility suite: real `strom serve` processes driven by the official Python client.",
-	"tests/flink":     "The Flink SQL checks (a Maven project run with `javac` + `java`, see docs/flink.md).",
-	"tests/rocksdb":   "RocksDB itself (frocksdbjni from Maven Central) opening the KV snapshot directories Strom writes (`make test-rocksdb`).",
-	"tools/javabench": "The Java-client twin of the Go client's workloads, a Maven project on the released fluss-client (`make bench-clients`).",
-	"fluss/flusstest": "A separate Go module: an in-process server for tests of code using `fluss`.",
-	".ci":             "The CI entry point `.ci/run`: installs what the tests need and runs `make test`.",
+	"bench":             "The pyfluss workload script of `make bench-fluss` and the raw samples of measured runs (`bench/results/`).",
+	"docs":              "The living design: one file per concern, linked from the list above.",
+	"docs/grafana":      "A Grafana dashboard of the server's Prometheus metrics.",
+	"tests/compat":      "The pyfluss 1.0.0 compatibility suite: real `strom serve` processes driven by the official Python client.",
+	"tests/flink":       "The Flink SQL checks (a Maven project run with `javac` + `java`, see docs/flink.md).",
+	"tests/rocksdb":     "RocksDB itself (frocksdbjni from Maven Central) opening the KV snapshot directories Strom writes (`make test-rocksdb`).",
+	"tools/javabench":   "The Java-client twin of the Go client's workloads, a Maven project on the released fluss-client (`make bench-clients`).",
+	"tools/kafkabroker": "A single-node Apache Kafka broker (KRaft) from the released kafka_2.13 jars, started next to a command (`make test-kafka-broker`, `make bench-kafka`).",
+	"fluss/flusstest":   "A separate Go module: an in-process server for tests of code using `fluss`.",
+	".ci":               "The CI entry point `.ci/run`: installs what the tests need and runs `make test`.",
 }
 
 func main() {

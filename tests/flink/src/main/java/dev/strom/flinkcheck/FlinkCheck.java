@@ -175,7 +175,8 @@ public final class FlinkCheck {
             case "log_insert", "pk_insert", "partitioned_pk", "alter_add_column_pk", "pk_update_delete" ->
                     List.of("catalog");
             case "pk_trimmed_full", "log_trimmed_earliest" -> List.of("catalog", "pk_trimmed_setup");
-            case "pk_trimmed_setup", "lake_setup", "lake_partitioned" -> List.of("catalog");
+            case "pk_trimmed_setup", "lake_setup", "lake_partitioned", "kafka_produced",
+                    "log_remote_earliest" -> List.of("catalog");
             case "lake_log_read", "lake_pk_read", "lake_union_batch", "lake_union_stream_log",
                     "lake_union_stream_pk" -> List.of("catalog", "lake_setup");
             default -> List.of();
@@ -300,6 +301,7 @@ public final class FlinkCheck {
         });
         defineTrimmed();
         defineLake();
+        defineKafkaAndRemote();
     }
 
     /** Rows {@code (id, v)} for ids from..to, each value long enough that a batch fills a segment. */
@@ -554,6 +556,155 @@ public final class FlinkCheck {
                 // The lake holds 1 and 3 as of the snapshot; the changelog after it updates 3, adds 4.
                 expectSame(streamRows("SELECT id, name FROM lake_pk", 5),
                         "+I[1, a2]", "+I[3, c]", "-U[3, c]", "+U[3, c2]", "+I[4, d]"));
+    }
+
+    // ------------------------------------------------------------------ Kafka and remote log
+
+    /** A server option run.sh passes as a system property; the check fails without it. */
+    private static String runOption(String name) {
+        String v = System.getProperty("flinkcheck." + name, "");
+        if (v.isEmpty()) {
+            throw new IllegalStateException("-Dflinkcheck." + name + " is not set (tests/flink/run.sh sets it"
+                    + " for the single-node server it starts)");
+        }
+        return v;
+    }
+
+    /**
+     * Appends rows {@code (id, v)} for ids from..to with the Fluss Java client, flushing after
+     * every {@code perBatch} rows (so each group is a batch of its own), and waits for every
+     * acknowledgement. Values are ~100 characters that do not compress well.
+     */
+    private void appendPadded(String table, int from, int to, int perBatch) throws Exception {
+        try (org.apache.fluss.client.Connection conn = flussConnection();
+             org.apache.fluss.client.table.Table t = conn.getTable(org.apache.fluss.metadata.TablePath.of(db, table))) {
+            org.apache.fluss.client.table.writer.AppendWriter w = t.newAppend().createWriter();
+            java.util.Random random = new java.util.Random(from);
+            List<java.util.concurrent.CompletableFuture<?>> acks = new ArrayList<>();
+            for (int i = from; i <= to; i++) {
+                StringBuilder pad = new StringBuilder("r");
+                while (pad.length() < 100) {
+                    pad.append(Long.toHexString(random.nextLong()));
+                }
+                acks.add(w.append(org.apache.fluss.row.GenericRow.of(i,
+                        org.apache.fluss.row.BinaryString.fromString(pad.toString()))));
+                if ((i - from + 1) % perBatch == 0) {
+                    w.flush();
+                }
+            }
+            w.flush();
+            for (java.util.concurrent.CompletableFuture<?> f : acks) {
+                f.get(CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private long tableId(String database, String table) throws Exception {
+        try (org.apache.fluss.client.Connection conn = flussConnection()) {
+            return conn.getAdmin().getTableInfo(org.apache.fluss.metadata.TablePath.of(database, table))
+                    .get().getTableId();
+        }
+    }
+
+    private static int countFiles(java.io.File dir, String suffix) {
+        java.io.File[] files = dir.listFiles();
+        int n = 0;
+        for (java.io.File f : files == null ? new java.io.File[0] : files) {
+            n += f.isDirectory() ? countFiles(f, suffix) : f.getName().endsWith(suffix) ? 1 : 0;
+        }
+        return n;
+    }
+
+    /**
+     * Rows produced over Kafka (docs/kafka.md: topic {@code t} is the log table {@code kafka.t})
+     * read with Flink SQL, and a log table whose first segments were tiered to remote.data.dir
+     * and deleted locally (docs/tiered-storage.md) read from earliest.
+     */
+    private void defineKafkaAndRemote() {
+        add("kafka_produced", "rows a Kafka producer wrote (idempotent, acks=all), read as the table kafka.<topic>", () -> {
+            java.util.Properties props = new java.util.Properties();
+            props.put("bootstrap.servers", runOption("kafka"));
+            String topic = db + "_events";
+            int partitions = 2;
+            int n = 30;
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(props)) {
+                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, partitions, (short) 1)))
+                        .all().get(CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+            props.put("acks", "all");
+            props.put("enable.idempotence", "true");
+            props.put("key.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+            props.put("value.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+            long base = System.currentTimeMillis() - 60_000;
+            List<String> want = new ArrayList<>();
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer =
+                         new org.apache.kafka.clients.producer.KafkaProducer<>(props)) {
+                List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    // The last record is a tombstone: a NULL value in the table.
+                    byte[] value = i == n - 1 ? null : ("v" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]> rec =
+                            new org.apache.kafka.clients.producer.ProducerRecord<>(topic, i % partitions, base + i,
+                                    ("k" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8), value);
+                    rec.headers().add("i", Integer.toString(i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    rec.headers().add("src", "kafka".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    acks.add(producer.send(rec));
+                    want.add("+I[k" + i + ", " + (value == null ? "null" : "v" + i) + ", 2, i, " + i + ", src, "
+                            + java.time.Instant.ofEpochMilli(base + i) + "]");
+                }
+                producer.flush();
+                for (java.util.concurrent.Future<?> f : acks) {
+                    f.get(CHECK_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                }
+            }
+            expectSame(streamRows("SELECT CAST(`key` AS STRING), CAST(`value` AS STRING), CARDINALITY(headers),"
+                    + " headers[1].`key`, CAST(headers[1].`value` AS STRING), headers[2].`key`, `timestamp`"
+                    + " FROM `kafka`.`" + topic + "` /*+ OPTIONS('scan.startup.mode'='earliest') */", n),
+                    want.toArray(new String[0]));
+            expectSame(all(batch, "SELECT COUNT(*) FROM `kafka`.`" + topic + "`"), "+I[" + n + "]");
+        });
+        add("log_remote_earliest", "log table whose first segments are only in remote storage, earliest", () -> {
+            java.io.File dataDir = new java.io.File(runOption("data-dir"));
+            java.io.File remoteDir = new java.io.File(runOption("remote-dir"));
+            // One bucket, so rows arrive in id order. The rows are appended with the Fluss Java
+            // client in uncompressed batches of 40 rows, ~4.5 KB (an INSERT job per batch would
+            // cost seconds each): every batch fills a 4 KB segment, so each closes one; one
+            // local segment is kept.
+            exec(stream, "CREATE TABLE remote_log_t (id INT, v STRING) WITH ('bucket.num'='1',"
+                    + " 'table.log.tiered.local-segments'='1', 'table.log.arrow.compression.type'='NONE')");
+            // 240 rows: six batches and segments, of which at least three must be tiered.
+            int rows = 240;
+            int minTiered = 3;
+            appendPadded("remote_log_t", 1, rows, 40);
+            long id = tableId(db, "remote_log_t");
+            java.io.File bucketDir = new java.io.File(dataDir, "tablet/table-" + id + "/bucket-0");
+            java.io.File tieredDir = new java.io.File(remoteDir, "log/" + db + "/remote_log_t-" + id);
+            long deadline = System.nanoTime() + 45_000_000_000L;
+            int local;
+            int remote;
+            while (true) {
+                java.io.File[] logs = bucketDir.listFiles((d, name) -> name.endsWith(".log"));
+                local = logs == null ? -1 : logs.length;
+                remote = countFiles(tieredDir, ".log");
+                if (local == 1 && remote >= minTiered) {
+                    break;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new TimeoutException("precondition: after 45 s " + bucketDir + " holds " + local
+                            + " segments and remote storage " + remote + " (want 1 and at least " + minTiered + ")");
+                }
+                Thread.sleep(200);
+            }
+            // A row after the tiering: a row read twice (or skipped) anywhere before it shifts it.
+            appendPadded("remote_log_t", rows + 1, rows + 1, 1);
+            List<String> got = streamRows("SELECT id FROM remote_log_t /*+ OPTIONS('scan.startup.mode'='earliest') */",
+                    rows + 1);
+            for (int i = 0; i < got.size(); i++) {
+                if (!got.get(i).equals("+I[" + (i + 1) + "]")) {
+                    throw new AssertionError("row " + i + " is " + got.get(i) + ", want +I[" + (i + 1) + "]: " + got);
+                }
+            }
+        });
     }
 
     // ------------------------------------------------------------------ running

@@ -1,6 +1,6 @@
 //go:build linux
 
-package logstore
+package sendfile
 
 import (
 	"io"
@@ -8,11 +8,14 @@ import (
 	"syscall"
 )
 
-// sendFile copies [pos, pos+n) of f to w with sendfile(2) when w is a socket, pipe or file
-// (anything exposing syscall.Conn). It passes the offset explicitly, so the shared file
-// position is never touched and concurrent readers of one descriptor do not interfere.
-// handled is false when sendfile cannot be used at all; the caller then copies.
-func sendFile(w io.Writer, f *os.File, pos, n int64) (written int64, handled bool, err error) {
+// maxChunk bounds one sendfile(2) call (Linux sends at most 0x7ffff000 bytes per call anyway).
+const maxChunk = 1 << 30
+
+// Send copies [pos, pos+n) of f to w with sendfile(2) when w exposes a file descriptor
+// (syscall.Conn: TCP and Unix sockets, pipes, files). handled is false when sendfile cannot be
+// used at all and nothing was written; the caller then copies. With handled true, written is
+// what reached w; an error after a partial send leaves w mid-stream.
+func Send(w io.Writer, f *os.File, pos, n int64) (written int64, handled bool, err error) {
 	sc, ok := w.(syscall.Conn)
 	if !ok {
 		return 0, false, nil
@@ -31,7 +34,7 @@ func sendFile(w io.Writer, f *os.File, pos, n int64) (written int64, handled boo
 		werr := rc.Write(func(out uintptr) bool {
 			for written < n {
 				off := pos + written
-				m, e := syscall.Sendfile(int(out), int(in), &off, int(min(n-written, 1<<30)))
+				m, e := syscall.Sendfile(int(out), int(in), &off, int(min(n-written, maxChunk)))
 				if m > 0 {
 					written += int64(m)
 				}
@@ -46,7 +49,7 @@ func sendFile(w io.Writer, f *os.File, pos, n int64) (written int64, handled boo
 					serr = e
 					return true
 				case m == 0:
-					serr = io.ErrUnexpectedEOF
+					serr = io.ErrUnexpectedEOF // the file ends before pos+n
 					return true
 				}
 			}
@@ -64,4 +67,10 @@ func sendFile(w io.Writer, f *os.File, pos, n int64) (written int64, handled boo
 		serr = cerr
 	}
 	return written, true, serr
+}
+
+// Supported reports whether Send can use sendfile(2) towards w.
+func Supported(w io.Writer) bool {
+	_, ok := w.(syscall.Conn)
+	return ok
 }

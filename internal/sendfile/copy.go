@@ -1,0 +1,28 @@
+package sendfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// copyBufferSize is the buffer Copy reads through: what one fallback copy holds in memory,
+// whatever the size of the range.
+const copyBufferSize = 64 << 10
+
+// Copy writes [pos, pos+n) of f to w through a buffer of copyBufferSize bytes, using
+// positional reads only. A file that ends before pos+n gives io.ErrUnexpectedEOF.
+func Copy(w io.Writer, f *os.File, pos, n int64) (int64, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	// onlyWriter hides w's ReadFrom, so that the copy cannot fall into a ReaderFrom that
+	// reads the whole range into memory or uses the file's shared seek position.
+	written, err := io.CopyBuffer(onlyWriter{w}, io.NewSectionReader(f, pos, n), make([]byte, min(n, copyBufferSize)))
+	if err == nil && written < n {
+		err = fmt.Errorf("sendfile: %s ends before byte %d: %w", f.Name(), pos+n, io.ErrUnexpectedEOF)
+	}
+	return written, err
+}
+
+type onlyWriter struct{ io.Writer }
