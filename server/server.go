@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stromdb/strom/internal/fdbudget"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/wire"
@@ -54,7 +55,8 @@ type Node struct {
 	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
 	listeners   []boundListener
-	limits      *wire.Limits     // shared by every listener
+	limits      *wire.Limits     // shared by every listener; see nodeLimits
+	fds         fdbudget.Budget  // the file-descriptor budget (applyFDBudget)
 	metrics     *metrics.Metrics // nil unless the HTTP listener is enabled
 	http        *metrics.Server
 	httpMux     *http.ServeMux // the HTTP listener's routes; HandleHTTP adds to it
@@ -146,6 +148,10 @@ func prepare(cfg config.Config, log *slog.Logger) (*Node, error) {
 		return nil, err
 	}
 	n.lock = lock
+	if err := n.applyFDBudget(); err != nil {
+		n.Close()
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -291,6 +297,7 @@ func (n *Node) openMetrics() {
 	if n.remoteLog != nil {
 		prometheus.WrapRegistererWith(labels, n.metrics.Registry).MustRegister(n.remoteLog)
 	}
+	prometheus.WrapRegistererWith(labels, n.metrics.Registry).MustRegister(fdCollector{n})
 }
 
 // bindListeners registers the roles' APIs and binds every listener of the node's roles.
@@ -392,6 +399,8 @@ func (n *Node) serve(ctx context.Context) {
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.remoteLog.Run(sctx) }()
 	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.watchFDs(sctx) }()
 	context.AfterFunc(ctx, func() { n.Close() })
 	store := n.store
 	n.storeFailed = store.Failed()
@@ -490,13 +499,6 @@ func (n *Node) HTTPAddr() string {
 // does); in wire 0 means the default, so they become negative.
 func (n *Node) listenerConfig(name string) wire.ListenerConfig {
 	c := &n.cfg
-	if n.limits == nil {
-		n.limits = wire.NewLimits(wire.LimitsConfig{
-			MaxConnections: c.MaxConnections, MaxConnInflightRequests: c.MaxConnInflightRequests,
-			MaxConnInflightBytes: c.MaxConnInflightBytes, MaxInflightRequests: c.MaxInflightRequests,
-			MaxInflightBytes: c.MaxInflightBytes, MaxRequestEntries: c.MaxRequestEntries,
-		})
-	}
 	disabledIfZero := func(d time.Duration) time.Duration {
 		if d == 0 {
 			return -1
@@ -506,7 +508,7 @@ func (n *Node) listenerConfig(name string) wire.ListenerConfig {
 	return wire.ListenerConfig{
 		Name: name, MaxFrameSize: c.MaxRequestSize, PreAuthMaxFrameSize: c.PreAuthMaxRequestSize,
 		AuthTimeout: c.AuthTimeout, AuthFailureDelay: disabledIfZero(c.AuthFailureDelay), MaxAuthFailures: c.AuthMaxFailures,
-		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.limits,
+		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.nodeLimits(),
 	}
 }
 
