@@ -118,6 +118,8 @@ var _ = registerAll([]Option{
 	{Key: "etcd.client-cert-file", Type: String, Scope: Server, Parser: "server/config", See: "cluster.md#on-three-machines", Desc: "certificate for TLS on etcd's client URLs"},
 	{Key: "etcd.client-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.client-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a client's certificate must be signed by"},
+	{Key: "cluster.secret-file", Type: String, Scope: Server, Parser: "server/config", See: "security.md#cluster-authentication",
+		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://)"},
 })
 
 // Security.
