@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/stromdb/strom/internal/clustertls"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
@@ -20,6 +23,9 @@ import (
 // of an embedded etcd cluster, or an external etcd (docs/cluster.md).
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.EtcdStore, error) {
 	dir := filepath.Join(cfg.DataDir, "meta")
+	if err := clusterIdentity(&cfg, log); err != nil {
+		return nil, err
+	}
 	switch {
 	case !cfg.Clustered():
 		return meta.OpenEmbedded(ctx, dir, log)
@@ -35,6 +41,47 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.
 			PeerTLS:       tlsInfo(cl.PeerTLS), ClientTLS: tlsInfo(cl.ClientTLS),
 		}, log.With("role", "etcd"))
 	}
+}
+
+// clusterIdentity issues this process's certificate from cluster.secret-file (into the data
+// directory's cluster-tls/) and uses it for etcd's peer and client TLS; without a secret or
+// etcd TLS files a cluster's etcd traffic is unauthenticated, which is WARNed.
+func clusterIdentity(cfg *config.Config, log *slog.Logger) error {
+	cl := &cfg.Cluster
+	if !cfg.Clustered() {
+		return nil // the single node's etcd is on private unix sockets
+	}
+	if cl.SecretFile == "" {
+		if !cl.PeerTLS.Enabled() && !cl.ClientTLS.Enabled() {
+			log.Warn("INSECURE: cluster traffic is not authenticated: anyone who reaches the etcd ports can read and rewrite the metadata; set cluster.secret-file (docs/security.md, \"Cluster authentication\")")
+		}
+		return nil
+	}
+	secret, err := clustertls.ReadSecret(cl.SecretFile)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	for _, us := range [][]url.URL{cl.ListenPeerURLs, cl.AdvertisePeerURLs, cl.ListenClientURLs, cl.AdvertiseClientURLs} {
+		for _, u := range us {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	name := cl.Name
+	if name == "" {
+		name = "strom-" + strconv.Itoa(int(cfg.TabletServerID))
+	}
+	f, err := clustertls.Issue(secret, filepath.Join(cfg.DataDir, "cluster-tls"), name, hosts)
+	if err != nil {
+		return err
+	}
+	files := config.TLSFiles{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.TrustedCAFile}
+	cl.PeerTLS, cl.ClientTLS = files, files
+	log.Info("cluster authentication: etcd peer and client traffic over mutual TLS from cluster.secret-file", "certificate", f.CertFile)
+	return nil
 }
 
 // tlsInfo turns configured TLS files into etcd's form; every TLS link of the cluster's etcd

@@ -21,6 +21,8 @@ func (n *Node) kafkaServer(kc kafka.Config, topo *cluster.Topology, authz *auth.
 		Cluster: kafkaCluster{n: n, topo: topo}, IDs: n.store, Store: n.store, Authorizer: authz,
 		MaxFrameSize: n.cfg.MaxRequestSize, DefaultBuckets: n.cfg.DefaultBucketNumber,
 		DefaultReplication: n.cfg.DefaultReplicationFactor,
+		// The node's budgets and SASL timeout, as on its Fluss listeners.
+		Limits: n.nodeLimits(), AuthTimeout: n.cfg.AuthTimeout,
 	}, n.log.With("role", "kafka"))
 }
 
@@ -42,6 +44,9 @@ func (n *Node) listenKafka(l config.Listener, ks *kafka.Server) (cluster.Endpoin
 	if err != nil {
 		return cluster.Endpoint{}, fmt.Errorf("kafka listener %s on %s: %w", l.Name, l.Addr(), err)
 	}
+	// Counted against the node's connection limit, EMFILE retried: the same admission as the
+	// Fluss listeners (wire.Serve).
+	ln = wire.LimitedListener(ln, n.nodeLimits(), n.log.With("role", "kafka", "listener", l.Name))
 	n.listeners = append(n.listeners, boundListener{role: "kafka", cfg: wire.ListenerConfig{Name: l.Name}, ln: ln, kafka: ks})
 	ep := cluster.EndpointFromAddr(l.Name, ln.Addr())
 	if l.Host != "" && l.Host != "0.0.0.0" && l.Host != "::" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stromdb/strom/internal/fdbudget"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/wire"
@@ -54,7 +55,8 @@ type Node struct {
 	remoteLog   *remotelog.Manager // log tiering; nil without remote.data.dir
 
 	listeners   []boundListener
-	limits      *wire.Limits     // shared by every listener
+	limits      *wire.Limits     // shared by every listener; see nodeLimits
+	fds         fdbudget.Budget  // the file-descriptor budget (applyFDBudget)
 	metrics     *metrics.Metrics // nil unless the HTTP listener is enabled
 	http        *metrics.Server
 	httpMux     *http.ServeMux // the HTTP listener's routes; HandleHTTP adds to it
@@ -88,8 +90,55 @@ type boundListener struct {
 var ErrDataDirLocked = errors.New("data directory is in use by another strom server")
 
 // Start opens the data directory, starts every role and begins accepting connections. The
-// node serves until ctx is cancelled or Close is called.
+// node serves until ctx is cancelled or Close is called. Each step is a method below, in the
+// order it runs; a failed step closes what the earlier ones opened.
 func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, error) {
+	n, err := prepare(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			n.Close()
+		}
+	}()
+	st := &startState{topo: cluster.NewTopology()}
+	if err := n.openStorage(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := n.openCatalog(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := n.openTablet(ctx, st); err != nil {
+		return nil, err
+	}
+	n.openMetrics()
+	if err := n.bindListeners(st); err != nil {
+		return nil, err
+	}
+	if err := n.publish(ctx, st); err != nil {
+		return nil, err
+	}
+	n.serve(ctx)
+	ok = true
+	return n, nil
+}
+
+// startState carries what one step of Start hands to the later ones.
+type startState struct {
+	topo             *cluster.Topology
+	lakeCfg          lakeconf.Config
+	kafkaCfg         kafka.Config
+	authz            *auth.Authorizer
+	internalListener string
+	catalogStore     meta.Store // the store the coordinator writes through (fenced in a cluster)
+	coordEPs         []cluster.Endpoint
+	tabletEPs        []cluster.Endpoint
+}
+
+// prepare checks the configuration and takes the data directory's lock.
+func prepare(cfg config.Config, log *slog.Logger) (*Node, error) {
 	if err := cfg.Finish(); err != nil {
 		return nil, err
 	}
@@ -105,83 +154,96 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		return nil, err
 	}
 	n.lock = lock
-	ok := false
-	defer func() {
-		if !ok {
-			n.Close()
-		}
-	}()
+	if err := n.applyFDBudget(); err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
 
-	lakeCfg, err := lakeconf.ConfigFrom(cfg.Raw, cfg.DataDir)
-	if err != nil {
-		return nil, err
+// openStorage starts the lake tiering process and opens the metadata store and remote storage.
+func (n *Node) openStorage(ctx context.Context, st *startState) error {
+	cfg, log := n.cfg, n.log
+	var err error
+	if st.lakeCfg, err = lakeconf.ConfigFrom(cfg.Raw, cfg.DataDir); err != nil {
+		return err
 	}
-	if lakeCfg.Enabled() {
+	if st.lakeCfg.Enabled() {
 		// Started first: the tiering process opens the lake catalog while this node opens
-		// its stores; WaitReady below joins it.
-		if n.tierer, err = lakehost.New(lakehost.Options{Config: lakeCfg, Binary: cfg.Raw[options.TieringBinary.Key],
+		// its stores; openTablet joins it.
+		if n.tierer, err = lakehost.New(lakehost.Options{Config: st.lakeCfg, Binary: cfg.Raw[options.TieringBinary.Key],
 			Logger: log.With("role", "lake")}); err != nil {
-			return nil, fmt.Errorf("open data lake: %w", err)
+			return fmt.Errorf("open data lake: %w", err)
 		}
 	}
-	n.store, err = openStore(ctx, cfg, log)
-	if err != nil {
-		return nil, err
+	if n.store, err = openStore(ctx, cfg, log); err != nil {
+		return err
 	}
 	if n.remote, err = openRemote(ctx, cfg, log.With("role", "remote")); err != nil {
-		return nil, err
+		return err
 	}
-	topo := cluster.NewTopology()
-	kafkaCfg, err := kafka.ConfigFrom(cfg.Raw) // checked by cfg.Finish
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// openCatalog opens the authorizer, the control plane (in a cluster) and the coordinator.
+func (n *Node) openCatalog(ctx context.Context, st *startState) error {
+	cfg, log := n.cfg, n.log
+	var err error
+	if st.kafkaCfg, err = kafka.ConfigFrom(cfg.Raw); err != nil { // checked by cfg.Finish
+		return err
 	}
-	authz, internalListener, err := openAuthorizer(ctx, cfg, n.store)
-	if err != nil {
-		return nil, err
+	if st.authz, st.internalListener, err = openAuthorizer(ctx, cfg, n.store); err != nil {
+		return err
 	}
 	// In a cluster the coordinator writes through a store fenced by its election (a standby's
 	// or a deposed coordinator's writes fail), and the control plane places the buckets.
-	var catalogStore meta.Store = n.store
+	st.catalogStore = n.store
 	var clusterCtl coordinator.Cluster
 	if cfg.Clustered() {
 		n.control = control.New(control.Options{
-			Store: n.store, Topology: topo, Log: log.With("role", "control"),
+			Store: n.store, Topology: st.topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
 		})
-		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
+		st.catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control
 	}
 	producerTTL, err := options.ProducerOffsetsTTL.Get(cfg.Raw)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	lakeTables, err := lakeTablesEnabled(cfg, lakeCfg)
+	lakeTables, err := lakeTablesEnabled(cfg, st.lakeCfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	allowLog, err := options.AllowCreateLogTables.Get(cfg.Raw)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	allowKv, err := options.AllowCreateKvTables.Get(cfg.Raw)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	n.coordinator, err = coordinator.Open(ctx, catalogStore, topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
+	n.coordinator, err = coordinator.Open(ctx, st.catalogStore, st.topo, coordinator.Options{Defaults: metadata.ClusterDefaults{
 		BucketNumber: cfg.DefaultBucketNumber, ReplicationFactor: cfg.DefaultReplicationFactor, MaxBucketNum: cfg.MaxBucketNum,
-		DataLakeFormat: lakeCfg.Format, DataLakeEnabled: lakeTables,
+		DataLakeFormat: st.lakeCfg.Format, DataLakeEnabled: lakeTables,
 		DisallowLogTables: !allowLog, DisallowKvTables: !allowKv,
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
-		Authorizer: authz, InternalListener: internalListener, StaticConfigs: cfg.Raw,
-		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: lakeCfg.ReaderTableOptions(),
+		Authorizer: st.authz, InternalListener: st.internalListener, StaticConfigs: cfg.Raw,
+		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: st.lakeCfg.ReaderTableOptions(),
 		Remote: n.remote}, log.With("role", "coordinator"))
 	if err != nil {
-		return nil, fmt.Errorf("open catalog: %w", err)
+		return fmt.Errorf("open catalog: %w", err)
 	}
+	return nil
+}
+
+// openTablet opens the KV snapshots, log tiering and the tablet server, and starts the
+// coordinator on it.
+func (n *Node) openTablet(ctx context.Context, st *startState) error {
+	cfg, log := n.cfg, n.log
 	tabletOpts := tablet.Options{
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store, IDRanges: n.store,
-		Config: cfg, Authorizer: authz, InternalListener: internalListener,
+		Config: cfg, Authorizer: st.authz, InternalListener: st.internalListener,
 		// Parsed once, by config through the registry (internal/options); the tablet server
 		// reads its raw keys only when these are zero.
 		MinInSyncReplicas: int(cfg.Cluster.MinInSyncReplicas), ReplicaMaxLag: cfg.Cluster.ReplicaMaxLagTime,
@@ -192,12 +254,13 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	}
 	if n.tierer != nil {
 		if err := n.tierer.WaitReady(ctx); err != nil {
-			return nil, fmt.Errorf("open data lake: %w", err)
+			return fmt.Errorf("open data lake: %w", err)
 		}
 		tabletOpts.RetentionFloor = n.tierer.Floor
 	}
-	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.remote, n.store, catalogStore, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
-		return nil, err
+	var err error
+	if n.kvSnapshots, err = openKvSnapshots(ctx, cfg, n.remote, n.store, st.catalogStore, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, log.With("role", "kv-snapshots")); err != nil {
+		return err
 	}
 	tabletOpts.RetentionFloor = retentionFloor(n.kvSnapshots, tabletOpts.RetentionFloor)
 	tabletOpts.Snapshots = n.kvSnapshots
@@ -206,65 +269,72 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		lakeFloor = n.tierer.Floor
 	}
 	if n.remoteLog, err = openRemoteLog(cfg, n.remote, n.store, n.control, n.coordinator, func() *tablet.Server { return n.tablet }, lakeFloor, log.With("role", "remote-log")); err != nil {
-		return nil, err
+		return err
 	}
 	if n.remoteLog != nil {
 		tabletOpts.RemoteLog = n.remoteLog
 	}
-	n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet"))
-	if err != nil {
-		return nil, err
+	if n.tablet, err = tablet.New(tabletOpts, log.With("role", "tablet")); err != nil {
+		return err
 	}
 	if err := n.coordinator.Start(ctx, n.tablet); err != nil {
-		return nil, err
+		return err
 	}
 	n.coordinator.SetKvSnapshots(n.kvSnapshots)
 	if n.tierer != nil {
 		n.coordinator.SetLakeSnapshots(n.tierer)
 		n.tierer.Start(n.tablet, n.coordinator)
 	}
+	return nil
+}
 
-	if cfg.HTTPEnabled() {
-		src := metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store}
-		if n.control != nil { // not a nil *Control in the interface
-			src.Cluster = n.control
-		}
-		n.metrics = metrics.New(src)
-		if n.tierer != nil {
-			// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
-			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
-				n.metrics.Registry).MustRegister(n.tierer)
-		}
-		if n.remoteLog != nil {
-			prometheus.WrapRegistererWith(prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))},
-				n.metrics.Registry).MustRegister(n.remoteLog)
-		}
+// openMetrics builds the metrics registry when the HTTP listener is enabled.
+func (n *Node) openMetrics() {
+	cfg := n.cfg
+	if !cfg.HTTPEnabled() {
+		return
 	}
+	src := metrics.Sources{Host: cfg.CoordinatorListeners[0].Host, ServerID: cfg.TabletServerID, Catalog: n.coordinator, Tablet: n.tablet, Meta: n.store}
+	if n.control != nil { // not a nil *Control in the interface
+		src.Cluster = n.control
+	}
+	n.metrics = metrics.New(src)
+	labels := prometheus.Labels{"host": cfg.CoordinatorListeners[0].Host, "server_id": strconv.Itoa(int(cfg.TabletServerID))}
+	if n.tierer != nil {
+		// The lake tiering's metrics, with Fluss's server variables as on every fluss_* metric.
+		prometheus.WrapRegistererWith(labels, n.metrics.Registry).MustRegister(n.tierer)
+	}
+	if n.remoteLog != nil {
+		prometheus.WrapRegistererWith(labels, n.metrics.Registry).MustRegister(n.remoteLog)
+	}
+	prometheus.WrapRegistererWith(labels, n.metrics.Registry).MustRegister(fdCollector{n})
+}
 
+// bindListeners registers the roles' APIs and binds every listener of the node's roles.
+func (n *Node) bindListeners(st *startState) error {
+	cfg := n.cfg
 	coordSvc := wire.NewService(1)
 	n.coordinator.RegisterReadOnly(coordSvc)
 	n.coordinator.RegisterAdmin(coordSvc)
 	if n.control != nil {
-		n.control.RegisterCoordinator(coordSvc, internalListener)
+		n.control.RegisterCoordinator(coordSvc, st.internalListener)
 	}
 	tabletSvc := wire.NewService(2)
 	n.coordinator.RegisterReadOnly(tabletSvc)
 	n.tablet.Register(tabletSvc)
 	if n.control != nil {
-		n.control.RegisterTablet(tabletSvc, internalListener)
+		n.control.RegisterTablet(tabletSvc, st.internalListener)
 	}
-
-	var coordEPs, tabletEPs []cluster.Endpoint
 	if cfg.HasRole(config.RoleCoordinator) {
 		for _, l := range cfg.CoordinatorListeners {
-			if kafkaCfg.IsListener(l.Name) {
+			if st.kafkaCfg.IsListener(l.Name) {
 				continue // Kafka is served by tablet servers only
 			}
 			ep, err := n.listen("coordinator", l, coordSvc)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			coordEPs = append(coordEPs, ep)
+			st.coordEPs = append(st.coordEPs, ep)
 		}
 	}
 	if cfg.HasRole(config.RoleTabletServer) {
@@ -272,38 +342,52 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		for _, l := range cfg.TabletListeners {
 			var ep cluster.Endpoint
 			var err error
-			if kafkaCfg.IsListener(l.Name) {
+			if st.kafkaCfg.IsListener(l.Name) {
 				if ks == nil {
-					ks = n.kafkaServer(kafkaCfg, topo, authz)
+					ks = n.kafkaServer(st.kafkaCfg, st.topo, st.authz)
 				}
 				ep, err = n.listenKafka(l, ks)
 			} else {
 				ep, err = n.listen("tablet-server", l, tabletSvc)
 			}
 			if err != nil {
-				return nil, err
+				return err
 			}
-			tabletEPs = append(tabletEPs, ep)
+			st.tabletEPs = append(st.tabletEPs, ep)
 		}
 	}
+	return nil
+}
+
+// publish starts the HTTP listener and makes the node's endpoints known (the topology on the
+// single node, the cluster's registration otherwise).
+func (n *Node) publish(ctx context.Context, st *startState) error {
+	cfg := n.cfg
 	// The HTTP listener is bound before the node joins the cluster, so that its address is
 	// in the node's registration (the other nodes' gateways read replica progress there).
 	if n.metrics != nil {
 		if err := n.serveHTTP(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if n.control == nil {
-		for _, ep := range coordEPs {
-			topo.SetCoordinator(ep)
+		for _, ep := range st.coordEPs {
+			st.topo.SetCoordinator(ep)
 		}
-		for _, ep := range tabletEPs {
-			topo.SetTabletServer(cfg.TabletServerID, ep)
+		for _, ep := range st.tabletEPs {
+			st.topo.SetTabletServer(cfg.TabletServerID, ep)
 		}
-		topo.SetRack(cfg.TabletServerID, cfg.TabletServerRack)
-	} else if err := n.startControl(ctx, internalListener, coordEPs, tabletEPs); err != nil {
-		return nil, err
+		st.topo.SetRack(cfg.TabletServerID, cfg.TabletServerRack)
+	} else if err := n.startControl(ctx, st.internalListener, st.coordEPs, st.tabletEPs); err != nil {
+		return err
 	}
+	return nil
+}
+
+// serve starts accepting on every listener and the background loops, and ties the node's
+// life to ctx and to the metadata store.
+func (n *Node) serve(ctx context.Context) {
+	log := n.log
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	for _, bl := range n.listeners {
@@ -327,6 +411,8 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.remoteLog.Run(sctx) }()
 	}
+	n.wg.Add(1)
+	go func() { defer n.wg.Done(); n.watchFDs(sctx) }()
 	context.AfterFunc(ctx, func() { n.Close() })
 	store := n.store
 	n.storeFailed = store.Failed()
@@ -340,8 +426,6 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		case <-sctx.Done():
 		}
 	}()
-	ok = true
-	return n, nil
 }
 
 func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluster.Endpoint, error) {
@@ -428,13 +512,6 @@ func (n *Node) HTTPAddr() string {
 // does); in wire 0 means the default, so they become negative.
 func (n *Node) listenerConfig(name string) wire.ListenerConfig {
 	c := &n.cfg
-	if n.limits == nil {
-		n.limits = wire.NewLimits(wire.LimitsConfig{
-			MaxConnections: c.MaxConnections, MaxConnInflightRequests: c.MaxConnInflightRequests,
-			MaxConnInflightBytes: c.MaxConnInflightBytes, MaxInflightRequests: c.MaxInflightRequests,
-			MaxInflightBytes: c.MaxInflightBytes, MaxRequestEntries: c.MaxRequestEntries,
-		})
-	}
 	disabledIfZero := func(d time.Duration) time.Duration {
 		if d == 0 {
 			return -1
@@ -444,7 +521,7 @@ func (n *Node) listenerConfig(name string) wire.ListenerConfig {
 	return wire.ListenerConfig{
 		Name: name, MaxFrameSize: c.MaxRequestSize, PreAuthMaxFrameSize: c.PreAuthMaxRequestSize,
 		AuthTimeout: c.AuthTimeout, AuthFailureDelay: disabledIfZero(c.AuthFailureDelay), MaxAuthFailures: c.AuthMaxFailures,
-		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.limits,
+		IdleTimeout: disabledIfZero(c.ConnectionMaxIdleTime), Limits: n.nodeLimits(),
 		ZeroCopy: c.FetchZeroCopy,
 	}
 }

@@ -118,6 +118,8 @@ var _ = registerAll([]Option{
 	{Key: "etcd.client-cert-file", Type: String, Scope: Server, Parser: "server/config", See: "cluster.md#on-three-machines", Desc: "certificate for TLS on etcd's client URLs"},
 	{Key: "etcd.client-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.client-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a client's certificate must be signed by"},
+	{Key: "cluster.secret-file", Type: String, Scope: Server, Parser: "server/config", See: "security.md#cluster-authentication",
+		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://)"},
 })
 
 // Security.
@@ -154,7 +156,9 @@ var (
 	ConnectionMaxIdleTime = DurationOf(Option{Key: "netty.connection.max-idle-time", Default: "10min", Scope: Server, Versions: Both09And10,
 		Desc: "a connection idle this long, or whose responses go unread this long, is closed (0 disables)"})
 	MaxConnections = IntOf(Option{Key: "netty.server.max-connections", Default: "4096", Scope: Server,
-		See: "security.md", Desc: "open client connections over all listeners; more are accepted and closed at once"}, Positive[int])
+		See: "security.md", Desc: "open client connections over all listeners (Fluss and Kafka); more are accepted and closed at once. Capped by the file-descriptor budget (server.fd.reserved)"}, Positive[int])
+	FDReserved = IntOf(Option{Key: "server.fd.reserved", Default: "0", Scope: Server, See: "operations.md#file-descriptors",
+		Desc: "file descriptors kept for storage, etcd, replication and the lake child; client connections get the rest of RLIMIT_NOFILE (0: max(512, half the limit))"}, NonNegative[int])
 	MaxConnInflightRequests = IntOf(Option{Key: "netty.connection.max-inflight-requests", Default: "1000", Scope: Server,
 		Desc: "requests of one connection read but not answered; past it the server stops reading that connection"}, Positive[int])
 	MaxConnInflightBytes = BytesOf(Option{Key: "netty.connection.max-inflight-bytes", Default: "128mb", Scope: Server,

@@ -50,6 +50,7 @@ type LimitsConfig struct {
 type Limits struct {
 	cfg      LimitsConfig
 	conns    atomic.Int64
+	refused  atomic.Int64 // connections closed at accept because MaxConnections was reached
 	requests *budget
 	bytes    *budget
 }
@@ -88,10 +89,18 @@ func (l *Limits) InflightRequests() int { return int(l.requests.inUse()) }
 // connections.
 func (l *Limits) InflightBytes() int64 { return l.bytes.inUse() }
 
+// MaxConnections is the connection limit in force (0: unlimited).
+func (l *Limits) MaxConnections() int { return l.cfg.MaxConnections }
+
+// RefusedConnections is the number of connections closed at accept because the connection
+// limit was reached, since the limits were made.
+func (l *Limits) RefusedConnections() int64 { return l.refused.Load() }
+
 // tryOpen counts a new connection, or reports that the limit is reached.
 func (l *Limits) tryOpen() bool {
 	if l.conns.Add(1) > int64(l.cfg.MaxConnections) && l.cfg.MaxConnections > 0 {
 		l.conns.Add(-1)
+		l.refused.Add(1)
 		return false
 	}
 	return true

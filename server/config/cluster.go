@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stromdb/strom/internal/clustertls"
 	"github.com/stromdb/strom/internal/options"
 )
 
@@ -43,6 +44,11 @@ type Cluster struct {
 	// client URLs: a member serves them with it, and a process that dials etcd
 	// (etcd.endpoints, etcd.join-endpoints) presents it. Empty: plain HTTP.
 	PeerTLS, ClientTLS TLSFiles
+	// SecretFile is cluster.secret-file: a secret shared by every process of the cluster from
+	// which each derives the cluster's CA and issues its own certificate at start
+	// (internal/clustertls), used for etcd's peer and client traffic in place of PeerTLS and
+	// ClientTLS. It excludes the etcd.*-file options.
+	SecretFile string
 
 	// TabletServerLeaseTTL (tablet-server.lease-ttl) is how long a tablet server stays
 	// registered after its last keepalive: the failure-detection time of a dead server.
@@ -157,6 +163,8 @@ func (c *Config) setCluster(key, value string) (known bool, err error) {
 		cl.ClientTLS.KeyFile = value
 	case "etcd.client-trusted-ca-file":
 		cl.ClientTLS.TrustedCAFile = value
+	case "cluster.secret-file":
+		cl.SecretFile = value
 	case "etcd.name":
 		cl.Name = value
 	case "etcd.initial-cluster":
@@ -283,16 +291,25 @@ func (c *Config) finishCluster() error {
 			return fmt.Errorf("tablet-server.id must not be negative")
 		}
 	}
+	if cl.SecretFile != "" {
+		if cl.PeerTLS.Enabled() || cl.ClientTLS.Enabled() {
+			return fmt.Errorf("cluster.secret-file derives the etcd TLS identities; the etcd.peer-* and etcd.client-* file options set them by hand: set one or the other")
+		}
+		if _, err := clustertls.ReadSecret(cl.SecretFile); err != nil {
+			return err
+		}
+	}
 	if err := cl.PeerTLS.validate("etcd.peer-"); err != nil {
 		return err
 	}
 	if err := cl.ClientTLS.validate("etcd.client-"); err != nil {
 		return err
 	}
-	if err := checkSchemes("etcd.endpoints", cl.Endpoints, cl.ClientTLS.Enabled(), "etcd.client-"); err != nil {
+	peerTLS, clientTLS := cl.PeerTLS.Enabled() || cl.SecretFile != "", cl.ClientTLS.Enabled() || cl.SecretFile != ""
+	if err := checkSchemes("etcd.endpoints", cl.Endpoints, clientTLS, "etcd.client-"); err != nil {
 		return err
 	}
-	if err := checkSchemes("etcd.join-endpoints", cl.JoinEndpoints, cl.ClientTLS.Enabled(), "etcd.client-"); err != nil {
+	if err := checkSchemes("etcd.join-endpoints", cl.JoinEndpoints, clientTLS, "etcd.client-"); err != nil {
 		return err
 	}
 	if len(cl.Endpoints) > 0 {
@@ -347,11 +364,11 @@ func (c *Config) finishCluster() error {
 		tls  bool
 		pre  string
 	}{
-		{"etcd.initial-cluster", peers, cl.PeerTLS.Enabled(), "etcd.peer-"},
-		{"etcd.listen-peer-urls", urlStrings(cl.ListenPeerURLs), cl.PeerTLS.Enabled(), "etcd.peer-"},
-		{"etcd.advertise-peer-urls", urlStrings(cl.AdvertisePeerURLs), cl.PeerTLS.Enabled(), "etcd.peer-"},
-		{"etcd.listen-client-urls", urlStrings(cl.ListenClientURLs), cl.ClientTLS.Enabled(), "etcd.client-"},
-		{"etcd.advertise-client-urls", urlStrings(cl.AdvertiseClientURLs), cl.ClientTLS.Enabled(), "etcd.client-"},
+		{"etcd.initial-cluster", peers, peerTLS, "etcd.peer-"},
+		{"etcd.listen-peer-urls", urlStrings(cl.ListenPeerURLs), peerTLS, "etcd.peer-"},
+		{"etcd.advertise-peer-urls", urlStrings(cl.AdvertisePeerURLs), peerTLS, "etcd.peer-"},
+		{"etcd.listen-client-urls", urlStrings(cl.ListenClientURLs), clientTLS, "etcd.client-"},
+		{"etcd.advertise-client-urls", urlStrings(cl.AdvertiseClientURLs), clientTLS, "etcd.client-"},
 	} {
 		if err := checkSchemes(check.key, check.urls, check.tls, check.pre); err != nil {
 			return err
@@ -370,7 +387,7 @@ func checkSchemes(key string, urls []string, tls bool, prefix string) error {
 	for _, u := range urls {
 		if !strings.HasPrefix(u, want+"://") {
 			if tls {
-				return fmt.Errorf("%s: %s must be https:// because %s* options set up TLS", key, u, prefix)
+				return fmt.Errorf("%s: %s must be https:// because %s* options or cluster.secret-file set up TLS", key, u, prefix)
 			}
 			return fmt.Errorf("%s: %s is https:// but no %scert-file, %skey-file and %strusted-ca-file are set", key, u, prefix, prefix, prefix)
 		}

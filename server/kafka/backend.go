@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/meta"
@@ -69,4 +70,11 @@ type Options struct {
 	DefaultBuckets int32
 	// ReplicationFactor of topics created without one.
 	DefaultReplication int32
+	// Limits, when non-nil, are the node's connection and in-flight budgets, shared with its
+	// Fluss listeners: each request is charged to them from reading its frame to writing its
+	// answer. The listener passed to Serve counts the connections (wire.LimitedListener).
+	Limits *wire.Limits
+	// AuthTimeout bounds the time from accept to a successful SaslAuthenticate on a SASL
+	// listener (0: unbounded); the connection is closed when it passes.
+	AuthTimeout time.Duration
 }

@@ -133,10 +133,20 @@ func (c *conn) serve(ctx context.Context) error {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	var sizeBuf [4]byte
+	// Until SaslAuthenticate succeeds every read is bounded by the authentication deadline.
+	var authDeadline time.Time
+	if d := c.s.opts.AuthTimeout; d > 0 && c.needsAuth() {
+		authDeadline = time.Now().Add(d)
+	}
 	for {
+		var deadline time.Time
 		if d := c.s.opts.Config.MaxIdleTime; d > 0 {
-			c.nc.SetReadDeadline(time.Now().Add(d))
+			deadline = time.Now().Add(d)
 		}
+		if c.needsAuth() && !authDeadline.IsZero() && (deadline.IsZero() || authDeadline.Before(deadline)) {
+			deadline = authDeadline
+		}
+		c.nc.SetReadDeadline(deadline)
 		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
 			return err
 		}
@@ -148,20 +158,28 @@ func (c *conn) serve(ctx context.Context) error {
 		if size < 8 || int(size) > max {
 			return fmt.Errorf("frame of %d bytes (limit %d)", size, max)
 		}
-		c.nc.SetReadDeadline(time.Time{})
-		frame := make([]byte, size)
-		if _, err := io.ReadFull(br, frame); err != nil {
-			return err
+		if c.needsAuth() {
+			c.nc.SetReadDeadline(authDeadline)
+		} else {
+			c.nc.SetReadDeadline(time.Time{})
 		}
-		resp, ok, err := c.handleFrame(ctx, frame)
+		release := func() {}
+		if l := c.s.opts.Limits; l != nil {
+			var err error
+			if release, err = l.Admit(ctx, int64(size)); err != nil {
+				return err
+			}
+		}
+		resp, ok, err := c.readAndHandle(ctx, br, size)
+		if err == nil && ok {
+			_, err = bw.Write(resp)
+		}
+		release()
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue // acks=0 produce: no response
-		}
-		if _, err := bw.Write(resp); err != nil {
-			return err
 		}
 		if br.Buffered() == 0 || c.closeAfter {
 			if err := bw.Flush(); err != nil {
@@ -172,6 +190,15 @@ func (c *conn) serve(ctx context.Context) error {
 			return errAuthFailed
 		}
 	}
+}
+
+// readAndHandle reads a frame of size bytes and serves it.
+func (c *conn) readAndHandle(ctx context.Context, br *bufio.Reader, size int32) ([]byte, bool, error) {
+	frame := make([]byte, size)
+	if _, err := io.ReadFull(br, frame); err != nil {
+		return nil, false, err
+	}
+	return c.handleFrame(ctx, frame)
 }
 
 // needsAuth reports whether the connection must still authenticate.

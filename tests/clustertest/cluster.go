@@ -57,6 +57,10 @@ type ClusterOptions struct {
 	Kafka bool
 	// HTTP gives each node an HTTP listener (http.listen) at Node.HTTPAddr.
 	HTTP bool
+	// SecretFile, when set, is every node's cluster.secret-file: the members' etcd peer and
+	// client URLs are https:// with mutual TLS derived from it (docs/security.md, "Cluster
+	// authentication").
+	SecretFile string
 }
 
 // StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
@@ -79,6 +83,10 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	// KV snapshots live under remote.data.dir, which the nodes of a cluster must share.
 	remote := filepath.Join(t.TempDir(), "remote")
 	var initial []string
+	scheme := "http"
+	if opts.SecretFile != "" {
+		scheme = "https"
+	}
 	for i := range opts.Nodes {
 		p := ports[perNode*i:]
 		n := &Node{
@@ -86,8 +94,8 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			DataDir:         filepath.Join(t.TempDir(), fmt.Sprintf("node%d", i+1)),
 			CoordinatorAddr: fmt.Sprintf("127.0.0.1:%d", p[0]),
 			TabletAddr:      fmt.Sprintf("127.0.0.1:%d", p[1]),
-			PeerURL:         fmt.Sprintf("http://127.0.0.1:%d", p[2]),
-			ClientURL:       fmt.Sprintf("http://127.0.0.1:%d", p[3]),
+			PeerURL:         fmt.Sprintf("%s://127.0.0.1:%d", scheme, p[2]),
+			ClientURL:       fmt.Sprintf("%s://127.0.0.1:%d", scheme, p[3]),
 		}
 		c.Nodes = append(c.Nodes, n)
 		initial = append(initial, fmt.Sprintf("node%d=%s", n.ID, n.PeerURL))
@@ -106,6 +114,9 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 		if opts.HTTP {
 			n.HTTPAddr = fmt.Sprintf("127.0.0.1:%d", ports[perNode*(n.ID-1)+7])
 			set["http.listen"] = n.HTTPAddr
+		}
+		if opts.SecretFile != "" {
+			set["cluster.secret-file"] = opts.SecretFile
 		}
 		for k, v := range opts.Set {
 			set[k] = v
