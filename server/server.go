@@ -145,9 +145,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	var catalogStore meta.Store = n.store
 	var clusterCtl coordinator.Cluster
 	if cfg.Clustered() {
+		stallTimeout, err := options.LogFlushMaxStallTime.Get(cfg.Raw)
+		if err != nil {
+			return nil, err
+		}
 		n.control = control.New(control.Options{
 			Store: n.store, Topology: topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
+			DiskStallTimeout: stallTimeout,
 		})
 		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control

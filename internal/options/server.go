@@ -210,6 +210,8 @@ var (
 		Desc: "the fewest in-sync replicas an acks=-1 write needs"}, atLeastOne)
 	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
+	LogFlushMaxStallTime = DurationOf(Option{Key: "log.flush.max-stall-time", Default: "5s", Scope: Server,
+		See: "cluster.md#gray-failures", Desc: "a tablet server of a cluster whose log fdatasync has not returned for this long leaves the cluster until it does (its leaderships move, it leaves every ISR); 0 turns it off"}, NonNegative[time.Duration])
 )
 
 // parseLakeFormat reads datalake.format in lower case: iceberg, the one lake Strom tiers to.

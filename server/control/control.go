@@ -75,6 +75,9 @@ type Options struct {
 	NotifyTimeout time.Duration
 	// MoveTimeout bounds one bucket move of a rebalance (default 2 min, as Fluss).
 	MoveTimeout time.Duration
+	// DiskStallTimeout is log.flush.max-stall-time: a tablet server whose log fdatasync has
+	// not returned for this long leaves the cluster until it does (disk_fence.go); 0: never.
+	DiskStallTimeout time.Duration
 }
 
 // Control is one node's view of, and part in, the cluster's control plane.
@@ -88,6 +91,7 @@ type Control struct {
 	wg      sync.WaitGroup
 	abandon atomic.Bool
 	lease   leaseClock // of this tablet server's registration (lease_clock.go)
+	disk    *diskFence // this tablet server's disk stalls (disk_fence.go)
 
 	members    *membership.Members
 	states     *bucketstate.Cache
@@ -161,14 +165,17 @@ func (c *Control) Start(ctx context.Context) error {
 		return err
 	}
 	if c.opts.Replicas != nil {
+		c.disk = newDiskFence(c.opts.DiskStallTimeout, c.log)
 		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load,
-			Renewed: c.lease.renewed}
+			Renewed: c.lease.renewed, Sick: c.disk.isStalled, Kick: c.disk.kick, Left: c.lease.gaveUp}
 		lease, err := reg.Register(ctx)
 		if err != nil {
 			return err
 		}
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); reg.Keep(c.ctx, lease) }()
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.disk.run(c.ctx) }()
 		states := c.states.Snapshot()
 		c.notifier.ApplyMine(ctx, states, nil, nil)
 		strays.Remove(ctx, c.opts.Replicas, c.opts.Registration.ID, states, strays.IDsOf(kvs), c.log)

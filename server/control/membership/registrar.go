@@ -27,6 +27,15 @@ type Registrar struct {
 	// was sent and the TTL granted. The lease is certainly alive until about sent+ttl, which
 	// the tablet server's membership fence reads (control's leaseClock).
 	Renewed func(sent time.Time, ttl time.Duration)
+	// Sick, when set, reports whether the server must not be registered now (its disk
+	// stalls: control's diskFence). Keep then revokes the lease — the coordinator moves
+	// the server's leaderships and drops it from every ISR, as for a dead server — and
+	// registers again once Sick reports false. Kick wakes Keep when the answer changes.
+	Sick func() bool
+	Kick <-chan struct{}
+	// Left, when set, is told that the registration was given up: the lease clock must stop
+	// vouching for it before the revocation is sent.
+	Left func()
 }
 
 // renewed reports a grant or renewal sent at sent to Renewed, if any.
@@ -89,13 +98,16 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 // left a server unregistered while it ran (CI: TestKillCoordinatorDuringDDL found no tablet
 // server after a takeover, TestPauseLeaderBeyondLagTime a leaderless bucket past its bound).
 // Here only etcd's own answer, lease not found, ends a registration.
+//
+// While Sick reports true the server stays unregistered (see Sick).
 func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 	tick := time.NewTicker(r.TTL / 3)
 	defer tick.Stop()
+	registered := true
 	for {
 		select {
 		case <-ctx.Done():
-			if r.Abandoned != nil && r.Abandoned() {
+			if !registered || r.Abandoned != nil && r.Abandoned() {
 				return
 			}
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -103,6 +115,25 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 			cancel()
 			return
 		case <-tick.C:
+		case <-r.Kick:
+		}
+		if r.Sick != nil && r.Sick() {
+			if registered {
+				r.leave(ctx, lease)
+				registered = false
+			}
+			continue
+		}
+		if !registered {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err := r.registerOnce(rctx, true)
+			cancel()
+			if err != nil {
+				r.Log.Warn("cannot register the tablet server again", "err", err)
+				continue
+			}
+			lease, registered = l, true
+			continue
 		}
 		if !errors.Is(r.renew(ctx, lease), rpctypes.ErrLeaseNotFound) {
 			continue // renewed, or etcd did not answer in time: try again at the next tick
@@ -133,4 +164,18 @@ func (r *Registrar) renew(ctx context.Context, lease clientv3.LeaseID) error {
 		r.renewed(sent, time.Duration(resp.TTL)*time.Second)
 	}
 	return err
+}
+
+// leave gives the registration up while the server is sick: the lease clock first stops
+// vouching for it (Left), then the lease is revoked, so the registration disappears at once
+// instead of after the TTL. If the revocation does not reach etcd, the lease expires by
+// itself after the TTL, since it is no longer renewed.
+func (r *Registrar) leave(ctx context.Context, lease clientv3.LeaseID) {
+	if r.Left != nil {
+		r.Left()
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err := r.Client.Revoke(rctx, lease)
+	cancel()
+	r.Log.Warn("tablet server left the cluster until its disk answers again", "id", r.Reg.ID, "revoke_err", err)
 }
