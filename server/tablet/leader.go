@@ -120,7 +120,7 @@ func (s *leadership) becomeLeader(ctx context.Context, rep *Replica, st cluster.
 func syncFollowersLocked(rs *replState, st cluster.BucketState, self int32, now time.Time) {
 	for _, id := range st.Replicas {
 		if id != self && rs.followers[id] == nil {
-			rs.followers[id] = &followerProgress{leo: -1, lastCaughtUp: now, lastFetchLEO: -1}
+			rs.followers[id] = &followerProgress{leo: -1, lastCaughtUp: now, lastFetch: now, lastFetchLEO: -1}
 		}
 	}
 	for id := range rs.followers {
@@ -436,7 +436,7 @@ func (s *leadership) shrinkISRs() {
 			keep := make([]int32, 0, len(rs.state.ISR))
 			for _, id := range rs.state.ISR {
 				p := rs.followers[id]
-				if id == s.opts.ServerID || p != nil && (p.leo == leo || now.Sub(p.lastCaughtUp) <= s.maxLag) {
+				if id == s.opts.ServerID || p != nil && inSyncByLag(p, leo, now, s.maxLag) {
 					keep = append(keep, id)
 				}
 			}
