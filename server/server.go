@@ -149,10 +149,14 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 		if err != nil {
 			return nil, err
 		}
+		probeInterval, err := options.LivenessProbeInterval.Get(cfg.Raw)
+		if err != nil {
+			return nil, err
+		}
 		n.control = control.New(control.Options{
 			Store: n.store, Topology: topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
-			DiskStallTimeout: stallTimeout,
+			DiskStallTimeout: stallTimeout, LivenessProbeInterval: probeInterval,
 		})
 		catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control

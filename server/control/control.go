@@ -78,6 +78,9 @@ type Options struct {
 	// DiskStallTimeout is log.flush.max-stall-time: a tablet server whose log fdatasync has
 	// not returned for this long leaves the cluster until it does (disk_fence.go); 0: never.
 	DiskStallTimeout time.Duration
+	// LivenessProbeInterval is coordinator.liveness-probe.interval: how often the active
+	// coordinator dials every tablet server to find dead ones (liveness.go); 0: never.
+	LivenessProbeInterval time.Duration
 }
 
 // Control is one node's view of, and part in, the cluster's control plane.
@@ -191,6 +194,9 @@ func (c *Control) Start(ctx context.Context) error {
 		}()
 		go func() { defer c.wg.Done(); c.reconciler.Run(c.ctx, c.elector.Active) }()
 		go func() { defer c.wg.Done(); c.rebalancer.Run(c.ctx) }()
+		c.wg.Add(1)
+		probe := &livenessProbe{c: c, interval: c.opts.LivenessProbeInterval}
+		go func() { defer c.wg.Done(); probe.run(c.ctx) }()
 	}
 	return nil
 }
