@@ -3,7 +3,7 @@ package tablet
 import "time"
 
 // inSyncByLag is the leader's rule for keeping follower p in the ISR (docs/cluster.md,
-// "ISR"): Kafka's — p is at the log end leo, or caught up within maxLag — and also p must
+// "Replication inside the tablet server"): Kafka's — p is at the log end leo, or caught up within maxLag — and also p must
 // have fetched within maxLag.
 //
 // The second condition is for a follower that is alive but slow (a disk whose fsync takes

@@ -227,7 +227,9 @@ func (s *leadership) admitWrite(rep *Replica, acks int32) (<-chan struct{}, erro
 // the leadership ends first (the batch may still be committed by the next leader; the client
 // retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout, and ctx's
 // error when the client's connection closes (or the server shuts down) first.
-func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
+//
+// lapsed (membership_lapse.go) ends it like the fence: the membership lapsed.
+func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence, lapsed <-chan struct{}, timeout time.Duration) error {
 	if l.HighWatermark() >= end {
 		return nil
 	}
@@ -245,6 +247,11 @@ func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end 
 				return nil
 			}
 			return ferr.New(ferr.NotLeaderOrFollower, "leadership of %s ended before the write was replicated", b)
+		case <-lapsed:
+			if l.HighWatermark() >= end {
+				return nil
+			}
+			return errMembershipLapsed
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, timeout)
 		case <-ctx.Done():
