@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -272,4 +273,79 @@ func TestSlowFollowerLeavesISRAndRejoins(t *testing.T) {
 	ops := h.end()
 	checkAppendHistory(t, ctx, conn, table, ops)
 	checkReplicasIdentical(t, c, table)
+}
+
+// TestEIOOnFollowerSegmentTakesOnlyThatBucketOffline: every write and sync of one
+// follower's files of table A's bucket fails with EIO while acks=all appends stream into A
+// and into table B (one bucket each, so that both keep receiving writes). That replica goes
+// offline — a WARN in the node's log names the file and its device — and leaves A's ISR
+// after the lag time, so A's appends go on; the node stays registered and its replica of B
+// stays in sync. After the disk is replaced and the node restarted, the replica recovers,
+// catches up and rejoins; both histories have no acknowledged append lost, duplicated or
+// reordered, and the replicas end byte-identical.
+func TestEIOOnFollowerSegmentTakesOnlyThatBucketOffline(t *testing.T) {
+	c, f := startGrayCluster(t, nil)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	desc := logTable()
+	desc.BucketCount = 1
+	a := createTable(t, ctx, conn, "eio_sick", desc)
+	b := createTable(t, ctx, conn, "eio_healthy", desc)
+	etcd := grayEtcd(t, c)
+	ha, hb := startAppendHistory(t, ctx, a), startAppendHistory(t, ctx, b)
+	ha.waitMore(t, 2000, 60*time.Second)
+	hb.waitMore(t, 2000, 60*time.Second)
+
+	st := bucketState(t, ctx, etcd, a.Info().TableID)
+	var sick *clustertest.Node
+	for _, r := range st.Replicas {
+		if r != st.Leader {
+			sick = c.Node(r)
+			break
+		}
+	}
+	dir := filepath.Join(sick.DataDir, "tablet", fmt.Sprintf("table-%d", a.Info().TableID), "bucket-0")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(sick.LogPath())
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.Contains(l, "WARN") || strings.Contains(l, "ERROR") {
+					t.Logf("node %d: %.400s", sick.ID, l)
+				}
+			}
+		}
+	})
+	f.set(fmt.Sprintf("* %s/ eio\n", dir))
+	start := time.Now()
+	waitUntil(t, 30*time.Second, "the sick replica out of A's ISR", func() bool {
+		return !slices.Contains(bucketState(t, ctx, etcd, a.Info().TableID).ISR, sick.ID)
+	})
+	dropped := time.Since(start)
+	took := ha.waitMore(t, 2000, 60*time.Second)
+	hb.waitMore(t, 2000, 60*time.Second)
+	t.Logf("EIO on node %d's replica of A: out of the ISR after %v; 2000 more appends to A acknowledged %v later",
+		sick.ID, dropped.Round(time.Millisecond), took.Round(time.Millisecond))
+	logText, err := os.ReadFile(sick.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logText), "disk I/O error; bucket offline") || !strings.Contains(string(logText), dir) {
+		t.Fatalf("node %d's log has no WARN naming the offline bucket's file", sick.ID)
+	}
+	if other := bucketState(t, ctx, etcd, b.Info().TableID); !slices.Contains(other.ISR, sick.ID) {
+		t.Fatalf("table B's state %+v: the node left the ISR of a bucket whose disk is fine", other)
+	}
+
+	f.set("") // the disk is replaced; the bucket comes back with a restart
+	sick.Kill()
+	sick.Start()
+	sick.WaitReady(60 * time.Second)
+	waitUntil(t, 60*time.Second, "the replica back in A's ISR", func() bool {
+		return slices.Contains(bucketState(t, ctx, etcd, a.Info().TableID).ISR, sick.ID)
+	})
+	ha.waitMore(t, 1000, 60*time.Second)
+	checkAppendHistory(t, ctx, conn, a, ha.end())
+	checkAppendHistory(t, ctx, conn, b, hb.end())
+	checkReplicasIdentical(t, c, a)
+	checkReplicasIdentical(t, c, b)
 }
