@@ -195,7 +195,11 @@ func (c *Control) Start(ctx context.Context) error {
 		go func() { defer c.wg.Done(); c.reconciler.Run(c.ctx, c.elector.Active) }()
 		go func() { defer c.wg.Done(); c.rebalancer.Run(c.ctx) }()
 		c.wg.Add(1)
-		probe := &livenessProbe{c: c, interval: c.opts.LivenessProbeInterval}
+		probe := &livenessProbe{cli: c.cli, log: c.log, interval: c.opts.LivenessProbeInterval, active: c.elector.Active,
+			members: c.members, self: -1, coordinator: c.opts.Coordinator.Internal}
+		if c.opts.Replicas != nil {
+			probe.self = c.opts.Registration.ID
+		}
 		go func() { defer c.wg.Done(); probe.run(c.ctx) }()
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"sync"
 	"syscall"
@@ -38,8 +39,15 @@ import (
 // on at once instead of after coordinator.lease-ttl (a process killed with its coordinator,
 // tablet server and etcd member costs both leases otherwise).
 type livenessProbe struct {
-	c        *Control
+	cli      *clientv3.Client
+	log      *slog.Logger
 	interval time.Duration
+	active   func() bool         // whether this node is the active coordinator
+	members  *membership.Members // the live tablet servers
+	self     int32               // this node's tablet-server.id; -1 without the tablet role
+	// coordinator is this node's coordinator internal address (its own election key names
+	// it: never probed).
+	coordinator string
 
 	mu       sync.Mutex
 	refusals map[int32]int // consecutive refusals per server
@@ -64,7 +72,7 @@ func (p *livenessProbe) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if !p.c.elector.Active() {
+		if !p.active() {
 			p.mu.Lock()
 			clear(p.refusals)
 			p.mu.Unlock()
@@ -73,11 +81,11 @@ func (p *livenessProbe) run(ctx context.Context) {
 		}
 		p.coordRefusals = 0
 		var wg sync.WaitGroup
-		for _, id := range p.c.members.IDs() {
-			if p.c.opts.Replicas != nil && id == p.c.opts.Registration.ID {
+		for _, id := range p.members.IDs() {
+			if id == p.self {
 				continue // this process is alive: it is running this probe
 			}
-			addr, ok := p.c.members.InternalAddr(id)
+			addr, ok := p.members.InternalAddr(id)
 			if !ok {
 				continue
 			}
@@ -116,7 +124,7 @@ func (p *livenessProbe) probe(ctx context.Context, id int32, addr string) {
 	key := meta.KeyPrefix + membership.Key(id)
 	rctx, cancel := context.WithTimeout(ctx, p.interval*5)
 	defer cancel()
-	resp, err := p.c.cli.Get(rctx, key)
+	resp, err := p.cli.Get(rctx, key)
 	if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
 		return // gone already, or etcd did not answer: the lease decides
 	}
@@ -125,32 +133,29 @@ func (p *livenessProbe) probe(ctx context.Context, id int32, addr string) {
 		return // re-registered elsewhere, or listening again
 	}
 	lease := resp.Kvs[0].Lease
-	if _, err := p.c.cli.Revoke(rctx, clientv3.LeaseID(lease)); err != nil {
-		p.c.log.Warn("liveness probe: cannot revoke the registration of a dead tablet server; its lease will expire", "id", id, "err", err)
+	if _, err := p.cli.Revoke(rctx, clientv3.LeaseID(lease)); err != nil {
+		p.log.Warn("liveness probe: cannot revoke the registration of a dead tablet server; its lease will expire", "id", id, "err", err)
 		return
 	}
 	p.mu.Lock()
 	delete(p.refusals, id)
 	p.mu.Unlock()
-	p.c.log.Warn("liveness probe: tablet server refuses connections (its process is gone); registration revoked, its leaderships fail over now",
+	p.log.Warn("liveness probe: tablet server refuses connections (its process is gone); registration revoked, its leaderships fail over now",
 		"id", id, "internal", addr, "refusals", n)
 }
 
 // probeCoordinator is a standby's probe of the active coordinator.
 func (p *livenessProbe) probeCoordinator(ctx context.Context) {
-	if p.c.opts.Coordinator == nil {
-		return
-	}
 	rctx, cancel := context.WithTimeout(ctx, p.interval*5)
 	defer cancel()
 	first := func() (string, clientv3.LeaseID, bool) {
-		resp, err := p.c.cli.Get(rctx, meta.KeyPrefix+election.Prefix, clientv3.WithPrefix(),
+		resp, err := p.cli.Get(rctx, meta.KeyPrefix+election.Prefix, clientv3.WithPrefix(),
 			clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(1))
 		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
 			return "", 0, false
 		}
 		var info election.CoordinatorInfo
-		if json.Unmarshal(resp.Kvs[0].Value, &info) != nil || info.Internal == "" || info.Internal == p.c.opts.Coordinator.Internal {
+		if json.Unmarshal(resp.Kvs[0].Value, &info) != nil || info.Internal == "" || info.Internal == p.coordinator {
 			return "", 0, false // unreadable, or this node's own campaign
 		}
 		return info.Internal, clientv3.LeaseID(resp.Kvs[0].Lease), true
@@ -168,9 +173,9 @@ func (p *livenessProbe) probeCoordinator(ctx context.Context) {
 	if again, l, ok := first(); !ok || again != addr || l != lease {
 		return
 	}
-	if _, err := p.c.cli.Revoke(rctx, lease); err != nil {
-		p.c.log.Warn("liveness probe: cannot revoke the election lease of a dead coordinator; it will expire", "internal", addr, "err", err)
+	if _, err := p.cli.Revoke(rctx, lease); err != nil {
+		p.log.Warn("liveness probe: cannot revoke the election lease of a dead coordinator; it will expire", "internal", addr, "err", err)
 		return
 	}
-	p.c.log.Warn("liveness probe: the active coordinator refuses connections (its process is gone); its election lease revoked", "internal", addr)
+	p.log.Warn("liveness probe: the active coordinator refuses connections (its process is gone); its election lease revoked", "internal", addr)
 }
