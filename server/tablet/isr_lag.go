@@ -10,12 +10,15 @@ import "time"
 // seconds: docs/cluster.md, "Gray failures"). With acks=all its slowness holds the high
 // watermark back, so the producers' windows fill and the leader's log end stops moving; each
 // of its rare fetches then reaches the log end, and Kafka's rule alone would keep it in the
-// ISR forever while it throttles every write to its pace. A healthy follower fetches at
-// least every long-poll timeout (500 ms), so not fetching for maxLag means it is not keeping
-// up. The progress of a new leadership starts with lastFetch = now, so a follower is never
-// dropped before it has had maxLag to fetch.
+// ISR forever while it throttles every write to its pace. A healthy follower sends its next
+// fetch as soon as the previous one is answered, and the leader parks an empty fetch for at
+// most followerMaxWait, so a follower from which no fetch arrived for maxLag plus that wait
+// is not keeping up. (lastFetch is when a fetch arrived; the allowance keeps a short lag
+// time, as in tests, from dropping an idle follower whose fetch is parked.) The progress of
+// a new leadership starts with lastFetch = now, so a follower is never dropped before it has
+// had that long to fetch.
 func inSyncByLag(p *followerProgress, leo int64, now time.Time, maxLag time.Duration) bool {
-	if now.Sub(p.lastFetch) > maxLag {
+	if now.Sub(p.lastFetch) > maxLag+followerMaxWait {
 		return false
 	}
 	return p.leo == leo || now.Sub(p.lastCaughtUp) <= maxLag
