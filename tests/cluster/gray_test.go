@@ -196,13 +196,24 @@ func grayEtcd(t *testing.T, c *clustertest.Cluster) *clientv3.Client {
 // leave the cluster: another ISR member leads, appends go on without waiting for the sick
 // disk; once the disk answers again the node returns as a follower and catches up. The
 // appends' history has no acknowledged append lost, duplicated or reordered, and the
-// replicas end byte-identical.
+// replicas end byte-identical. Upserts into a primary-key table run alongside (the node's
+// changelogs stall too): none fails, and lookups return every acknowledged one.
 func TestLeaderDiskStallFailsOver(t *testing.T) {
 	c, f := startGrayCluster(t, map[string]string{"log.flush.max-stall-time": "1s"})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
 	table := createTable(t, ctx, conn, "disk_stall", logTable())
+	kv := createTable(t, ctx, conn, "disk_stall_kv", pkTable())
 	etcd := grayEtcd(t, c)
+	uw, err := kv.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uw.Close()
+	const keys = 500
+	ups := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+		return uw.Upsert(ctx, fluss.Row{id % keys, id})
+	}, func(id int64) int64 { return id })
 	h := startAppendHistory(t, ctx, table)
 	h.waitMore(t, 2000, 60*time.Second)
 
@@ -227,8 +238,13 @@ func TestLeaderDiskStallFailsOver(t *testing.T) {
 	})
 	h.waitMore(t, 1000, 60*time.Second)
 	ops := h.end()
+	ups.end()
 	checkAppendHistory(t, ctx, conn, table, ops)
+	checkNoFailedWrites(t, ups.acked)
+	checkLookups(t, ctx, kv, ups.acked, keys)
+	t.Logf("%d upserts acknowledged, every one found by lookups", ups.count())
 	checkReplicasIdentical(t, c, table)
+	checkReplicasIdentical(t, c, kv)
 }
 
 // TestSlowFollowerLeavesISRAndRejoins: bucket 0's first follower syncs its log every 4 s
