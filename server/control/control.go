@@ -167,10 +167,12 @@ func (c *Control) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.follower.noteSeen(rev)
 	if c.opts.Replicas != nil {
 		c.disk = newDiskFence(c.opts.DiskStallTimeout, c.log)
 		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load,
-			Renewed: c.lease.renewed, Sick: c.disk.isStalled, Kick: c.disk.kick, Left: c.lease.gaveUp}
+			Renewed: c.lease.renewed, Sick: c.disk.isStalled, Kick: c.disk.kick, Left: c.lease.gaveUp,
+			CaughtUp: c.follower.caughtUp}
 		lease, err := reg.Register(ctx)
 		if err != nil {
 			return err

@@ -36,6 +36,13 @@ type Registrar struct {
 	// Left, when set, is told that the registration was given up: the lease clock must stop
 	// vouching for it before the revocation is sent.
 	Left func()
+	// CaughtUp, when set, waits until this node has applied every cluster change up to rev
+	// (control's watch). Keep calls it when it registers again after the registration was
+	// lost (the lease expired, or Sick gave it up) and reports the new grant to Renewed only
+	// once it returned nil. While the server was unregistered the coordinator may have moved
+	// its leaderships; until its watch has caught up with that, it would still act as their
+	// leader — serving stale lookups — under a fence that vouches for it again.
+	CaughtUp func(ctx context.Context, rev int64) error
 }
 
 // renewed reports a grant or renewal sent at sent to Renewed, if any.
@@ -49,10 +56,12 @@ func (r *Registrar) renewed(sent time.Time, ttl time.Duration) {
 // left by a previous run (killed before its lease expired) is waited out, up to twice the
 // TTL; a live one of another process is an error.
 func (r *Registrar) Register(ctx context.Context) (clientv3.LeaseID, error) {
-	return r.registerOnce(ctx, true)
+	return r.registerOnce(ctx, true, false)
 }
 
-func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID, error) {
+// registerOnce registers under a new lease; with again (Keep registering after the
+// registration was lost) it waits for CaughtUp before reporting the grant.
+func (r *Registrar) registerOnce(ctx context.Context, wait, again bool) (clientv3.LeaseID, error) {
 	val, _ := json.Marshal(r.Reg)
 	key := meta.KeyPrefix + Key(r.Reg.ID)
 	ttl := int64(r.TTL / time.Second)
@@ -70,6 +79,15 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
 		}
 		if resp.Succeeded {
+			if again && r.CaughtUp != nil {
+				cctx, cancel := context.WithTimeout(ctx, r.TTL/2)
+				err := r.CaughtUp(cctx, resp.Header.Revision)
+				cancel()
+				if err != nil {
+					r.Client.Revoke(context.WithoutCancel(ctx), lease.ID)
+					return 0, fmt.Errorf("register tablet server %d: its view of the cluster did not catch up with revision %d: %w", r.Reg.ID, resp.Header.Revision, err)
+				}
+			}
 			r.renewed(sent, time.Duration(lease.TTL)*time.Second)
 			r.Log.Info("registered tablet server", "id", r.Reg.ID, "lease_ttl", r.TTL)
 			return lease.ID, nil
@@ -126,7 +144,7 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 		}
 		if !registered {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			l, err := r.registerOnce(rctx, true)
+			l, err := r.registerOnce(rctx, true, true)
 			cancel()
 			if err != nil {
 				r.Log.Warn("cannot register the tablet server again", "err", err)
@@ -142,7 +160,7 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 		for ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			var err error
-			lease, err = r.registerOnce(rctx, true)
+			lease, err = r.registerOnce(rctx, true, true)
 			cancel()
 			if err == nil {
 				break
