@@ -16,9 +16,11 @@ import "time"
 // is not keeping up. (lastFetch is when a fetch arrived; the allowance keeps a short lag
 // time, as in tests, from dropping an idle follower whose fetch is parked.) The progress of
 // a new leadership starts with lastFetch = now, so a follower is never dropped before it has
-// had that long to fetch.
+// had that long to fetch. The gap between its last two fetches counts too: a follower
+// whose fetches arrive every 4 s exceeds a 3.5 s bound only briefly in each cycle, which the
+// periodic check (every maxLag/2) would often miss.
 func inSyncByLag(p *followerProgress, leo int64, now time.Time, maxLag time.Duration) bool {
-	if now.Sub(p.lastFetch) > maxLag+followerMaxWait {
+	if bound := maxLag + followerMaxWait; now.Sub(p.lastFetch) > bound || p.lastGap > bound {
 		return false
 	}
 	return p.leo == leo || now.Sub(p.lastCaughtUp) <= maxLag

@@ -19,6 +19,7 @@ func TestInSyncByLag(t *testing.T) {
 		{"behind, not caught up for the lag time", followerProgress{leo: 90, lastFetch: ago(time.Second), lastCaughtUp: ago(4 * time.Second)}, false},
 		{"at the log end but silent for the lag time and a long poll (slow disk)", followerProgress{leo: 100, lastFetch: ago(4 * time.Second), lastCaughtUp: ago(4 * time.Second)}, false},
 		{"at the log end, its fetch parked at the leader for a long poll", followerProgress{leo: 100, lastFetch: ago(lag + followerMaxWait/2), lastCaughtUp: ago(lag + followerMaxWait/2)}, true},
+		{"just fetched after a gap longer than the lag time and a long poll", followerProgress{leo: 100, lastFetch: ago(10 * time.Millisecond), lastGap: 4 * time.Second, lastCaughtUp: ago(10 * time.Millisecond)}, false},
 		{"new leadership, not fetched yet", followerProgress{leo: -1, lastFetch: ago(time.Second), lastCaughtUp: ago(time.Second)}, true},
 	} {
 		if got := inSyncByLag(&c.p, 100, now, lag); got != c.want {

@@ -392,6 +392,7 @@ func (s *leadership) recordFetch(rep *Replica, follower int32, offset int64) err
 	} else if p.lastFetchLEO >= 0 && offset >= p.lastFetchLEO && p.lastFetch.After(p.lastCaughtUp) {
 		p.lastCaughtUp = p.lastFetch
 	}
+	p.lastGap = now.Sub(p.lastFetch)
 	p.lastFetch, p.lastFetchLEO, p.leo = now, leo, offset
 	if !rs.state.InISR(follower) && !rs.isrBusy && offset >= rep.Log.HighWatermark() && offset >= rs.epochStart {
 		rs.isrBusy = true
