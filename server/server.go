@@ -200,9 +200,18 @@ func (n *Node) openCatalog(ctx context.Context, st *startState) error {
 	st.catalogStore = n.store
 	var clusterCtl coordinator.Cluster
 	if cfg.Clustered() {
+		stallTimeout, err := options.LogFlushMaxStallTime.Get(cfg.Raw)
+		if err != nil {
+			return err
+		}
+		probeInterval, err := options.LivenessProbeInterval.Get(cfg.Raw)
+		if err != nil {
+			return err
+		}
 		n.control = control.New(control.Options{
 			Store: n.store, Topology: st.topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
+			DiskStallTimeout: stallTimeout, LivenessProbeInterval: probeInterval,
 		})
 		st.catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control

@@ -214,6 +214,10 @@ var (
 		Desc: "the fewest in-sync replicas an acks=-1 write needs"}, atLeastOne)
 	ReplicaMaxLagTime = DurationOf(Option{Key: "log.replica.max-lag-time", Default: "30s", Scope: Server, Versions: Both09And10,
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
+	LivenessProbeInterval = DurationOf(Option{Key: "coordinator.liveness-probe.interval", Default: "200ms", Scope: Server,
+		See: "cluster.md#failover-in-under-2-s", Desc: "how often the active coordinator dials every tablet server; one refusing connections twice in a row (its process is gone) is failed over at once instead of when its lease expires; 0 turns it off"}, NonNegative[time.Duration])
+	LogFlushMaxStallTime = DurationOf(Option{Key: "log.flush.max-stall-time", Default: "5s", Scope: Server,
+		See: "cluster.md#gray-failures", Desc: "a tablet server of a cluster whose log fdatasync has not returned for this long leaves the cluster until it does (its leaderships move, it leaves every ISR); 0 turns it off"}, NonNegative[time.Duration])
 )
 
 // parseLakeFormat reads datalake.format in lower case: iceberg, the one lake Strom tiers to.

@@ -75,6 +75,12 @@ type Options struct {
 	NotifyTimeout time.Duration
 	// MoveTimeout bounds one bucket move of a rebalance (default 2 min, as Fluss).
 	MoveTimeout time.Duration
+	// DiskStallTimeout is log.flush.max-stall-time: a tablet server whose log fdatasync has
+	// not returned for this long leaves the cluster until it does (disk_fence.go); 0: never.
+	DiskStallTimeout time.Duration
+	// LivenessProbeInterval is coordinator.liveness-probe.interval: how often the active
+	// coordinator dials every tablet server to find dead ones (liveness.go); 0: never.
+	LivenessProbeInterval time.Duration
 }
 
 // Control is one node's view of, and part in, the cluster's control plane.
@@ -88,6 +94,7 @@ type Control struct {
 	wg      sync.WaitGroup
 	abandon atomic.Bool
 	lease   leaseClock // of this tablet server's registration (lease_clock.go)
+	disk    *diskFence // this tablet server's disk stalls (disk_fence.go)
 
 	members    *membership.Members
 	states     *bucketstate.Cache
@@ -160,15 +167,20 @@ func (c *Control) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.follower.noteSeen(rev)
 	if c.opts.Replicas != nil {
+		c.disk = newDiskFence(c.opts.DiskStallTimeout, c.log)
 		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load,
-			Renewed: c.lease.renewed}
+			Renewed: c.lease.renewed, Sick: c.disk.isStalled, Kick: c.disk.kick, Left: c.lease.gaveUp,
+			CaughtUp: c.follower.caughtUp}
 		lease, err := reg.Register(ctx)
 		if err != nil {
 			return err
 		}
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); reg.Keep(c.ctx, lease) }()
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.disk.run(c.ctx) }()
 		states := c.states.Snapshot()
 		c.notifier.ApplyMine(ctx, states, nil, nil)
 		strays.Remove(ctx, c.opts.Replicas, c.opts.Registration.ID, states, strays.IDsOf(kvs), c.log)
@@ -184,6 +196,13 @@ func (c *Control) Start(ctx context.Context) error {
 		}()
 		go func() { defer c.wg.Done(); c.reconciler.Run(c.ctx, c.elector.Active) }()
 		go func() { defer c.wg.Done(); c.rebalancer.Run(c.ctx) }()
+		c.wg.Add(1)
+		probe := &livenessProbe{cli: c.cli, log: c.log, interval: c.opts.LivenessProbeInterval, active: c.elector.Active,
+			members: c.members, self: -1, coordinator: c.opts.Coordinator.Internal}
+		if c.opts.Replicas != nil {
+			probe.self = c.opts.Registration.ID
+		}
+		go func() { defer c.wg.Done(); probe.run(c.ctx) }()
 	}
 	return nil
 }

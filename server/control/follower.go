@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -40,6 +41,9 @@ type follower struct {
 	reconciler *assign.Reconciler
 
 	catalogKick chan struct{}
+	// seen is the revision up to which every change has been handled (applied to the local
+	// tablet server among others); the registrar waits on it (caughtUp).
+	seen atomic.Int64
 }
 
 // load reads the servers, the election, the bucket states, the tags and the rebalance at one
@@ -121,6 +125,9 @@ func (f *follower) run(ctx context.Context, rev int64) {
 			}
 			rev = wr.Header.Revision
 			f.handle(ctx, wr.Events)
+			for _, ev := range wr.Events {
+				f.noteSeen(ev.Kv.ModRevision)
+			}
 		}
 		cancel()
 		if ctx.Err() != nil {
@@ -137,6 +144,7 @@ func (f *follower) run(ctx context.Context, rev int64) {
 			if err == nil {
 				rev = r
 				f.afterReload(ctx)
+				f.noteSeen(r)
 				break
 			}
 			f.log.Warn("cluster reload failed", "err", err)
@@ -313,4 +321,27 @@ func (f *follower) catalogLoop(ctx context.Context) {
 			f.notifier.RetryPending(ctx)
 		}
 	}
+}
+
+// noteSeen records that every change up to rev has been handled (watch events arrive in
+// revision order; a reload applies the whole state at its revision).
+func (f *follower) noteSeen(rev int64) {
+	for {
+		old := f.seen.Load()
+		if rev <= old || f.seen.CompareAndSwap(old, rev) {
+			return
+		}
+	}
+}
+
+// caughtUp waits until every change up to rev has been handled, or ctx ends.
+func (f *follower) caughtUp(ctx context.Context, rev int64) error {
+	for f.seen.Load() < rev {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }

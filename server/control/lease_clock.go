@@ -35,10 +35,16 @@ func (l *leaseClock) renewed(sent time.Time, ttl time.Duration) {
 	}
 }
 
+// gaveUp records that the registration was given up (revoked): nothing is vouched for until
+// the next grant.
+func (l *leaseClock) gaveUp() { l.validUntil.Store(0) }
+
 // valid reports whether the lease is certainly alive now.
 func (l *leaseClock) valid(now time.Time) bool { return now.UnixNano() < l.validUntil.Load() }
 
 // MembershipValid reports whether this tablet server's registration lease is certainly alive
 // in etcd (see leaseClock): while it is, no other server can have taken over its leaderships
 // by failover. A leader serves reads and acknowledges writes only while it holds.
-func (c *Control) MembershipValid() bool { return c.lease.valid(time.Now()) }
+//
+// A server whose disk stalls (diskFence) is not valid from the moment the stall is seen.
+func (c *Control) MembershipValid() bool { return c.lease.valid(time.Now()) && !c.disk.isStalled() }

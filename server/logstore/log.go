@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stromdb/strom/internal/faultfs"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/record"
 )
@@ -291,8 +292,13 @@ func (a *appender) write(seg *segment, batches []record.Batch, total int64) erro
 			a.scratch = nil // do not pin a huge buffer
 		}
 	}
-	if _, err := seg.file.WriteAt(data, seg.size); err != nil {
+	err := faultfs.Before(faultfs.Write, seg.file.Name())
+	if err == nil {
+		_, err = seg.file.WriteAt(data, seg.size)
+	}
+	if err != nil {
 		logIOError(l.opts.Logger, l.dir, "append", err)
+		l.ioFailed(seg.file.Name(), "append", err)
 		err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "append to segment %d", seg.base), err)
 		if terr := seg.file.Truncate(seg.size); terr != nil {
 			l.failed = err
@@ -325,6 +331,7 @@ func (a *appender) roll() error {
 	old := l.active()
 	if err := fdatasync(old.file); err != nil {
 		logIOError(l.opts.Logger, l.dir, "sync before roll", err)
+		l.ioFailed(old.file.Name(), "sync", err)
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
 		return l.failed
 	}
@@ -411,6 +418,7 @@ func (s *syncer) syncActive() error {
 		// Segments before seg were synced when they were rolled.
 		if err := fdatasync(seg.file); err != nil {
 			logIOError(l.opts.Logger, l.dir, "sync", err)
+			l.ioFailed(seg.file.Name(), "sync", err)
 			err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", seg.base), err)
 			l.mu.Lock()
 			l.failed = err

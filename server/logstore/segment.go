@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/stromdb/strom/internal/faultfs"
 	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/server/diskwatch"
 )
 
 // File name suffixes inside a bucket directory.
@@ -312,6 +314,10 @@ func writeFileAtomic(path string, data []byte) error {
 
 // fdatasync forces f's data (and the metadata needed to read it, such as its size) to disk.
 func fdatasync(f *os.File) error {
+	defer diskwatch.BeginSync(f.Name())()
+	if err := faultfs.Before(faultfs.Sync, f.Name()); err != nil {
+		return err
+	}
 	for {
 		err := syscall.Fdatasync(int(f.Fd()))
 		if err != syscall.EINTR {

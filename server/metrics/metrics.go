@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/diskwatch"
 )
 
 // Sources are the parts of a node the metrics read.
@@ -51,6 +52,7 @@ type Metrics struct {
 func New(src Sources) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(diskwatch.Collector()) // the process's disks: stalled syncs, I/O errors per device
 	// Fluss's server variables, on every fluss_* metric.
 	fluss := prometheus.WrapRegistererWith(prometheus.Labels{"host": src.Host, "server_id": strconv.Itoa(int(src.ServerID))}, reg)
 	m := &Metrics{

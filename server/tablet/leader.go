@@ -120,7 +120,7 @@ func (s *leadership) becomeLeader(ctx context.Context, rep *Replica, st cluster.
 func syncFollowersLocked(rs *replState, st cluster.BucketState, self int32, now time.Time) {
 	for _, id := range st.Replicas {
 		if id != self && rs.followers[id] == nil {
-			rs.followers[id] = &followerProgress{leo: -1, lastCaughtUp: now, lastFetchLEO: -1}
+			rs.followers[id] = &followerProgress{leo: -1, lastCaughtUp: now, lastFetch: now, lastFetchLEO: -1}
 		}
 	}
 	for id := range rs.followers {
@@ -227,7 +227,9 @@ func (s *leadership) admitWrite(rep *Replica, acks int32) (<-chan struct{}, erro
 // the leadership ends first (the batch may still be committed by the next leader; the client
 // retries and idempotence drops the duplicate), REQUEST_TIME_OUT after timeout, and ctx's
 // error when the client's connection closes (or the server shuts down) first.
-func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence <-chan struct{}, timeout time.Duration) error {
+//
+// lapsed (membership_lapse.go) ends it like the fence: the membership lapsed.
+func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end int64, fence, lapsed <-chan struct{}, timeout time.Duration) error {
 	if l.HighWatermark() >= end {
 		return nil
 	}
@@ -245,6 +247,11 @@ func awaitCommitted(ctx context.Context, l *logstore.Log, b cluster.Bucket, end 
 				return nil
 			}
 			return ferr.New(ferr.NotLeaderOrFollower, "leadership of %s ended before the write was replicated", b)
+		case <-lapsed:
+			if l.HighWatermark() >= end {
+				return nil
+			}
+			return errMembershipLapsed
 		case <-t.C:
 			return ferr.New(ferr.RequestTimeOut, "the write to %s was not replicated to the in-sync replicas within %v", b, timeout)
 		case <-ctx.Done():
@@ -385,6 +392,7 @@ func (s *leadership) recordFetch(rep *Replica, follower int32, offset int64) err
 	} else if p.lastFetchLEO >= 0 && offset >= p.lastFetchLEO && p.lastFetch.After(p.lastCaughtUp) {
 		p.lastCaughtUp = p.lastFetch
 	}
+	p.lastGap = now.Sub(p.lastFetch)
 	p.lastFetch, p.lastFetchLEO, p.leo = now, leo, offset
 	if !rs.state.InISR(follower) && !rs.isrBusy && offset >= rep.Log.HighWatermark() && offset >= rs.epochStart {
 		rs.isrBusy = true
@@ -436,7 +444,7 @@ func (s *leadership) shrinkISRs() {
 			keep := make([]int32, 0, len(rs.state.ISR))
 			for _, id := range rs.state.ISR {
 				p := rs.followers[id]
-				if id == s.opts.ServerID || p != nil && (p.leo == leo || now.Sub(p.lastCaughtUp) <= s.maxLag) {
+				if id == s.opts.ServerID || p != nil && inSyncByLag(p, leo, now, s.maxLag) {
 					keep = append(keep, id)
 				}
 			}

@@ -29,6 +29,7 @@ type produceService struct {
 	replicaLookup
 	writeAdmission
 	statsRecorder
+	lapse *membershipLapse // ends waiting acks=all writes when the membership lapses
 }
 
 // produceOptions are the parts of Options produceService reads.
@@ -138,7 +139,7 @@ func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket,
 			if err := local(); err != nil {
 				return err
 			}
-			return awaitCommitted(connCtx, rep.Log, b, end, fence, timeout)
+			return awaitCommitted(connCtx, rep.Log, b, end, fence, s.lapse.done(), timeout)
 		}
 	}
 	return res.FirstOffset, durable, nil

@@ -207,6 +207,7 @@ type bucketWait struct {
 	// after the request's timeout, or when the client's connection ends; a standalone
 	// bucket waits for its local fsync alone.
 	replicated bool
+	lapse      *membershipLapse // ends a replicated wait when the membership lapses
 }
 
 // wait waits for the bucket's write to be durable and applied (kvstore.Pending.Wait).
@@ -217,6 +218,8 @@ func (w bucketWait) wait(connCtx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeoutCause(connCtx, timeout, ferr.New(ferr.RequestTimeOut,
 		"the write to %s was not replicated to the in-sync replicas within %v", w.bucket, timeout))
 	defer cancel()
+	ctx, stop := w.lapse.with(ctx)
+	defer stop()
 	return w.pending.Wait(ctx)
 }
 
@@ -265,7 +268,7 @@ func (s *kvService) stageBucket(b cluster.Bucket, records []byte, opts kvstore.W
 	if err != nil {
 		return 0, bucketWait{}, err
 	}
-	return end, bucketWait{bucket: b, pending: p, staged: true, replicated: rep.repl != nil}, nil
+	return end, bucketWait{bucket: b, pending: p, staged: true, replicated: rep.repl != nil, lapse: s.lapse}, nil
 }
 
 // kvReplica returns the bucket's replica, which must belong to a primary-key table.

@@ -104,7 +104,8 @@ func (s *kvService) readable(rep *Replica) error {
 // membership answers whether this server's leaderships are certainly current
 // (Options.MembershipValid).
 type membership struct {
-	opts membershipOptions
+	opts  membershipOptions
+	lapse *membershipLapse // ends waiting acks=all writes when the membership lapses
 }
 
 // membershipOptions are the parts of Options membership reads.

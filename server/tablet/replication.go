@@ -100,6 +100,7 @@ type followerProgress struct {
 	// The previous fetch: when, and the leader's log end then (Kafka's lastFetchLeaderLogEndOffset).
 	lastFetch    time.Time
 	lastFetchLEO int64
+	lastGap      time.Duration // between the arrivals of the last two fetches (isr_lag.go)
 }
 
 // ApplyBucketStates implements the replica side of the cluster contract (docs/cluster.md):

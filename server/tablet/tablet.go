@@ -98,7 +98,8 @@ type Options struct {
 // maintenance, and answers for the buckets to the rest of the node (cluster.ReplicaManager,
 // cluster.BucketStateApplier, the KV snapshots, tiering, metrics and the Kafka listener).
 type Server struct {
-	opts Options
+	opts  Options
+	lapse *membershipLapse // ends acks=all waits when the membership lapses (membership_lapse.go)
 
 	buckets   *replicaManager // the buckets held, their storage and states (replicas.go)
 	leaders   *leadership     // the leader side of replication (leader.go)
@@ -154,7 +155,8 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, stopBg: cancel, bgDone: make(chan struct{})}
 	tiered := tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
-	member := membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}}
+	s.lapse = &membershipLapse{}
+	member := membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}, lapse: s.lapse}
 	limit := responseLimit{opts: responseLimitOptions{Config: opts.Config}}
 
 	s.buckets = &replicaManager{opts: replicaManagerOptions{DataDir: opts.DataDir, ServerID: opts.ServerID, Catalog: opts.Catalog,
@@ -173,7 +175,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s.fetch = &fetchService{opts: fetchOptions{Catalog: opts.Catalog}, log: log, responseLimit: limit,
 		tieredLog: tiered, replicaLookup: s.buckets, followerFetches: s.leaders}
 	s.produce = &produceService{opts: produceOptions{Now: opts.Now, Catalog: opts.Catalog, IDs: opts.IDs},
-		replicaLookup: s.buckets, writeAdmission: s.leaders, statsRecorder: s.fetch}
+		replicaLookup: s.buckets, writeAdmission: s.leaders, statsRecorder: s.fetch, lapse: s.lapse}
 	s.primaryKeys = &kvService{opts: kvOptions{Now: opts.Now, ServerID: opts.ServerID}, membership: member,
 		replicaLookup: s.buckets, writeAdmission: s.leaders}
 	s.bucketInfo = &bucketInfoService{opts: bucketInfoOptions{Now: opts.Now}, tieredLog: tiered, replicaLookup: s.buckets}
@@ -350,10 +352,15 @@ func (s *Server) background(ctx context.Context) {
 	defer isrTick.Stop()
 	hwTick := time.NewTicker(hwCheckpointInterval)
 	defer hwTick.Stop()
+	s.lapse.check(s.opts.MembershipValid)
+	lapseTick := time.NewTicker(membershipCheckInterval)
+	defer lapseTick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-lapseTick.C:
+			s.lapse.check(s.opts.MembershipValid)
 		case <-isrTick.C:
 			if s.opts.Replication != nil {
 				s.leaders.shrinkISRs()

@@ -22,6 +22,7 @@ type partitionRun struct {
 	workers []*netns.Worker
 	base    netns.WorkerConfig
 	done    []faultRecord
+	onHeal  []func() // what the current fault undoes at the heal besides its cuts
 }
 
 type faultRecord struct {
@@ -113,6 +114,26 @@ var faultKinds = []faultKind{
 		}
 		return fmt.Sprintf("packets from the other nodes to node %d (leader) dropped, not back", l.ID)
 	}},
+	{"leader-killed", func(r *partitionRun, m netns.Meta, _ time.Duration) string {
+		// Not a partition: the process of L dies (kill -9) and is restarted at the heal. Its
+		// port refuses connections, so the coordinator's liveness probe fails it over
+		// without waiting for its lease (docs/cluster.md, "Failover in under 2 s").
+		l := r.leader(m)
+		l.Kill()
+		r.onHeal = append(r.onHeal, func() {
+			l.Start()
+			l.WaitReady(time.Minute)
+		})
+		return fmt.Sprintf("node %d (leader) killed with SIGKILL, restarted at the heal", l.ID)
+	}},
+	{"leader-paused", func(r *partitionRun, m netns.Meta, _ time.Duration) string {
+		// L stops (SIGSTOP) and resumes at the heal: its port still accepts connections, so
+		// only its lease can fail it over.
+		l := r.leader(m)
+		l.Pause()
+		r.onHeal = append(r.onHeal, l.Resume)
+		return fmt.Sprintf("node %d (leader) paused with SIGSTOP, resumed at the heal", l.ID)
+	}},
 	{"flapping-link", func(r *partitionRun, m netns.Meta, hold time.Duration) string {
 		l := r.leader(m)
 		o := r.others(l)[r.rng.IntN(2)]
@@ -141,6 +162,10 @@ func (r *partitionRun) inject(i int, f faultKind, hold time.Duration) {
 		time.Sleep(hold)
 	}
 	r.nw.HealAll()
+	for _, undo := range r.onHeal {
+		undo()
+	}
+	r.onHeal = nil
 	rec.heal = time.Now()
 	r.waitProgress(rec.heal, time.Minute)
 	rec.recovered = time.Now()

@@ -105,7 +105,7 @@ func TestRegisterRefusesALiveDuplicate(t *testing.T) {
 		t.Fatalf("registration not stored under its lease: %v %v", resp, err)
 	}
 	second := &Registrar{Client: cli, Reg: Registration{ID: 4}, TTL: time.Second, Log: testLog()}
-	if _, err := second.registerOnce(ctx, false); err == nil || !strings.Contains(err.Error(), "registered by another live server") {
+	if _, err := second.registerOnce(ctx, false, false); err == nil || !strings.Contains(err.Error(), "registered by another live server") {
 		t.Fatalf("a duplicate id was registered: %v", err)
 	}
 	stop()
@@ -114,7 +114,7 @@ func TestRegisterRefusesALiveDuplicate(t *testing.T) {
 	if err != nil || len(resp.Kvs) != 0 {
 		t.Fatalf("the registration outlived its keeper: %v %v", resp.Kvs, err)
 	}
-	if _, err := second.registerOnce(ctx, false); err != nil {
+	if _, err := second.registerOnce(ctx, false, false); err != nil {
 		t.Fatalf("the id is free again, yet: %v", err)
 	}
 }

@@ -27,6 +27,22 @@ type Registrar struct {
 	// was sent and the TTL granted. The lease is certainly alive until about sent+ttl, which
 	// the tablet server's membership fence reads (control's leaseClock).
 	Renewed func(sent time.Time, ttl time.Duration)
+	// Sick, when set, reports whether the server must not be registered now (its disk
+	// stalls: control's diskFence). Keep then revokes the lease — the coordinator moves
+	// the server's leaderships and drops it from every ISR, as for a dead server — and
+	// registers again once Sick reports false. Kick wakes Keep when the answer changes.
+	Sick func() bool
+	Kick <-chan struct{}
+	// Left, when set, is told that the registration was given up: the lease clock must stop
+	// vouching for it before the revocation is sent.
+	Left func()
+	// CaughtUp, when set, waits until this node has applied every cluster change up to rev
+	// (control's watch). Keep calls it when it registers again after the registration was
+	// lost (the lease expired, or Sick gave it up) and reports the new grant to Renewed only
+	// once it returned nil. While the server was unregistered the coordinator may have moved
+	// its leaderships; until its watch has caught up with that, it would still act as their
+	// leader — serving stale lookups — under a fence that vouches for it again.
+	CaughtUp func(ctx context.Context, rev int64) error
 }
 
 // renewed reports a grant or renewal sent at sent to Renewed, if any.
@@ -40,10 +56,12 @@ func (r *Registrar) renewed(sent time.Time, ttl time.Duration) {
 // left by a previous run (killed before its lease expired) is waited out, up to twice the
 // TTL; a live one of another process is an error.
 func (r *Registrar) Register(ctx context.Context) (clientv3.LeaseID, error) {
-	return r.registerOnce(ctx, true)
+	return r.registerOnce(ctx, true, false)
 }
 
-func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.LeaseID, error) {
+// registerOnce registers under a new lease; with again (Keep registering after the
+// registration was lost) it waits for CaughtUp before reporting the grant.
+func (r *Registrar) registerOnce(ctx context.Context, wait, again bool) (clientv3.LeaseID, error) {
 	val, _ := json.Marshal(r.Reg)
 	key := meta.KeyPrefix + Key(r.Reg.ID)
 	ttl := int64(r.TTL / time.Second)
@@ -61,6 +79,15 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 			return 0, fmt.Errorf("register tablet server %d: %w", r.Reg.ID, err)
 		}
 		if resp.Succeeded {
+			if again && r.CaughtUp != nil {
+				cctx, cancel := context.WithTimeout(ctx, r.TTL/2)
+				err := r.CaughtUp(cctx, resp.Header.Revision)
+				cancel()
+				if err != nil {
+					r.Client.Revoke(context.WithoutCancel(ctx), lease.ID)
+					return 0, fmt.Errorf("register tablet server %d: its view of the cluster did not catch up with revision %d: %w", r.Reg.ID, resp.Header.Revision, err)
+				}
+			}
 			r.renewed(sent, time.Duration(lease.TTL)*time.Second)
 			r.Log.Info("registered tablet server", "id", r.Reg.ID, "lease_ttl", r.TTL)
 			return lease.ID, nil
@@ -89,13 +116,16 @@ func (r *Registrar) registerOnce(ctx context.Context, wait bool) (clientv3.Lease
 // left a server unregistered while it ran (CI: TestKillCoordinatorDuringDDL found no tablet
 // server after a takeover, TestPauseLeaderBeyondLagTime a leaderless bucket past its bound).
 // Here only etcd's own answer, lease not found, ends a registration.
+//
+// While Sick reports true the server stays unregistered (see Sick).
 func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 	tick := time.NewTicker(r.TTL / 3)
 	defer tick.Stop()
+	registered := true
 	for {
 		select {
 		case <-ctx.Done():
-			if r.Abandoned != nil && r.Abandoned() {
+			if !registered || r.Abandoned != nil && r.Abandoned() {
 				return
 			}
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -103,6 +133,25 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 			cancel()
 			return
 		case <-tick.C:
+		case <-r.Kick:
+		}
+		if r.Sick != nil && r.Sick() {
+			if registered {
+				r.leave(ctx, lease)
+				registered = false
+			}
+			continue
+		}
+		if !registered {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err := r.registerOnce(rctx, true, true)
+			cancel()
+			if err != nil {
+				r.Log.Warn("cannot register the tablet server again", "err", err)
+				continue
+			}
+			lease, registered = l, true
+			continue
 		}
 		if !errors.Is(r.renew(ctx, lease), rpctypes.ErrLeaseNotFound) {
 			continue // renewed, or etcd did not answer in time: try again at the next tick
@@ -111,7 +160,7 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 		for ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			var err error
-			lease, err = r.registerOnce(rctx, true)
+			lease, err = r.registerOnce(rctx, true, true)
 			cancel()
 			if err == nil {
 				break
@@ -133,4 +182,18 @@ func (r *Registrar) renew(ctx context.Context, lease clientv3.LeaseID) error {
 		r.renewed(sent, time.Duration(resp.TTL)*time.Second)
 	}
 	return err
+}
+
+// leave gives the registration up while the server is sick: the lease clock first stops
+// vouching for it (Left), then the lease is revoked, so the registration disappears at once
+// instead of after the TTL. If the revocation does not reach etcd, the lease expires by
+// itself after the TTL, since it is no longer renewed.
+func (r *Registrar) leave(ctx context.Context, lease clientv3.LeaseID) {
+	if r.Left != nil {
+		r.Left()
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err := r.Client.Revoke(rctx, lease)
+	cancel()
+	r.Log.Warn("tablet server left the cluster until its disk answers again", "id", r.Reg.ID, "revoke_err", err)
 }
