@@ -128,6 +128,9 @@ func Start(ctx context.Context, cfg config.Config, log *slog.Logger) (*Node, err
 	if err != nil {
 		return nil, err
 	}
+	if err = meta.CheckFormat(ctx, n.store); err != nil {
+		return nil, err
+	}
 	if n.remote, err = openRemote(ctx, cfg, log.With("role", "remote")); err != nil {
 		return nil, err
 	}
