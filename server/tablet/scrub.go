@@ -25,8 +25,11 @@ type scrubCounters struct {
 	bytes, corrupt, repaired atomic.Int64
 }
 
-// ScrubStats returns the scrubber's counters.
+// ScrubStats returns the scrubber's counters; zero for a nil Server.
 func (s *Server) ScrubStats() ScrubStats {
+	if s == nil || s.buckets == nil {
+		return ScrubStats{} // a node without a tablet server
+	}
 	c := &s.buckets.scrubbed
 	return ScrubStats{Bytes: c.bytes.Load(), Corrupt: c.corrupt.Load(), Repaired: c.repaired.Load()}
 }

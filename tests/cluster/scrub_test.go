@@ -1,7 +1,9 @@
 package cluster_test
 
 import (
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +27,7 @@ func TestScrubberRepairsCorruptFollower(t *testing.T) {
 	set["log.segment.file-size"] = "1kb"
 	set["log.scrub.interval"] = "1s"
 	set["log.scrub.rate"] = "64mb"
-	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
+	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set, HTTP: true})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
 	table := createTable(t, ctx, conn, "scrub_log", logTable())
@@ -76,6 +78,41 @@ func TestScrubberRepairsCorruptFollower(t *testing.T) {
 	}
 	checkReplicasIdentical(t, c, table)
 	checkLogExactlyOnce(t, s.acked, readLog(t, ctx, conn, table))
+	metrics := scrape(t, follower.HTTPAddr)
+	for _, want := range []string{"strom_tabletserver_scrub_corrupt_replicas_total", "strom_tabletserver_scrub_repaired_replicas_total"} {
+		if !strings.Contains(metrics, want) || !hasPositive(metrics, want) {
+			t.Errorf("metric %s of node %d is not positive after the repair", want, follower.ID)
+		}
+	}
+}
+
+// scrape returns the Prometheus text of a node's /metrics.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// hasPositive reports whether a sample of metric name has a value above 0.
+func hasPositive(text, name string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name) {
+			continue
+		}
+		f := strings.Fields(line)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil && v > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func flipByte(t *testing.T, path string, pos int64) {
