@@ -20,11 +20,11 @@ type scrubCollector struct {
 
 func newScrubCollector(t Tablet) prometheus.Collector {
 	src, _ := t.(scrubSource)
-	const s = "strom_tabletserver_scrub_"
+	const s = "fluss_tabletserver_"
 	return &scrubCollector{src: src,
-		bytes:   desc(s+"bytes_total", "Bytes of sealed log segments the scrubber re-read and checked."),
-		corrupt: desc(s+"corrupt_replicas_total", "Replicas the scrubber found corrupt (bytes that went bad after their first check)."),
-		repairs: desc(s+"repaired_replicas_total", "Corrupt follower replicas rebuilt from their leader."),
+		bytes:   desc(s+"scrubBytes_total", "Bytes of sealed log segments the scrubber re-read and checked."),
+		corrupt: desc(s+"scrubCorruptReplicas_total", "Replicas the scrubber found corrupt (bytes that went bad after their first check)."),
+		repairs: desc(s+"scrubRepairedReplicas_total", "Corrupt follower replicas rebuilt from their leader."),
 	}
 }
 

@@ -79,7 +79,7 @@ func TestScrubberRepairsCorruptFollower(t *testing.T) {
 	checkReplicasIdentical(t, c, table)
 	checkLogExactlyOnce(t, s.acked, readLog(t, ctx, conn, table))
 	metrics := scrape(t, follower.HTTPAddr)
-	for _, want := range []string{"strom_tabletserver_scrub_corrupt_replicas_total", "strom_tabletserver_scrub_repaired_replicas_total"} {
+	for _, want := range []string{"fluss_tabletserver_scrubCorruptReplicas_total", "fluss_tabletserver_scrubRepairedReplicas_total"} {
 		if !strings.Contains(metrics, want) || !hasPositive(metrics, want) {
 			t.Errorf("metric %s of node %d is not positive after the repair", want, follower.ID)
 		}
