@@ -305,6 +305,8 @@ type moveWatch struct {
 	victims  []int32
 	leader   map[watchedBucket]int32
 	moves    []map[watchedBucket]int // per restart
+	polled   []int                   // metadata answers per restart
+	without  []map[watchedBucket]int // per restart: answers that named no leader for the bucket
 	polls    int
 	stop     chan struct{}
 	finished chan struct{}
@@ -354,6 +356,14 @@ func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 		}
 		w.mu.Lock()
 		w.polls++
+		if w.restart >= 0 {
+			w.polled[w.restart]++
+		}
+		for b := range table.Info().NumBuckets() {
+			if _, ok := leaders[b]; !ok && w.restart >= 0 {
+				w.without[w.restart][watchedBucket{table.Path().String(), b}]++
+			}
+		}
 		for b, n := range leaders {
 			key := watchedBucket{table.Path().String(), b}
 			if prev, seen := w.leader[key]; seen && prev != n.ID && w.restart >= 0 {
@@ -373,6 +383,8 @@ func (w *moveWatch) begin(id int32) {
 	w.restart++
 	w.victims = append(w.victims, id)
 	w.moves = append(w.moves, map[watchedBucket]int{})
+	w.polled = append(w.polled, 0)
+	w.without = append(w.without, map[watchedBucket]int{})
 }
 
 func (w *moveWatch) end() {
@@ -396,6 +408,14 @@ func (w *moveWatch) check(t *testing.T) {
 				t.Errorf("restart %d (node %d): %s bucket %d changed leader %d times", i+1, w.victims[i], b.table, b.bucket, n)
 			}
 		}
-		t.Logf("restart %d (node %d): %d leader moves", i+1, w.victims[i], total)
+		t.Logf("restart %d (node %d): %d leader moves, %d metadata answers", i+1, w.victims[i], total, w.polled[i])
+		// A bucket without a leader means the controlled shutdown did not move it: its leader
+		// went down with it and came back (not a move, but a spell without acknowledgements).
+		for b, n := range w.without[i] {
+			t.Logf("restart %d (node %d): %s bucket %d had no leader in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
+		}
+		if w.polled[i] == 0 {
+			t.Errorf("restart %d (node %d): no metadata answer, the moves were not watched", i+1, w.victims[i])
+		}
 	}
 }
