@@ -46,6 +46,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			}
 			n.Start()
 			n.WaitReady(60 * time.Second)
+			moves.up()
 			waitInSync(t, ctx, c, 90*time.Second)
 			// The workload made progress across the restart.
 			waitOps(t, rec, before+1000, 60*time.Second)
@@ -307,6 +308,8 @@ type moveWatch struct {
 	moves    []map[watchedBucket]int // per restart
 	polled   []int                   // metadata answers per restart
 	without  []map[watchedBucket]int // per restart: answers that named no leader for the bucket
+	onDown   []map[watchedBucket]int // per restart: answers that named the stopped node as leader
+	down     int32                   // the node stopped now; 0 when none
 	polls    int
 	stop     chan struct{}
 	finished chan struct{}
@@ -366,6 +369,9 @@ func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 		}
 		for b, n := range leaders {
 			key := watchedBucket{table.Path().String(), b}
+			if w.down != 0 && n.ID == w.down {
+				w.onDown[w.restart][key]++
+			}
 			if prev, seen := w.leader[key]; seen && prev != n.ID && w.restart >= 0 {
 				w.moves[w.restart][key]++
 			}
@@ -385,6 +391,15 @@ func (w *moveWatch) begin(id int32) {
 	w.moves = append(w.moves, map[watchedBucket]int{})
 	w.polled = append(w.polled, 0)
 	w.without = append(w.without, map[watchedBucket]int{})
+	w.onDown = append(w.onDown, map[watchedBucket]int{})
+	w.down = id
+}
+
+// up records that the node stopped last serves again.
+func (w *moveWatch) up() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.down = 0
 }
 
 func (w *moveWatch) end() {
@@ -411,6 +426,9 @@ func (w *moveWatch) check(t *testing.T) {
 		t.Logf("restart %d (node %d): %d leader moves, %d metadata answers", i+1, w.victims[i], total, w.polled[i])
 		// A bucket without a leader means the controlled shutdown did not move it: its leader
 		// went down with it and came back (not a move, but a spell without acknowledgements).
+		for b, n := range w.onDown[i] {
+			t.Logf("restart %d (node %d): %s bucket %d was still led by the stopped node in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
+		}
 		for b, n := range w.without[i] {
 			t.Logf("restart %d (node %d): %s bucket %d had no leader in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
 		}
