@@ -179,6 +179,9 @@ func (n *Node) openStorage(ctx context.Context, st *startState) error {
 	if n.store, err = openStore(ctx, cfg, log); err != nil {
 		return err
 	}
+	if err = meta.CheckFormat(ctx, n.store); err != nil {
+		return err
+	}
 	if n.remote, err = openRemote(ctx, cfg, log.With("role", "remote")); err != nil {
 		return err
 	}

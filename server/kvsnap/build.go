@@ -31,6 +31,10 @@ type Snapshot struct {
 	Dir string `json:"dir,omitempty"`
 	// LeaderEpoch is the leader epoch of the server that took it.
 	LeaderEpoch int32 `json:"leader_epoch,omitempty"`
+	// FormatVersion is the version of this record and of the snapshot files it names
+	// (SnapshotFormat); absent in records written before it was recorded, which are
+	// version 1.
+	FormatVersion int `json:"format_version,omitempty"`
 }
 
 // dirName is the name of the snapshot's private directory under its bucket's directory.

@@ -20,6 +20,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/formatver"
 	"github.com/stromdb/strom/internal/rocksdbdir"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/kvstore"
@@ -217,6 +218,9 @@ func decodeSnapshot(key string, value []byte) (cluster.Bucket, *Snapshot, error)
 	var s Snapshot
 	if !ok || json.Unmarshal(value, &s) != nil {
 		return b, nil, fmt.Errorf("kvsnap: bad snapshot record %s", key)
+	}
+	if _, err := formatver.RecordVersion("etcd key "+meta.KeyPrefix+key, value, SnapshotFormat); err != nil {
+		return b, nil, fmt.Errorf("kvsnap: %w", err)
 	}
 	return b, &s, nil
 }
@@ -420,6 +424,7 @@ func (m *Manager) SnapshotBucket(ctx context.Context, b Bucket) (*Snapshot, bool
 	s.Dir = name
 	s.LeaderEpoch = b.LeaderEpoch
 	s.CreatedMs = m.opts.Now().UnixMilli()
+	s.FormatVersion = SnapshotFormat.Current
 	data, err := json.Marshal(s)
 	if err != nil {
 		return nil, false, err

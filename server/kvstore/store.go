@@ -111,6 +111,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	// default 32 MiB). The memtables get their own share, so that CacheBytes is the block
 	// cache, as kv.rocksdb.block.cache-size is in Fluss, whose RocksDB write buffers are
 	// separate memory too.
+	if err := checkDirFormat(dir); err != nil {
+		return nil, err
+	}
 	cache := pebble.NewCache(opts.CacheBytes + 2*opts.MemTableBytes)
 	defer cache.Unref()
 	if opts.RowCacheBytes == 0 {

@@ -21,6 +21,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
+	if err := checkDirFormat(dir); err != nil {
+		return nil, err
+	}
 	l := &Log{dir: dir, opts: opts, writers: writerState{}}
 	l.replica.log = l
 	l.retention.log, l.retention.retainAt = l, math.MaxInt64

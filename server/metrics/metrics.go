@@ -62,6 +62,7 @@ func New(src Sources) *Metrics {
 		src:          src,
 	}
 	fluss.MustRegister(newTabletCollector(src.Tablet, src.Catalog), newCoordinatorCollector(src.Catalog, src.Tablet, src.Meta, src.Cluster))
+	fluss.MustRegister(newScrubCollector(src.Tablet))
 	return m
 }
 

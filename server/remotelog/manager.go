@@ -381,7 +381,7 @@ func (m *Manager) readManifest(ctx context.Context, key string) (*Manifest, erro
 	if err != nil {
 		return nil, fmt.Errorf("remotelog: read manifest %s: %w", key, err)
 	}
-	return decodeManifest(data)
+	return decodeManifest(key, data)
 }
 
 // tierLocked is the leader's part of a pass. Caller holds st.mu.

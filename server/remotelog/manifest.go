@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/stromdb/strom/internal/formatver"
 )
 
 // Segment is one remote log segment as a manifest lists it (Fluss RemoteLogSegment).
@@ -33,13 +35,18 @@ type Manifest struct {
 
 const manifestVersion = 1
 
-func decodeManifest(data []byte) (*Manifest, error) {
+// ManifestFormat is the format of a remote log manifest; its version is the manifest's own
+// "version" member (Fluss's), docs/durability.md, "Versioned formats".
+var ManifestFormat = formatver.Format{Name: "fluss-remote-log-manifest", Current: manifestVersion, Supported: []int{manifestVersion}}
+
+// decodeManifest decodes the manifest read from key (named in errors).
+func decodeManifest(key string, data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("remotelog: decode manifest: %w", err)
+		return nil, fmt.Errorf("remotelog: decode manifest %s: %w", key, err)
 	}
-	if m.Version != manifestVersion {
-		return nil, fmt.Errorf("remotelog: manifest version %d is not supported", m.Version)
+	if err := formatver.Check("remote log manifest "+key, ManifestFormat, m.Version); err != nil {
+		return nil, fmt.Errorf("remotelog: %w", err)
 	}
 	slices.SortFunc(m.Segments, func(a, b Segment) int { return cmpInt(a.StartOffset, b.StartOffset) })
 	for i, s := range m.Segments {

@@ -42,6 +42,8 @@ type replicaManager struct {
 	// without leadMu (KV snapshots fence their commits with it).
 	standaloneEpochs sync.Map
 
+	scrubbed scrubCounters // the scrubber's counters (scrub.go)
+
 	bucketRoles
 }
 

@@ -340,6 +340,9 @@ const hwCheckpointInterval = 5 * time.Second
 // background runs periodic maintenance: log retention, ISR shrink, HW checkpoints.
 func (s *Server) background(ctx context.Context) {
 	defer close(s.bgDone)
+	scrubDone := make(chan struct{})
+	go func() { defer close(scrubDone); s.buckets.runScrubber(ctx) }()
+	defer func() { <-scrubDone }()
 	every := s.opts.Config.LogRetentionCheck
 	if every <= 0 {
 		every = 5 * time.Minute

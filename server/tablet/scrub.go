@@ -1,0 +1,122 @@
+package tablet
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/stromdb/strom/internal/options"
+	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/logstore"
+)
+
+// ScrubStats counts what the scrubber did since the server started.
+type ScrubStats struct {
+	Bytes    int64 // bytes of sealed segments re-read and checked
+	Corrupt  int64 // replicas found corrupt by the scrubber
+	Repaired int64 // corrupt replicas rebuilt from their leader
+}
+
+// scrubCounters are the live ScrubStats.
+type scrubCounters struct {
+	bytes, corrupt, repaired atomic.Int64
+}
+
+// ScrubStats returns the scrubber's counters; zero for a nil Server.
+func (s *Server) ScrubStats() ScrubStats {
+	if s == nil || s.buckets == nil {
+		return ScrubStats{} // a node without a tablet server
+	}
+	c := &s.buckets.scrubbed
+	return ScrubStats{Bytes: c.bytes.Load(), Corrupt: c.corrupt.Load(), Repaired: c.repaired.Load()}
+}
+
+// runScrubber re-checks the sealed segments of every log this server holds, one pass every
+// log.scrub.interval at log.scrub.rate bytes per second, until ctx ends
+// (docs/durability.md, "The scrubber"). A replica found corrupt — by the scrubber or earlier
+// by a read — goes offline and, when it follows a leader, is rebuilt from that leader.
+func (s *replicaManager) runScrubber(ctx context.Context) {
+	bps, err := options.LogScrubRate.Get(s.opts.Config.Raw)
+	if err != nil || bps <= 0 {
+		return // checked at start (config.Finish); 0 turns the scrubber off
+	}
+	interval, err := options.LogScrubInterval.Get(s.opts.Config.Raw)
+	if err != nil {
+		return
+	}
+	lim := rate.NewLimiter(rate.Limit(bps), int(min(bps, 1<<20)))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		for _, r := range s.Replicas() {
+			if ctx.Err() != nil {
+				return
+			}
+			s.scrubReplica(ctx, r, lim)
+		}
+	}
+}
+
+// scrubReplica checks one replica's log and repairs it when it is corrupt.
+func (s *replicaManager) scrubReplica(ctx context.Context, r *Replica, lim *rate.Limiter) {
+	if r.Log.Offline() != nil {
+		s.repairCorrupt(ctx, r) // found by a read, or by an earlier pass whose repair could not run
+		return
+	}
+	res, err := r.Log.Scrub(ctx, lim)
+	s.scrubbed.bytes.Add(res.Bytes)
+	switch {
+	case res.Corrupt != nil:
+		s.scrubbed.corrupt.Add(1)
+		s.log.Warn("scrubber: bytes of a sealed log segment went bad after they were written; replica offline",
+			"bucket", r.Bucket, "file", res.Corrupt.File, "position", res.Corrupt.Position, "offset", res.Corrupt.Offset, "cause", res.Corrupt.Cause)
+		s.repairCorrupt(ctx, r)
+	case err != nil && ctx.Err() == nil && !errors.Is(err, logstore.ErrClosed):
+		s.log.Warn("scrubber: cannot check a log", "bucket", r.Bucket, "err", err)
+	}
+}
+
+// repairCorrupt rebuilds the offline log of a log-table follower from its leader: the
+// corrupt log is dropped and an empty one starting at the old log start follows the leader
+// again, which copies every batch back (the leader's retention may move that start up:
+// restartFollowerAt). The bucket keeps its other replicas meanwhile; until the copy catches
+// up this replica is out of the ISR. A leader, a standalone bucket or a primary-key bucket
+// stays offline for the operator (docs/durability.md, "Operator procedure for an offline
+// bucket"); its leader can be repaired once leadership has moved.
+func (s *replicaManager) repairCorrupt(ctx context.Context, rep *Replica) {
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	cur := s.hosted(rep.Bucket)
+	if s.closed || cur == nil || cur.Log != rep.Log || cur.repl == nil || cur.KV != nil {
+		return
+	}
+	rs := cur.repl
+	rs.mu.Lock()
+	st, leading := rs.state, rs.leading.Load()
+	rs.mu.Unlock()
+	if leading || st.Leader == cluster.NoLeader || st.Leader == s.opts.ServerID {
+		return
+	}
+	start := cur.Log.LogStartOffset()
+	s.log.Warn("repairing a corrupt follower log from its leader", "bucket", cur.Bucket, "leader", st.Leader, "from_offset", start)
+	if err := s.dropReplica(cur); err != nil {
+		s.log.Error("drop corrupt follower log", "bucket", cur.Bucket, "err", err)
+		return
+	}
+	nr, err := s.openReplica(ctx, cur.Bucket, cur.Table, cur.Partition, true, start)
+	if err != nil {
+		s.log.Error("reopen corrupt follower log", "bucket", cur.Bucket, "err", err)
+		return
+	}
+	if err := s.becomeFollower(nr, st); err != nil {
+		s.log.Error("follow again after rebuilding a corrupt log", "bucket", cur.Bucket, "err", err)
+		return
+	}
+	s.scrubbed.repaired.Add(1)
+}
