@@ -200,7 +200,7 @@ func (r *scaleRun) connect(ctx context.Context) {
 	r.conn = conn
 }
 
-// createTables creates n tables of perTable buckets each, eight at a time.
+// createTables creates n tables of perTable buckets each, four at a time.
 func (r *scaleRun) createTables(ctx context.Context, n int) {
 	admin := r.conn.Admin()
 	if err := admin.CreateDatabase(ctx, "scale", nil, true); err != nil {
@@ -211,16 +211,23 @@ func (r *scaleRun) createTables(ctx context.Context, n int) {
 		r.paths[i] = fluss.TablePath{Database: "scale", Table: fmt.Sprintf("t%05d", i)}
 	}
 	var next atomic.Int64
-	errs := make(chan error, 8)
+	errs := make(chan error, 4)
 	var wg sync.WaitGroup
-	for range 8 {
+	for range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			desc := logTable()
 			desc.BucketCount = int32(r.perTable)
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				if err := admin.CreateTable(ctx, r.paths[i], desc, false); err != nil {
+				// Under load the server's wait for the new buckets' leaders can outlast the
+				// request (REQUEST_TIME_OUT) while the table was created: ask again, accepting it.
+				err := admin.CreateTable(ctx, r.paths[i], desc, false)
+				for try := 0; err != nil && try < 5; try++ {
+					r.b.Logf("scale: create %s: %v; again", r.paths[i], err)
+					err = admin.CreateTable(ctx, r.paths[i], desc, true)
+				}
+				if err != nil {
 					errs <- fmt.Errorf("create %s: %w", r.paths[i], err)
 					return
 				}
