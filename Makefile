@@ -6,7 +6,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 BIN     := bin/strom
 
-.PHONY: diagrams test-console test-console-cluster serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster test-kafka bench-cluster bench-clients
+.PHONY: diagrams test-console test-console-cluster serve build test test-go test-compat test-flink test-flink-quick test-flink-cluster test-java-remote test-rocksdb vet fuzz bench clean bench-fluss bench-fsync fetch-fluss test-cluster test-kafka bench-cluster bench-scale bench-clients
 
 ## serve: build and start a single-node server (coordinator :9123, tablet server :9124, data in ./strom-data)
 serve: build
@@ -82,6 +82,14 @@ test-kafka: build $(VENV)/.installed
 ## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows)
 bench-cluster:
 	$(GO) test -run '^$$' -bench BenchmarkLeaderFailover -benchtime 20x -timeout 30m ./tests/cluster
+
+## bench-scale: the cost of SCALE_BUCKETS buckets (default 3000; 100 per table, RF=3) on a 3-node
+## cluster: etcd size and write rate, GET_METADATA latency, RSS and fds per idle replica, the
+## failover of a node leading a third of them, a coordinator failover and a full restart
+## (docs/cluster.md, "Scale"; SCALE_BUCKETS_PER_TABLE, SCALE_RF, SCALE_SAMPLE)
+SCALE_BUCKETS ?= 3000
+bench-scale:
+	SCALE_BUCKETS=$(SCALE_BUCKETS) $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 90m -v ./tests/cluster
 
 ## test-rocksdb: RocksDB itself (frocksdbjni 6.20.3, the build Fluss's client uses, from Maven
 ## Central) opens the KV snapshot directories Strom writes (~10 s with the jar cached; needs Java 17

@@ -219,3 +219,18 @@ func (p *Process) reap(timeout time.Duration) bool {
 	p.mu.Unlock()
 	return true
 }
+
+// Pid is the operating-system process id of the running process, 0 when it is not running.
+func (p *Process) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
