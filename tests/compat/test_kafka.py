@@ -317,9 +317,20 @@ async def test_rows_appended_by_pyfluss_are_kafka_records(kafka_server):
 
 
 def test_kafka_python_produces_and_consumes(kafka_server):
-    topic = "compat_kafka_python"
-    create_topic(kafka_server.kafka, topic, partitions=1)
-    p = kafka.KafkaProducer(bootstrap_servers=kafka_server.kafka, acks="all", request_timeout_ms=10000)
+    kafka_python_scenario(kafka_server.kafka, "compat_kafka_python", replication=1)
+
+
+def test_kafka_python_on_a_three_node_cluster(kafka_cluster):
+    """kafka-python against three nodes, the topic at replication factor 3: the client finds the
+    partition's leader through Metadata."""
+    kafka_python_scenario(",".join(s.kafka for s in kafka_cluster), "compat_cluster_kafka_python", replication=3)
+
+
+def kafka_python_scenario(bootstrap, topic, replication):
+    """kafka-python end to end: acks=all produce of keyed messages with headers, a group
+    consumer reading them in order from the earliest offset, and a commit."""
+    create_topic(bootstrap, topic, partitions=1, replication=replication)
+    p = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks="all", request_timeout_ms=10000)
     try:
         futures = [p.send(topic, key=f"p{i}".encode(), value=f"kp{i}".encode(), headers=[("n", str(i).encode())])
                    for i in range(5)]
@@ -328,7 +339,7 @@ def test_kafka_python_produces_and_consumes(kafka_server):
         p.close(timeout=10)
     assert offsets == list(range(5))
 
-    c = kafka.KafkaConsumer(topic, bootstrap_servers=kafka_server.kafka, group_id="compat_kafka_python_group",
+    c = kafka.KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=topic + "_group",
                             auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=1000)
     got = []
     try:
