@@ -17,9 +17,11 @@ import (
 // shutdown), start again, wait until every replica is back in its ISR — while acks=all appends,
 // upserts and lookups run. The clients' history must show nothing acknowledged lost
 // (tests/history: appends exactly once and in real-time order per bucket, upserts and lookups
-// linearizable per key), and no bucket's leader may move more than once per restart: the
-// controlled shutdown moves it away once, nothing moves it again (docs/cluster.md, "Rolling
-// restarts"). CLUSTER_LONG=1 restarts every node three times.
+// linearizable per key), every bucket the stopped node led must have moved away before its
+// process exited (no metadata asked for after the exit names it as leader), and no bucket's
+// leader may move more than once per restart: the controlled shutdown moves it away once,
+// nothing moves it again (docs/cluster.md, "Rolling restarts"). CLUSTER_LONG=1 restarts
+// every node three times.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -44,6 +46,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			if !n.Terminate(30 * time.Second) {
 				t.Errorf("node %d did not stop within 30 s of SIGTERM (killed)", n.ID)
 			}
+			moves.exited()
 			n.Start()
 			n.WaitReady(60 * time.Second)
 			moves.up()
@@ -301,18 +304,23 @@ type moveWatch struct {
 	c      *clustertest.Cluster
 	tables []*fluss.Table
 
-	mu       sync.Mutex
-	restart  int // index of the current restart; -1 before the first
-	victims  []int32
-	leader   map[watchedBucket]int32
-	moves    []map[watchedBucket]int // per restart
-	polled   []int                   // metadata answers per restart
-	without  []map[watchedBucket]int // per restart: answers that named no leader for the bucket
-	onDown   []map[watchedBucket]int // per restart: answers that named the stopped node as leader
-	down     int32                   // the node stopped now; 0 when none
-	polls    int
-	stop     chan struct{}
-	finished chan struct{}
+	mu      sync.Mutex
+	restart int // index of the current restart; -1 before the first
+	victims []int32
+	leader  map[watchedBucket]int32
+	moves   []map[watchedBucket]int // per restart
+	polled  []int                   // metadata answers per restart
+	without []map[watchedBucket]int // per restart: answers that named no leader for the bucket
+	onDown  []map[watchedBucket]int // per restart: answers that named the stopped node as leader
+	// per restart: answers asked for after the stopped node's process exited that named it
+	// as leader — the controlled shutdown did not move the bucket
+	onExited  []map[watchedBucket]int
+	ledBefore []map[watchedBucket]bool // per restart: the buckets the stopped node led at its start
+	down      int32                    // the node stopped now; 0 when none
+	gone      bool                     // the process of down has exited
+	polls     int
+	stop      chan struct{}
+	finished  chan struct{}
 }
 
 func watchMoves(ctx context.Context, c *clustertest.Cluster, tables ...*fluss.Table) *moveWatch {
@@ -351,6 +359,10 @@ func watchMoves(ctx context.Context, c *clustertest.Cluster, tables ...*fluss.Ta
 // poll reads the leaders once; it reports false when metadata could not be read.
 func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 	for _, table := range w.tables {
+		// Whether the stopped node had exited before this request was sent, for this restart.
+		w.mu.Lock()
+		restart, gone := w.restart, w.gone
+		w.mu.Unlock()
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		leaders, err := conn.Admin().BucketLeaders(pctx, table.Path(), "")
 		cancel()
@@ -371,6 +383,9 @@ func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 			key := watchedBucket{table.Path().String(), b}
 			if w.down != 0 && n.ID == w.down {
 				w.onDown[w.restart][key]++
+				if gone && restart == w.restart {
+					w.onExited[w.restart][key]++
+				}
 			}
 			if prev, seen := w.leader[key]; seen && prev != n.ID && w.restart >= 0 {
 				w.moves[w.restart][key]++
@@ -392,14 +407,29 @@ func (w *moveWatch) begin(id int32) {
 	w.polled = append(w.polled, 0)
 	w.without = append(w.without, map[watchedBucket]int{})
 	w.onDown = append(w.onDown, map[watchedBucket]int{})
+	w.onExited = append(w.onExited, map[watchedBucket]int{})
+	led := map[watchedBucket]bool{}
+	for b, l := range w.leader {
+		if l == id {
+			led[b] = true
+		}
+	}
+	w.ledBefore = append(w.ledBefore, led)
 	w.down = id
+}
+
+// exited records that the process of the node stopped last has exited.
+func (w *moveWatch) exited() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gone = true
 }
 
 // up records that the node stopped last serves again.
 func (w *moveWatch) up() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.down = 0
+	w.down, w.gone = 0, false
 }
 
 func (w *moveWatch) end() {
@@ -407,7 +437,10 @@ func (w *moveWatch) end() {
 	<-w.finished
 }
 
-// check fails t for a bucket whose leader moved more than once during one restart.
+// check fails t for a bucket whose leader moved more than once during one restart, and for a
+// bucket the stopped node led that its controlled shutdown did not move away: one that
+// metadata asked for after the node's exit still named it as leader for, or that did not
+// change leader during the restart.
 func (w *moveWatch) check(t *testing.T) {
 	t.Helper()
 	w.mu.Lock()
@@ -428,6 +461,14 @@ func (w *moveWatch) check(t *testing.T) {
 		// went down with it and came back (not a move, but a spell without acknowledgements).
 		for b, n := range w.onDown[i] {
 			t.Logf("restart %d (node %d): %s bucket %d was still led by the stopped node in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
+		}
+		for b, n := range w.onExited[i] {
+			t.Errorf("restart %d (node %d): %s bucket %d was led by the stopped node after its exit in %d metadata answers: the controlled shutdown did not move it", i+1, w.victims[i], b.table, b.bucket, n)
+		}
+		for b := range w.ledBefore[i] {
+			if m[b] == 0 {
+				t.Errorf("restart %d (node %d): %s bucket %d, led by the stopped node, did not change leader", i+1, w.victims[i], b.table, b.bucket)
+			}
 		}
 		for b, n := range w.without[i] {
 			t.Logf("restart %d (node %d): %s bucket %d had no leader in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
