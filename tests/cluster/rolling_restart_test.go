@@ -2,7 +2,9 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +19,12 @@ import (
 // shutdown), start again, wait until every replica is back in its ISR — while acks=all appends,
 // upserts and lookups run. The clients' history must show nothing acknowledged lost
 // (tests/history: appends exactly once and in real-time order per bucket, upserts and lookups
-// linearizable per key), and no bucket's leader may move more than once per restart: the
-// controlled shutdown moves it away once, nothing moves it again (docs/cluster.md, "Rolling
-// restarts"). CLUSTER_LONG=1 restarts every node three times.
+// linearizable per key), every bucket the stopped node led must have been moved away by its
+// controlled shutdown (an active coordinator logged the move with none remaining, and no
+// metadata asked for after the exit names the node as leader), and no bucket's
+// leader may move more than once per restart: the controlled shutdown moves it away once,
+// nothing moves it again (docs/cluster.md, "Rolling restarts"). CLUSTER_LONG=1 restarts
+// every node three times.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -40,10 +45,13 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		for _, n := range c.Nodes {
 			before := rec.okCount()
 			moves.begin(n.ID)
+			marks := markLogs(c)
 			t.Logf("round %d: stopping node %d (SIGTERM) after %d acknowledged writes", round+1, n.ID, before)
 			if !n.Terminate(30 * time.Second) {
 				t.Errorf("node %d did not stop within 30 s of SIGTERM (killed)", n.ID)
 			}
+			moves.exited()
+			checkControlledShutdown(t, c, marks, n)
 			n.Start()
 			n.WaitReady(60 * time.Second)
 			moves.up()
@@ -301,18 +309,23 @@ type moveWatch struct {
 	c      *clustertest.Cluster
 	tables []*fluss.Table
 
-	mu       sync.Mutex
-	restart  int // index of the current restart; -1 before the first
-	victims  []int32
-	leader   map[watchedBucket]int32
-	moves    []map[watchedBucket]int // per restart
-	polled   []int                   // metadata answers per restart
-	without  []map[watchedBucket]int // per restart: answers that named no leader for the bucket
-	onDown   []map[watchedBucket]int // per restart: answers that named the stopped node as leader
-	down     int32                   // the node stopped now; 0 when none
-	polls    int
-	stop     chan struct{}
-	finished chan struct{}
+	mu      sync.Mutex
+	restart int // index of the current restart; -1 before the first
+	victims []int32
+	leader  map[watchedBucket]int32
+	moves   []map[watchedBucket]int // per restart
+	polled  []int                   // metadata answers per restart
+	without []map[watchedBucket]int // per restart: answers that named no leader for the bucket
+	onDown  []map[watchedBucket]int // per restart: answers that named the stopped node as leader
+	// per restart: answers asked for after the stopped node's process exited that named it
+	// as leader — the controlled shutdown did not move the bucket
+	onExited  []map[watchedBucket]int
+	ledBefore []map[watchedBucket]bool // per restart: the buckets the stopped node led at its start
+	down      int32                    // the node stopped now; 0 when none
+	gone      bool                     // the process of down has exited
+	polls     int
+	stop      chan struct{}
+	finished  chan struct{}
 }
 
 func watchMoves(ctx context.Context, c *clustertest.Cluster, tables ...*fluss.Table) *moveWatch {
@@ -351,6 +364,10 @@ func watchMoves(ctx context.Context, c *clustertest.Cluster, tables ...*fluss.Ta
 // poll reads the leaders once; it reports false when metadata could not be read.
 func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 	for _, table := range w.tables {
+		// Whether the stopped node had exited before this request was sent, for this restart.
+		w.mu.Lock()
+		restart, gone := w.restart, w.gone
+		w.mu.Unlock()
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		leaders, err := conn.Admin().BucketLeaders(pctx, table.Path(), "")
 		cancel()
@@ -371,6 +388,9 @@ func (w *moveWatch) poll(ctx context.Context, conn *fluss.Connection) bool {
 			key := watchedBucket{table.Path().String(), b}
 			if w.down != 0 && n.ID == w.down {
 				w.onDown[w.restart][key]++
+				if gone && restart == w.restart {
+					w.onExited[w.restart][key]++
+				}
 			}
 			if prev, seen := w.leader[key]; seen && prev != n.ID && w.restart >= 0 {
 				w.moves[w.restart][key]++
@@ -392,14 +412,29 @@ func (w *moveWatch) begin(id int32) {
 	w.polled = append(w.polled, 0)
 	w.without = append(w.without, map[watchedBucket]int{})
 	w.onDown = append(w.onDown, map[watchedBucket]int{})
+	w.onExited = append(w.onExited, map[watchedBucket]int{})
+	led := map[watchedBucket]bool{}
+	for b, l := range w.leader {
+		if l == id {
+			led[b] = true
+		}
+	}
+	w.ledBefore = append(w.ledBefore, led)
 	w.down = id
+}
+
+// exited records that the process of the node stopped last has exited.
+func (w *moveWatch) exited() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gone = true
 }
 
 // up records that the node stopped last serves again.
 func (w *moveWatch) up() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.down = 0
+	w.down, w.gone = 0, false
 }
 
 func (w *moveWatch) end() {
@@ -407,7 +442,10 @@ func (w *moveWatch) end() {
 	<-w.finished
 }
 
-// check fails t for a bucket whose leader moved more than once during one restart.
+// check fails t for a bucket whose leader moved more than once during one restart, and for a
+// bucket the stopped node led that its controlled shutdown did not move away: one that
+// metadata asked for after the node's exit still named it as leader for, or that did not
+// change leader during the restart.
 func (w *moveWatch) check(t *testing.T) {
 	t.Helper()
 	w.mu.Lock()
@@ -429,6 +467,14 @@ func (w *moveWatch) check(t *testing.T) {
 		for b, n := range w.onDown[i] {
 			t.Logf("restart %d (node %d): %s bucket %d was still led by the stopped node in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
 		}
+		for b, n := range w.onExited[i] {
+			t.Errorf("restart %d (node %d): %s bucket %d was led by the stopped node after its exit in %d metadata answers: the controlled shutdown did not move it", i+1, w.victims[i], b.table, b.bucket, n)
+		}
+		for b := range w.ledBefore[i] {
+			if m[b] == 0 {
+				t.Errorf("restart %d (node %d): %s bucket %d, led by the stopped node, did not change leader", i+1, w.victims[i], b.table, b.bucket)
+			}
+		}
 		for b, n := range w.without[i] {
 			t.Logf("restart %d (node %d): %s bucket %d had no leader in %d metadata answers", i+1, w.victims[i], b.table, b.bucket, n)
 		}
@@ -436,4 +482,61 @@ func (w *moveWatch) check(t *testing.T) {
 			t.Errorf("restart %d (node %d): no metadata answer, the moves were not watched", i+1, w.victims[i])
 		}
 	}
+}
+
+// markLogs returns the size of every node's log now.
+func markLogs(c *clustertest.Cluster) map[int32]int64 {
+	marks := map[int32]int64{}
+	for _, n := range c.Nodes {
+		if fi, err := os.Stat(n.LogPath()); err == nil {
+			marks[n.ID] = fi.Size()
+		}
+	}
+	return marks
+}
+
+// logSince returns what node n logged after marks.
+func logSince(t *testing.T, n *clustertest.Node, marks map[int32]int64) string {
+	t.Helper()
+	b, err := os.ReadFile(n.LogPath())
+	if err != nil {
+		t.Fatalf("node %d's log: %v", n.ID, err)
+	}
+	if off := marks[n.ID]; off <= int64(len(b)) {
+		b = b[off:]
+	}
+	return string(b)
+}
+
+// checkControlledShutdown fails t unless the controlled shutdown of the stopped node
+// completed: it logged no "controlled shutdown incomplete", and a node that was the active
+// coordinator then logged moving the stopped node's leaderships with none remaining (every
+// bucket here has three replicas in sync, so every leadership can move). Moves by the
+// registration lease's revocation at exit do not count: they come after the node stopped
+// serving.
+func checkControlledShutdown(t *testing.T, c *clustertest.Cluster, marks map[int32]int64, stopped *clustertest.Node) {
+	t.Helper()
+	if log := logSince(t, stopped, marks); strings.Contains(log, "controlled shutdown incomplete") {
+		t.Errorf("node %d: controlled shutdown incomplete:\n%s", stopped.ID, grepLines(log, "controlled shutdown"))
+	}
+	done := fmt.Sprintf(" server=%d ", stopped.ID)
+	for _, n := range c.Nodes {
+		for _, line := range strings.Split(logSince(t, n, marks), "\n") {
+			if strings.Contains(line, `msg="controlled shutdown"`) && strings.Contains(line, done) && strings.HasSuffix(strings.TrimSpace(line), "remaining=0") {
+				return
+			}
+		}
+	}
+	t.Errorf("node %d stopped without a coordinator moving all its leaderships (no controlled shutdown log line with remaining=0)", stopped.ID)
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

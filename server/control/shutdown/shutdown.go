@@ -6,6 +6,7 @@ package shutdown
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -62,7 +63,11 @@ func Movable(states map[cluster.Bucket]cluster.BucketState, id int32, live func(
 // Coordinator is what the shutdown needs of the election (election.Elector).
 type Coordinator interface {
 	Active() bool
+	// CoordinatorAddr is the active coordinator as last read, which may be stale: the
+	// coordinator can have moved since (a rolling restart moves it with every node).
 	CoordinatorAddr() (string, bool)
+	// Refresh reads the election again.
+	Refresh(ctx context.Context) error
 }
 
 // Shutdown runs both sides: the active coordinator's (MoveLeaderships, the RPC handler) and
@@ -143,40 +148,75 @@ func encodeResponse(remaining []cluster.Bucket) *flusspb.ControlledShutdownRespo
 	return resp
 }
 
+// retryPause is the pause between two controlled-shutdown requests.
+const retryPause = 100 * time.Millisecond
+
 // Request asks the active coordinator to move tablet server id's leaderships away — in
-// process when this node is the active coordinator, else over its internal listener —
-// retrying (within timeout, at most four attempts) while some remain that could move.
-// Buckets with no other live ISR member keep id as leader until its lease ends.
+// process when this node is the active coordinator, else over its internal listener — and
+// asks again, until timeout, while some remain that could move. Before every request it
+// reads the election again (Coordinator.Refresh): the coordinator it last knew may have
+// been deposed or stopped since, which would answer NOT_COORDINATOR_LEADER or not at all;
+// those, and no coordinator being elected, are retried. Any other error (the request
+// refused) ends it. Buckets with no other live ISR member keep id as leader until its lease
+// ends.
 func (s *Shutdown) Request(ctx context.Context, id int32, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for attempt := 0; ; attempt++ {
-		var remaining int
-		var err error
-		if s.Coordinator.Active() {
-			var rest []cluster.Bucket
-			rest, err = s.MoveLeaderships(ctx, id)
-			remaining = len(rest)
-		} else if addr, ok := s.Coordinator.CoordinatorAddr(); ok {
-			var resp flusspb.ControlledShutdownResponse
-			err = s.Pool.Call(ctx, addr, wire.ControlledShutdown, &flusspb.ControlledShutdownRequest{
-				TabletServerId: proto.Int32(id), TabletServerEpoch: proto.Int32(0)}, &resp)
-			remaining = len(resp.GetRemainingLeaderBuckets())
-		} else {
-			err = fmt.Errorf("no active coordinator")
-		}
+	for attempt := 1; ; attempt++ {
+		remaining, err := s.requestOnce(ctx, id)
 		if err == nil && (remaining == 0 || !Movable(s.States.Snapshot(), id, s.Live)) {
+			if attempt > 1 {
+				s.Log.Info("controlled shutdown done", "server", id, "attempts", attempt)
+			}
 			return nil
 		}
-		if attempt >= 3 || ctx.Err() != nil {
-			if err == nil {
-				err = fmt.Errorf("%d leaderships remain", remaining)
-			}
+		if err != nil && !retriable(err) {
 			return fmt.Errorf("controlled shutdown of tablet server %d: %w", id, err)
+		}
+		if err == nil {
+			err = fmt.Errorf("%d leaderships remain", remaining)
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+			return fmt.Errorf("controlled shutdown of tablet server %d: gave up after %d attempts in %s: %w", id, attempt, timeout, err)
+		case <-time.After(retryPause):
 		}
 	}
+}
+
+// requestOnce asks the active coordinator, as the election names it now, once; it returns
+// how many of id's leaderships it could not move.
+func (s *Shutdown) requestOnce(ctx context.Context, id int32) (int, error) {
+	if err := s.Coordinator.Refresh(ctx); err != nil {
+		// etcd unreachable for the moment: ask the coordinator last read.
+		s.Log.Debug("controlled shutdown: cannot read the coordinator election", "err", err)
+	}
+	if s.Coordinator.Active() {
+		rest, err := s.MoveLeaderships(ctx, id)
+		return len(rest), err
+	}
+	addr, ok := s.Coordinator.CoordinatorAddr()
+	if !ok {
+		return 0, errNoCoordinator
+	}
+	var resp flusspb.ControlledShutdownResponse
+	err := s.Pool.Call(ctx, addr, wire.ControlledShutdown, &flusspb.ControlledShutdownRequest{
+		TabletServerId: proto.Int32(id), TabletServerEpoch: proto.Int32(0)}, &resp)
+	if err != nil {
+		return 0, fmt.Errorf("coordinator %s: %w", addr, err)
+	}
+	return len(resp.GetRemainingLeaderBuckets()), nil
+}
+
+var errNoCoordinator = errors.New("no active coordinator")
+
+// retriable reports whether asking again can succeed: the coordinator asked was not (or no
+// longer) the active one, none was elected, or it could not be reached. An error a
+// coordinator answered with otherwise (the request refused) stays.
+func retriable(err error) bool {
+	if errors.Is(err, errNoCoordinator) || ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException {
+		return true
+	}
+	var fe *ferr.Error
+	return !errors.As(err, &fe) || fe.Code.Retriable()
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,6 +100,23 @@ type coordinator struct {
 
 func (c coordinator) Active() bool                    { return c.active }
 func (c coordinator) CoordinatorAddr() (string, bool) { return c.addr, c.addr != "" }
+func (c coordinator) Refresh(context.Context) error   { return nil }
+
+// movedCoordinator names a stale coordinator until the election is read again (Refresh),
+// then the current one.
+type movedCoordinator struct {
+	stale, current string
+	refreshed      atomic.Int32
+}
+
+func (c *movedCoordinator) Active() bool { return false }
+func (c *movedCoordinator) CoordinatorAddr() (string, bool) {
+	if c.refreshed.Load() == 0 {
+		return c.stale, true
+	}
+	return c.current, true
+}
+func (c *movedCoordinator) Refresh(context.Context) error { c.refreshed.Add(1); return nil }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -174,19 +192,9 @@ func TestRequest(t *testing.T) {
 	}
 
 	coord, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{active: true})
-	svc := wire.NewService(1)
-	coord.Register(svc, "FLUSS")
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	listen := func(name string) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go wire.Serve(sctx, ln, svc, wire.ListenerConfig{Name: name}, discard())
-		return ln.Addr().String()
-	}
-	internal, client := listen("FLUSS"), listen("CLIENT")
+	internal, client := serve(t, sctx, coord, "FLUSS"), serve(t, sctx, coord, "CLIENT")
 	standby, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{addr: internal})
 	if err := standby.Request(ctx, 2, 5*time.Second); err != nil {
 		t.Fatalf("over the wire: %v", err)
@@ -202,5 +210,51 @@ func TestRequest(t *testing.T) {
 	none, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{})
 	if err := none.Request(ctx, 2, time.Second); err == nil || !strings.Contains(err.Error(), "no active coordinator") {
 		t.Fatalf("without a coordinator: %v", err)
+	}
+}
+
+// serve serves s's CONTROLLED_SHUTDOWN handler on a listener named name, internal listener
+// "FLUSS"; it returns its address.
+func serve(t *testing.T, ctx context.Context, s *Shutdown, name string) string {
+	t.Helper()
+	svc := wire.NewService(1)
+	s.Register(svc, "FLUSS")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go wire.Serve(ctx, ln, svc, wire.ListenerConfig{Name: name}, discard())
+	return ln.Addr().String()
+}
+
+// TestRequestFindsTheCurrentCoordinator: the coordinator the stopping server last knew was
+// deposed (it answers NOT_COORDINATOR_LEADER); the server reads the election again and asks
+// the current one, which moves its leadership.
+func TestRequestFindsTheCurrentCoordinator(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	deposed, fence, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{active: true})
+	fence.epoch = 0
+	current, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{active: true})
+	coord := &movedCoordinator{stale: serve(t, ctx, deposed, "FLUSS"), current: serve(t, ctx, current, "FLUSS")}
+	stopping, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{})
+	stopping.Coordinator = coord
+	if err := stopping.Request(ctx, 2, 5*time.Second); err != nil {
+		t.Fatalf("request after the coordinator moved: %v", err)
+	}
+	b2 := cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition, Bucket: 2}
+	if st, _ := current.States.State(b2); st.Leader != 1 {
+		t.Fatalf("bucket 2 on the current coordinator: %+v, want leader 1", st)
+	}
+	if st, _ := deposed.States.State(b2); st.Leader != 2 {
+		t.Fatalf("the deposed coordinator moved bucket 2: %+v", st)
+	}
+
+	// Every request goes to the stale coordinator (the election keeps naming it): retried
+	// until the bound, then the NOT_COORDINATOR_LEADER error.
+	stuck, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{addr: coord.stale})
+	err := stuck.Request(ctx, 2, 500*time.Millisecond)
+	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException || !strings.Contains(err.Error(), "gave up after") {
+		t.Fatalf("a request that only reaches a deposed coordinator: %v", err)
 	}
 }
