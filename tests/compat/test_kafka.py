@@ -73,9 +73,31 @@ def kafka_cluster(strom_binary, tmp_path_factory):
     if os.environ.get("KAFKA_COMPAT_BOOTSTRAP"):
         pytest.skip("a Strom cluster scenario: not run against an external Kafka broker")
     servers = start_cluster(strom_binary, tmp_path_factory.mktemp("kafka_cluster"), options=CLUSTER_OPTIONS, kafka=True)
+    wait_kafka_cluster(servers)
     yield servers
     for s in servers:
         s.kill()
+
+
+def wait_kafka_cluster(servers, timeout=60.0):
+    """Wait until every node's Kafka listener answers Metadata naming all the brokers and a
+    controller: a node is ready (its Fluss listener serves) a moment before the cluster has
+    elected its coordinator, and an admin client asked in that moment times out waiting for
+    the controller."""
+    deadline = time.monotonic() + timeout
+    pending = list(servers)
+    while pending:
+        srv = pending[0]
+        try:
+            md = AdminClient({"bootstrap.servers": srv.kafka}).list_topics(timeout=5)
+            if md.controller_id >= 0 and len(md.brokers) == len(servers):
+                pending.pop(0)
+                continue
+        except Exception:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Kafka listener {srv.kafka} did not name {len(servers)} brokers and a controller")
+        time.sleep(0.2)
 
 
 def create_topic(bootstrap, name, partitions=PARTITIONS, replication=1):
