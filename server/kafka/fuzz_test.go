@@ -27,7 +27,7 @@ func FuzzDecodeRequest(f *testing.F) {
 func FuzzSplitBatches(f *testing.F) {
 	rb := kmsg.RecordBatch{Magic: 2, NumRecords: 1, ProducerID: -1, FirstSequence: -1}
 	r := kmsg.Record{Key: []byte("k"), Value: []byte("v")}
-	rb.Records = appendRecord(nil, &r)
+	rb.Records, _ = appendRecord(nil, nil, &r)
 	b := rb.AppendTo(nil)
 	putInt32(b[8:], int32(len(b)-12))
 	f.Add(b)

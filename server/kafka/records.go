@@ -1,9 +1,11 @@
 package kafka
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -213,7 +215,21 @@ func appendKafkaBatch(dst []byte, b record.Batch, rec arrow.RecordBatch) ([]byte
 	if n == 0 {
 		first, maxTs = b.CommitTimestamp(), b.CommitTimestamp()
 	}
-	var recs []byte
+	kb := kmsg.RecordBatch{
+		FirstOffset: b.BaseOffset(), PartitionLeaderEpoch: max(b.LeaderEpoch(), 0), Magic: 2,
+		LastOffsetDelta: max(int32(n)-1, 0), FirstTimestamp: first, MaxTimestamp: maxTs,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(n),
+	}
+	if n == 0 {
+		kb.LastOffsetDelta = b.LastOffsetDelta()
+	}
+	// Records is the batch's last field, so the header is appended with none and the records
+	// are encoded straight after it (no intermediate buffer); length and CRC are patched last.
+	// dst grows once: the column bytes plus a record's framing bound the batch's size.
+	start := len(dst)
+	dst = slices.Grow(dst, 61+len(keys.ValueBytes())+len(vals.ValueBytes())+len(hvals.ValueBytes())+n*(32+8*hkeysPerRow(hdrs)))
+	dst = kb.AppendTo(dst)
+	var scratch []byte
 	for i := 0; i < n; i++ {
 		r := kmsg.Record{OffsetDelta: int32(i), TimestampDelta64: int64(tss.Value(i)) - first}
 		if !keys.IsNull(i) {
@@ -233,29 +249,31 @@ func appendKafkaBatch(dst []byte, b record.Batch, rec arrow.RecordBatch) ([]byte
 			}
 		}
 		r.TimestampDelta = int32(r.TimestampDelta64)
-		recs = appendRecord(recs, &r)
+		dst, scratch = appendRecord(dst, scratch, &r)
 	}
-	kb := kmsg.RecordBatch{
-		FirstOffset: b.BaseOffset(), PartitionLeaderEpoch: max(b.LeaderEpoch(), 0), Magic: 2,
-		LastOffsetDelta: max(int32(n)-1, 0), FirstTimestamp: first, MaxTimestamp: maxTs,
-		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(n), Records: recs,
-	}
-	if n == 0 {
-		kb.LastOffsetDelta = b.LastOffsetDelta()
-	}
-	start := len(dst)
-	dst = kb.AppendTo(dst)
 	out := dst[start:]
 	putInt32(out[8:], int32(len(out)-12))
 	putInt32(out[17:], int32(crc32.Checksum(out[21:], crc32c)))
 	return dst, nil
 }
 
-// appendRecord encodes a record with its length prefix computed.
-func appendRecord(dst []byte, r *kmsg.Record) []byte {
-	body := r.AppendTo(nil) // Length 0 encodes as one byte
-	r.Length = int32(len(body) - 1)
-	return r.AppendTo(dst)
+// appendRecord encodes a record with its length prefix computed, reusing scratch (returned
+// for the next record) for the body so the record's bytes are encoded once and copied once.
+func appendRecord(dst, scratch []byte, r *kmsg.Record) ([]byte, []byte) {
+	r.Length = 0
+	scratch = r.AppendTo(scratch[:0]) // Length 0 encodes as the one byte 0
+	body := scratch[1:]
+	dst = binary.AppendVarint(dst, int64(len(body)))
+	return append(dst, body...), scratch
+}
+
+// hkeysPerRow is the mean number of headers per row of hdrs, rounded up.
+func hkeysPerRow(hdrs *array.List) int {
+	n := hdrs.Len()
+	if n == 0 {
+		return 0
+	}
+	return (hdrs.ListValues().Len() + n - 1) / n
 }
 
 func stringAt(a arrow.Array, i int) string {

@@ -290,7 +290,7 @@ func (c *conn) serveRequest(ctx context.Context, api apiEntry, req *request) (re
 
 // encodeResponse frames a response: size, correlation id, header tags when flexible, body.
 func encodeResponse(corrID int32, resp kmsg.Response, flexibleHeader bool) []byte {
-	out := make([]byte, 8, 256)
+	out := make([]byte, 8, 256+fetchedBytes(resp))
 	binary.BigEndian.PutUint32(out[4:], uint32(corrID))
 	if flexibleHeader {
 		out = append(out, 0)
@@ -298,6 +298,23 @@ func encodeResponse(corrID int32, resp kmsg.Response, flexibleHeader bool) []byt
 	out = resp.AppendTo(out)
 	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 	return out
+}
+
+// fetchedBytes is the record bytes of a Fetch response (0 for other responses), so its frame
+// is allocated once rather than grown through copies of megabytes.
+func fetchedBytes(resp kmsg.Response) int {
+	f, ok := resp.(*kmsg.FetchResponse)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, t := range f.Topics {
+		n += 64 + len(t.Topic)
+		for _, p := range t.Partitions {
+			n += 64 + len(p.RecordBatches)
+		}
+	}
+	return n
 }
 
 // apiEntry is one served API.
