@@ -240,6 +240,9 @@ func TestConsole(t *testing.T) {
 	run("metrics", chromedp.KeyEvent("4"),
 		until(`parseFloat(document.querySelector('#val-lookups').innerText) > 0`),
 		until(`document.querySelector('#chart-lookups polyline').getAttribute('points').split(' ').length >= 4`),
+		// The lookups move bytes and take time: both charts read above zero.
+		until(`parseFloat(document.querySelector('#val-bytes').innerText) > 0`),
+		until(`parseFloat(document.querySelector('#val-latency').innerText) > 0`),
 		shot("metrics.png"))
 	close(stop)
 	<-done

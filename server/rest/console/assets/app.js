@@ -297,30 +297,41 @@ async function toggleTail() {
 }
 
 // ---- metrics ----
-const series = { writes: [], lookups: [], fetches: [] };
+const series = { writes: [], lookups: [], fetches: [], bytes: [], latency: [] };
 // The "request" label values of server/metrics (Fluss's request metric names).
 const groups = {
   writes: ['produceLog', 'putKv'],
   lookups: ['lookup', 'prefixLookup'],
   fetches: ['fetchLogClient'],
 };
+// The requests whose mean answer time the latency chart shows: what a client waits for.
+const latencyRequests = [...groups.writes, ...groups.lookups];
+const units = { writes: ' /s', lookups: ' /s', fetches: ' /s', bytes: ' kB/s', latency: ' µs' };
 let last = null;
 
-// scrape sums fluss_*_request_requests_total per request type from the Prometheus text.
+// scrape reads the fluss_*_request_* series of this node's Prometheus text, summed per request
+// type over the coordinator and tablet-server scopes: requests answered, request and response
+// bytes, and answer time. Each chart point is the change since the previous scrape.
 async function scrape() {
   const text = await (await fetch('/metrics')).text();
-  const sums = {};
+  const sums = {}; // "metric request" -> value
   for (const line of text.split('\n')) {
-    if (!line.startsWith('fluss_') || !line.includes('_request_requests_total{')) continue;
-    const m = line.match(/request="([A-Za-z_]+)"[^}]*}\s+([0-9.e+]+)/);
-    if (m) sums[m[1]] = (sums[m[1]] || 0) + Number(m[2]);
+    if (!line.startsWith('fluss_')) continue;
+    const m = line.match(/_request_(requests_total|requestBytes_sum|responseBytes_sum|totalTime_seconds_sum|totalTime_seconds_count)\{[^}]*request="([A-Za-z_]+)"[^}]*}\s+([0-9.e+]+)/);
+    if (m) sums[m[1] + ' ' + m[2]] = (sums[m[1] + ' ' + m[2]] || 0) + Number(m[3]);
   }
   const now = performance.now();
   if (last) {
     const dt = (now - last.t) / 1000;
-    for (const [k, reqs] of Object.entries(groups)) {
-      const d = reqs.reduce((a, r) => a + (sums[r] || 0) - (last.sums[r] || 0), 0);
-      series[k].push(Math.max(0, d / dt));
+    const delta = (metric, reqs) => reqs.reduce((a, r) => a + (sums[metric + ' ' + r] || 0) - (last.sums[metric + ' ' + r] || 0), 0);
+    const point = {};
+    for (const [k, reqs] of Object.entries(groups)) point[k] = delta('requests_total', reqs) / dt;
+    const every = [...new Set(Object.keys(sums).map((k) => k.split(' ')[1]))];
+    point.bytes = (delta('requestBytes_sum', every) + delta('responseBytes_sum', every)) / dt / 1e3;
+    const answered = delta('totalTime_seconds_count', latencyRequests);
+    point.latency = answered > 0 ? delta('totalTime_seconds_sum', latencyRequests) / answered * 1e6 : 0;
+    for (const k of Object.keys(series)) {
+      series[k].push(Math.max(0, point[k]));
       if (series[k].length > 60) series[k].shift();
     }
     draw();
@@ -332,7 +343,8 @@ function draw() {
   for (const k of Object.keys(series)) {
     const s = series[k];
     const svg = $('#chart-' + k);
-    const max = Math.max(1, ...s);
+    if (!svg) continue;
+    const max = Math.max(k === 'writes' || k === 'lookups' || k === 'fetches' ? 1 : 0.001, ...s);
     // The newest point at the right edge; 60 points (two minutes) fill the width.
     const pts = s.map((v, i) => (400 - (s.length - 1 - i) * 400 / 59).toFixed(1) + ',' + (110 - v / max * 100).toFixed(1)).join(' ');
     const ns = 'http://www.w3.org/2000/svg';
@@ -342,9 +354,10 @@ function draw() {
     for (const [a, v] of [['x1', 0], ['y1', 110], ['x2', 400], ['y2', 110]]) axis.setAttribute(a, v);
     const label = document.createElementNS(ns, 'text');
     label.setAttribute('x', 2); label.setAttribute('y', 10);
-    label.textContent = 'max ' + max.toFixed(1) + '/s';
+    const digits = 1;
+    label.textContent = 'max ' + max.toFixed(digits) + units[k];
     svg.replaceChildren(axis, line, label);
-    $('#val-' + k).textContent = (s.length ? s[s.length - 1] : 0).toFixed(1) + ' /s';
+    $('#val-' + k).textContent = (s.length ? s[s.length - 1] : 0).toFixed(digits) + units[k];
   }
 }
 
