@@ -148,6 +148,16 @@ func (gc *groupCoordinator) get(id string, create bool) *group {
 	return g
 }
 
+// member is group id's member memberID, with its group; either is nil when unknown. gc.mu
+// must be held.
+func (gc *groupCoordinator) member(id, memberID string) (*group, *member) {
+	g := gc.groups[id]
+	if g == nil {
+		return nil, nil
+	}
+	return g, g.members[memberID]
+}
+
 func newMemberID(clientID string) string {
 	var b [8]byte
 	rand.Read(b[:])

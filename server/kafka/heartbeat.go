@@ -21,11 +21,7 @@ func handleHeartbeat(_ context.Context, s *Server, req *request) (kmsg.Response,
 	gc := s.groups
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	g := gc.get(r.Group, false)
-	var m *member
-	if g != nil {
-		m = g.members[r.MemberID]
-	}
+	g, m := gc.member(r.Group, r.MemberID)
 	switch {
 	case m == nil:
 		resp.ErrorCode = kerr.UnknownMemberID.Code

@@ -20,11 +20,7 @@ func handleSyncGroup(ctx context.Context, s *Server, req *request) (kmsg.Respons
 	}
 	gc := s.groups
 	gc.mu.Lock()
-	g := gc.get(r.Group, false)
-	var m *member
-	if g != nil {
-		m = g.members[r.MemberID]
-	}
+	g, m := gc.member(r.Group, r.MemberID)
 	switch {
 	case m == nil:
 		resp.ErrorCode = kerr.UnknownMemberID.Code
