@@ -61,6 +61,7 @@ Flags:
 	fs.StringVar(&cfg.Table, "table", cfg.Table, "table base name: NAME_log and NAME_kv are created and dropped at the end")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the tables (and database) after the run")
 	fs.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows to append / upsert")
+	fs.IntVar(&cfg.LogRows, "log-rows", 0, "rows of the log-table workloads (append, scan) when not -rows")
 	fs.IntVar(&cfg.Columns, "columns", cfg.Columns, "columns per row, including the BIGINT key column")
 	fs.IntVar(&cfg.StringBytes, "string-bytes", cfg.StringBytes, "bytes per STRING column (odd columns are STRING); 0 = all BIGINT")
 	fs.IntVar(&cfg.BatchRows, "batch", cfg.BatchRows, "rows per batch (one batch per request)")

@@ -53,6 +53,7 @@ func run() error {
 		commit    = flag.String("commit", "", "commit the strom binary was built from, for the header (default: git rev-parse --short HEAD)")
 	)
 	flag.IntVar(&cfg.Rows, "rows", cfg.Rows, "rows of the Go-client workloads")
+	flag.IntVar(&cfg.LogRows, "log-rows", 0, "rows of the Go-client log-table workloads (append, scan) when not -rows: steady state holds more log rows than keys")
 	flag.IntVar(&cfg.BatchRows, "batch", cfg.BatchRows, "rows per request of the Go-client workloads")
 	flag.IntVar(&cfg.Buckets, "buckets", cfg.Buckets, "buckets per table")
 	flag.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "requests in flight")
@@ -153,10 +154,14 @@ func run() error {
 		labels[s.Name] = s.Label
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
+	logRows := cfg.LogRows
+	if logRows == 0 {
+		logRows = cfg.Rows
+	}
 	header := fmt.Sprintf("Measured %s at commit %s on %s (%d CPUs, load average at the end: %s); "+
-		"%d interleaved rounds, medians (min–max); Go client: %d rows × %d columns, batches of %d, %d buckets, %d in flight, %d lookups; pyfluss: %d rows × 4 columns.",
+		"%d interleaved rounds, medians (min–max); Go client: %d rows × %d columns (%d log rows), batches of %d, %d buckets, %d in flight, %d lookups; pyfluss: %d rows × 4 columns.",
 		started.UTC().Format("2006-01-02"), *commit, hostDescription(), runtime.NumCPU(),
-		strings.Join(strings.Fields(string(load))[:3], " "), *rounds, cfg.Rows, cfg.Columns, cfg.BatchRows, cfg.Buckets, cfg.Concurrency, cfg.Lookups, *pyRows)
+		strings.Join(strings.Fields(string(load))[:3], " "), *rounds, cfg.Rows, cfg.Columns, logRows, cfg.BatchRows, cfg.Buckets, cfg.Concurrency, cfg.Lookups, *pyRows)
 	var md strings.Builder
 	md.WriteString(header + "\n\n" + sum.Markdown(labels))
 	for _, s := range samples {

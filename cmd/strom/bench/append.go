@@ -12,7 +12,7 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
-// prepareAppend encodes cfg.Rows rows as ARROW log batches of cfg.BatchRows rows, one
+// prepareAppend encodes cfg.logRows() rows as ARROW log batches of cfg.BatchRows rows, one
 // PRODUCE_LOG request each, sent to the buckets round-robin.
 func prepareAppend(cfg *Config, t *tableInfo) ([]prepared, error) {
 	cols := cfg.columns()
@@ -27,12 +27,13 @@ func prepareAppend(cfg *Config, t *tableInfo) ([]prepared, error) {
 	defer rb.Release()
 	g := newGen(cfg)
 	rawRow := cfg.rawRowBytes(cfg.allColumns())
-	n := (cfg.Rows + cfg.BatchRows - 1) / cfg.BatchRows
+	rows := cfg.logRows()
+	n := (rows + cfg.BatchRows - 1) / cfg.BatchRows
 	reqs := make([]prepared, 0, n)
 	var batch []byte
 	hdr := record.V0Header{SchemaID: t.schemaID, WriterID: record.NoWriterID, BatchSequence: record.NoBatchSequence}
-	for first := 0; first < cfg.Rows; first += cfg.BatchRows {
-		count := min(cfg.BatchRows, cfg.Rows-first)
+	for first := 0; first < rows; first += cfg.BatchRows {
+		count := min(cfg.BatchRows, rows-first)
 		for id := first; id < first+count; id++ {
 			if err := rb.Append(g.row(int64(id))); err != nil {
 				return nil, fmt.Errorf("row %d: %w", id, err)

@@ -46,6 +46,19 @@ func TestRunModes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
+	t.Run("log-rows", func(t *testing.T) {
+		cfg := smallConfig(addr)
+		cfg.Table = "log_rows"
+		cfg.LogRows = 2*cfg.Rows + 7
+		res, err := Run(ctx, cfg, []Mode{ModeScan}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 2 || res[0].Rows != int64(cfg.LogRows) || res[1].Rows != int64(cfg.LogRows) {
+			t.Fatalf("with -log-rows %d (rows %d): %+v", cfg.LogRows, cfg.Rows, res)
+		}
+	})
+
 	t.Run("log", func(t *testing.T) {
 		for _, tc := range []struct {
 			name       string
@@ -222,6 +235,7 @@ func TestValidate(t *testing.T) {
 	bad := []func(*Config){
 		func(c *Config) { c.Rows = 0 },
 		func(c *Config) { c.Columns = 0 },
+		func(c *Config) { c.LogRows = -1 },
 		func(c *Config) { c.BatchRows = 0 },
 		func(c *Config) { c.Buckets = 0 },
 		func(c *Config) { c.Concurrency = 0 },

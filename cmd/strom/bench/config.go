@@ -55,6 +55,7 @@ type Config struct {
 	Keep     bool   // keep the tables (and database) after the run
 
 	Rows        int // rows to write (append, upsert) and to load before scan/lookup
+	LogRows     int // rows of the log-table workloads (append, scan) when not Rows; 0 means Rows
 	Columns     int // total columns including the BIGINT key column "id"; at least 1
 	StringBytes int // bytes of each STRING column; 0 makes every column BIGINT
 	BatchRows   int // rows per batch (one batch per request)
@@ -119,6 +120,15 @@ func DefaultConfig() Config {
 	}
 }
 
+// logRows is how many rows the log-table workloads append: LogRows, or Rows when it is 0, so a
+// steady-state run can hold more log rows than primary keys.
+func (c *Config) logRows() int {
+	if c.LogRows > 0 {
+		return c.LogRows
+	}
+	return c.Rows
+}
+
 // Validate reports the first unusable setting.
 func (c *Config) Validate() error {
 	switch {
@@ -126,6 +136,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bench: no bootstrap address")
 	case c.Rows < 1:
 		return fmt.Errorf("bench: rows %d must be positive", c.Rows)
+	case c.LogRows < 0:
+		return fmt.Errorf("bench: log rows %d must not be negative", c.LogRows)
 	case c.Columns < 1:
 		return fmt.Errorf("bench: columns %d must be at least 1 (the key)", c.Columns)
 	case c.StringBytes < 0:

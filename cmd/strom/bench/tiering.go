@@ -35,7 +35,7 @@ type lakeView struct {
 }
 
 // runTiering creates the lake-enabled log table Table+"_lake" (table.datalake.freshness
-// cfg.LakeFreshness) on a server running with datalake.format=iceberg, appends cfg.Rows rows
+// cfg.LakeFreshness) on a server running with datalake.format=iceberg, appends cfg.logRows() rows
 // to it (at most cfg.AppendRate rows/s when set) and polls GET_LAKE_SNAPSHOT every
 // cfg.LakePoll until the lake holds every appended row.
 //
