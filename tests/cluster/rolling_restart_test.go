@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +26,9 @@ import (
 // metadata asked for after the exit names the node as leader), and no bucket's
 // leader may move more than once per restart: the controlled shutdown moves it away once,
 // nothing moves it again (docs/cluster.md, "Rolling restarts"). CLUSTER_LONG=1 restarts
-// every node three times.
+// every node three times; STROM_ROLLING_ROUNDS=N restarts it N times, and
+// STROM_ROLLING_KEEP=DIR writes a failing run's history there (history.jsonl, one Op a line)
+// for reading the offending key's operations.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -40,6 +44,13 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	rounds := 1
 	if long() {
 		rounds = 3
+	}
+	if v := os.Getenv("STROM_ROLLING_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("STROM_ROLLING_ROUNDS=%q is not a positive number", v)
+		}
+		rounds = n
 	}
 	for round := range rounds {
 		for _, n := range c.Nodes {
@@ -101,6 +112,29 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	moves.check(t)
 	checkReplicasIdentical(t, c, logT2)
+	if dir := os.Getenv("STROM_ROLLING_KEEP"); dir != "" && t.Failed() {
+		keepHistory(t, dir, ops)
+	}
+}
+
+// keepHistory writes ops to DIR/history.jsonl.
+func keepHistory(t *testing.T, dir string, ops []history.Op) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := history.WriteOps(f, ops); err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	t.Logf("history of %d operations kept in %s", len(ops), f.Name())
 }
 
 // opRecorder collects the history of a workload; times are nanoseconds since start.
