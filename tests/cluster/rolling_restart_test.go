@@ -27,7 +27,8 @@ import (
 // leader may move more than once per restart: the controlled shutdown moves it away once,
 // nothing moves it again (docs/cluster.md, "Rolling restarts"). CLUSTER_LONG=1 restarts
 // every node three times; STROM_ROLLING_ROUNDS=N restarts it N times, and
-// STROM_ROLLING_KEEP=DIR writes a failing run's history there (history.jsonl, one Op a line)
+// STROM_ROLLING_LOOKUPERS=N runs N lookup loops instead of one (more chances to catch a
+// stale read), and STROM_ROLLING_KEEP=DIR writes a failing run's history there (history.jsonl, one Op a line)
 // for reading the offending key's operations.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	c := startCluster(t)
@@ -218,7 +219,15 @@ func startRecordedWorkload(t *testing.T, ctx context.Context, rec *opRecorder, l
 	}
 	t.Cleanup(func() { aw.Close(); uw.Close() })
 	w := &recordedWorkload{stop: make(chan struct{})}
-	w.wg.Add(3)
+	lookupers := 1
+	if v := os.Getenv("STROM_ROLLING_LOOKUPERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("STROM_ROLLING_LOOKUPERS=%q is not a positive number", v)
+		}
+		lookupers = n
+	}
+	w.wg.Add(2 + lookupers)
 	go func() {
 		defer w.wg.Done()
 		recordedStream(ctx, rec, w.stop, func(id int64) (history.Op, *fluss.WriteResult, error) {
@@ -235,31 +244,33 @@ func startRecordedWorkload(t *testing.T, ctx context.Context, rec *opRecorder, l
 			return o, r, err
 		})
 	}()
-	go func() {
-		defer w.wg.Done()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(5 * time.Millisecond):
+	for i := range lookupers {
+		go func() {
+			defer w.wg.Done()
+			for {
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				key := rand.Int64N(rollingKeys)
+				o := history.Op{Proc: 3 + i, Kind: history.Lookup, Key: key, Invoke: rec.now()}
+				lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				row, err := lk.Lookup(lctx, fluss.Row{key})
+				cancel()
+				o.Return = rec.now()
+				switch {
+				case err != nil:
+					o.Outcome, o.Err = history.Fail, err.Error()
+				case row == nil:
+					o.Outcome, o.Value = history.OK, history.Absent
+				default:
+					o.Outcome, o.Value = history.OK, row[1].(int64)
+				}
+				rec.add(o)
 			}
-			key := rand.Int64N(rollingKeys)
-			o := history.Op{Proc: 3, Kind: history.Lookup, Key: key, Invoke: rec.now()}
-			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			row, err := lk.Lookup(lctx, fluss.Row{key})
-			cancel()
-			o.Return = rec.now()
-			switch {
-			case err != nil:
-				o.Outcome, o.Err = history.Fail, err.Error()
-			case row == nil:
-				o.Outcome, o.Value = history.OK, history.Absent
-			default:
-				o.Outcome, o.Value = history.OK, row[1].(int64)
-			}
-			rec.add(o)
-		}
-	}()
+		}()
+	}
 	return w
 }
 
