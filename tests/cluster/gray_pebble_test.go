@@ -101,3 +101,65 @@ func logNodeProblems(t *testing.T, n *clustertest.Node) {
 		}
 	}
 }
+
+// TestLeaderPebbleSyncStallFailsOver: every sync of the Pebble files of a primary-key
+// bucket's leader takes 3 s (log.flush.max-stall-time 1 s) while acks=all upserts of 1 KiB
+// rows stream in, so Pebble flushes within the hold. Its segment syncs stay fast: only the
+// disk watch of Pebble's files (server/pebblefs) can see the stall. The leader must leave the
+// cluster as for a stalled log sync — another ISR member leads, upserts go on — and return
+// once the disk is fast again; every acknowledged upsert is found by lookups.
+func TestLeaderPebbleSyncStallFailsOver(t *testing.T) {
+	c, f := startGrayCluster(t, map[string]string{"log.flush.max-stall-time": "1s"})
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{
+		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("version", fluss.BigInt()), fluss.NewColumn("payload", fluss.String()),
+	}, "id"), BucketCount: 1}
+	kv := createTable(t, ctx, conn, "pebble_stall", desc)
+	etcd := grayEtcd(t, c)
+	uw, err := kv.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uw.Close()
+	const keys = 20000
+	payload := strings.Repeat("p", 1024)
+	ups := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+		return uw.Upsert(ctx, fluss.Row{id % keys, id, payload})
+	}, func(id int64) int64 { return id })
+	waitAcked(t, ups.acked, 2000, 60*time.Second)
+
+	victim := c.Node(leaderOf(t, ctx, conn, kv, 0))
+	t.Cleanup(func() {
+		if t.Failed() {
+			logNodeProblems(t, victim)
+		}
+	})
+	f.set(fmt.Sprintf("sync %s/ delay=3s\n", filepath.Join(victim.DataDir, "tablet", "kv")))
+	stalled := time.Now()
+	waitUntil(t, 60*time.Second, "a new leader of the primary-key bucket", func() bool {
+		return bucketState(t, ctx, etcd, kv.Info().TableID).Leader != victim.ID
+	})
+	moved := time.Since(stalled)
+	before := ups.count()
+	waitAcked(t, ups.acked, before+2000, 60*time.Second)
+	t.Logf("Pebble syncs of node %d stalled: the bucket led by %d after %v", victim.ID,
+		bucketState(t, ctx, etcd, kv.Info().TableID).Leader, moved.Round(time.Millisecond))
+
+	f.set("")
+	waitUntil(t, 60*time.Second, "the node back in the bucket's ISR", func() bool {
+		st := bucketState(t, ctx, etcd, kv.Info().TableID)
+		for _, r := range st.ISR {
+			if r == victim.ID {
+				return true
+			}
+		}
+		return false
+	})
+	waitAcked(t, ups.acked, ups.count()+1000, 60*time.Second)
+	ups.end()
+	checkNoFailedWrites(t, ups.acked)
+	checkLookups(t, ctx, kv, ups.acked, keys)
+	checkReplicasIdentical(t, c, kv)
+	t.Logf("%d upserts acknowledged, every one found by lookups", ups.count())
+}
