@@ -575,7 +575,12 @@ func (n *Node) Close() error {
 func (n *Node) close() error {
 	if n.control != nil {
 		// While the listeners still answer, hand this server's leaderships to other
-		// in-sync replicas, so clients find new leaders at once.
+		// in-sync replicas, so clients find new leaders at once. It refuses its clients
+		// first, so no read it answers can miss a write of a successor (the hand-over fence,
+		// docs/cluster.md, "Controlled shutdown").
+		if n.tablet != nil {
+			n.tablet.HandOverLeaderships()
+		}
 		if err := n.control.ControlledShutdown(context.Background(), controlledShutdownTimeout); err != nil {
 			n.log.Warn("controlled shutdown incomplete", "err", err)
 		}

@@ -1,5 +1,6 @@
 // Package faultfs injects disk faults — delays, EIO, ENOSPC — into the file operations of
-// the log store, for tests of gray failures in real `strom serve` processes
+// the log store's segment files and of Pebble's files (the primary-key state, through
+// server/pebblefs), for tests of gray failures in real `strom serve` processes
 // (docs/durability.md, "Gray failures").
 //
 // It is off unless the environment variable STROM_FAULTS names a rules file when the
@@ -38,7 +39,7 @@ const EnvVar = "STROM_FAULTS"
 // Op is a file operation faults can be injected into.
 type Op string
 
-// The operations the log store reports.
+// The operations the log store and server/pebblefs report.
 const (
 	Sync  Op = "sync"
 	Write Op = "write"

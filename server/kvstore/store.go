@@ -14,6 +14,7 @@ import (
 
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/logstore"
+	"github.com/stromdb/strom/server/pebblefs"
 )
 
 // Keyspace: one Pebble instance holds every bucket of the server.
@@ -125,6 +126,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.tunePebble != nil {
 		opts.tunePebble(po)
 	}
+	// Pebble's files go through the same disk watch and fault rules as the segment files.
+	po.FS = pebblefs.Wrap(po.FS, opts.Logger)
 	po.EventListener = s.bg.listener() // failed flushes: backoff and one ERROR line (diskfull.go)
 	po.EventListener.FlushBegin = func(pebble.FlushInfo) { s.syncLogs() }
 	onFlushEnd := po.EventListener.FlushEnd

@@ -104,8 +104,9 @@ func (s *kvService) readable(rep *Replica) error {
 // membership answers whether this server's leaderships are certainly current
 // (Options.MembershipValid).
 type membership struct {
-	opts  membershipOptions
-	lapse *membershipLapse // ends waiting acks=all writes when the membership lapses
+	opts     membershipOptions
+	lapse    *membershipLapse // ends waiting acks=all writes when the membership lapses
+	handover *handover        // closed by a controlled shutdown before its leaderships move
 }
 
 // membershipOptions are the parts of Options membership reads.
@@ -118,7 +119,13 @@ type membershipOptions struct {
 // its leaderships (Options.MembershipValid): cut off from the etcd majority for most of its
 // lease, it may have been replaced by a leader it cannot hear of, whose writes its reads would
 // miss. Clients refresh their metadata and retry.
+//
+// It is NOT_LEADER_OR_FOLLOWER too once a controlled shutdown closed the hand-over fence
+// (handover.go): the coordinator may be moving the leaderships right now.
 func (s membership) membershipCurrent(b cluster.Bucket) error {
+	if err := s.handover.refuse(s.opts.ServerID, b); err != nil {
+		return err
+	}
 	if s.opts.MembershipValid == nil || s.opts.MembershipValid() {
 		return nil
 	}

@@ -100,6 +100,9 @@ type Options struct {
 type Server struct {
 	opts  Options
 	lapse *membershipLapse // ends acks=all waits when the membership lapses (membership_lapse.go)
+	// handover refuses client requests to this server's leaderships once a controlled
+	// shutdown starts handing them over (handover.go)
+	handover *handover
 
 	buckets   *replicaManager // the buckets held, their storage and states (replicas.go)
 	leaders   *leadership     // the leader side of replication (leader.go)
@@ -156,7 +159,8 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s := &Server{opts: opts, stopBg: cancel, bgDone: make(chan struct{})}
 	tiered := tieredLog{opts: tieredLogOptions{RemoteLog: opts.RemoteLog, Catalog: opts.Catalog}}
 	s.lapse = &membershipLapse{}
-	member := membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}, lapse: s.lapse}
+	s.handover = &handover{}
+	member := membership{opts: membershipOptions{ServerID: opts.ServerID, MembershipValid: opts.MembershipValid}, lapse: s.lapse, handover: s.handover}
 	limit := responseLimit{opts: responseLimitOptions{Config: opts.Config}}
 
 	s.buckets = &replicaManager{opts: replicaManagerOptions{DataDir: opts.DataDir, ServerID: opts.ServerID, Catalog: opts.Catalog,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +26,10 @@ import (
 // metadata asked for after the exit names the node as leader), and no bucket's
 // leader may move more than once per restart: the controlled shutdown moves it away once,
 // nothing moves it again (docs/cluster.md, "Rolling restarts"). CLUSTER_LONG=1 restarts
-// every node three times.
+// every node three times; STROM_ROLLING_ROUNDS=N restarts it N times, and
+// STROM_ROLLING_LOOKUPERS=N runs N lookup loops instead of one (more chances to catch a
+// stale read), and STROM_ROLLING_KEEP=DIR writes a failing run's history there (history.jsonl, one Op a line)
+// for reading the offending key's operations.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	c := startCluster(t)
 	ctx := testContext(t)
@@ -40,6 +45,13 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	rounds := 1
 	if long() {
 		rounds = 3
+	}
+	if v := os.Getenv("STROM_ROLLING_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("STROM_ROLLING_ROUNDS=%q is not a positive number", v)
+		}
+		rounds = n
 	}
 	for round := range rounds {
 		for _, n := range c.Nodes {
@@ -101,6 +113,29 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	moves.check(t)
 	checkReplicasIdentical(t, c, logT2)
+	if dir := os.Getenv("STROM_ROLLING_KEEP"); dir != "" && t.Failed() {
+		keepHistory(t, dir, ops)
+	}
+}
+
+// keepHistory writes ops to DIR/history.jsonl.
+func keepHistory(t *testing.T, dir string, ops []history.Op) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := history.WriteOps(f, ops); err != nil {
+		t.Errorf("keep the history: %v", err)
+		return
+	}
+	t.Logf("history of %d operations kept in %s", len(ops), f.Name())
 }
 
 // opRecorder collects the history of a workload; times are nanoseconds since start.
@@ -184,7 +219,15 @@ func startRecordedWorkload(t *testing.T, ctx context.Context, rec *opRecorder, l
 	}
 	t.Cleanup(func() { aw.Close(); uw.Close() })
 	w := &recordedWorkload{stop: make(chan struct{})}
-	w.wg.Add(3)
+	lookupers := 1
+	if v := os.Getenv("STROM_ROLLING_LOOKUPERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("STROM_ROLLING_LOOKUPERS=%q is not a positive number", v)
+		}
+		lookupers = n
+	}
+	w.wg.Add(2 + lookupers)
 	go func() {
 		defer w.wg.Done()
 		recordedStream(ctx, rec, w.stop, func(id int64) (history.Op, *fluss.WriteResult, error) {
@@ -201,31 +244,33 @@ func startRecordedWorkload(t *testing.T, ctx context.Context, rec *opRecorder, l
 			return o, r, err
 		})
 	}()
-	go func() {
-		defer w.wg.Done()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(5 * time.Millisecond):
+	for i := range lookupers {
+		go func() {
+			defer w.wg.Done()
+			for {
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				key := rand.Int64N(rollingKeys)
+				o := history.Op{Proc: 3 + i, Kind: history.Lookup, Key: key, Invoke: rec.now()}
+				lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				row, err := lk.Lookup(lctx, fluss.Row{key})
+				cancel()
+				o.Return = rec.now()
+				switch {
+				case err != nil:
+					o.Outcome, o.Err = history.Fail, err.Error()
+				case row == nil:
+					o.Outcome, o.Value = history.OK, history.Absent
+				default:
+					o.Outcome, o.Value = history.OK, row[1].(int64)
+				}
+				rec.add(o)
 			}
-			key := rand.Int64N(rollingKeys)
-			o := history.Op{Proc: 3, Kind: history.Lookup, Key: key, Invoke: rec.now()}
-			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			row, err := lk.Lookup(lctx, fluss.Row{key})
-			cancel()
-			o.Return = rec.now()
-			switch {
-			case err != nil:
-				o.Outcome, o.Err = history.Fail, err.Error()
-			case row == nil:
-				o.Outcome, o.Value = history.OK, history.Absent
-			default:
-				o.Outcome, o.Value = history.OK, row[1].(int64)
-			}
-			rec.add(o)
-		}
-	}()
+		}()
+	}
 	return w
 }
 
