@@ -647,9 +647,21 @@ func (c *serverConn) finish(req *Request) {
 	}
 }
 
-// readBody reads an n-byte frame body into buf. Unless buf is already large enough, the
-// buffer grows with the bytes that actually arrive, so a length prefix alone costs nothing.
+// exactBodyBytes is the largest frame body read into a buffer of its announced size at once.
+// Larger bodies grow their buffer with the bytes that actually arrive, so a length prefix
+// alone costs at most this much (and the frame's size is charged to the connection's and
+// node's byte budgets before it is read). Below it, one allocation of exactly n bytes and no
+// copies replace the 64 KiB steps: a 140 KB PRODUCE_LOG cost 332 KB of allocations and
+// 192 KB of copying in steps (docs/benchmarks.md, "Append: what the server's CPU goes to").
+const exactBodyBytes = 1 << 20
+
+// readBody reads an n-byte frame body into buf. Unless buf is already large enough or the
+// body is at most exactBodyBytes, the buffer grows with the bytes that actually arrive, so a
+// length prefix alone costs little.
 func readBody(r io.Reader, buf []byte, n int) ([]byte, error) {
+	if cap(buf) < n && n <= exactBodyBytes {
+		buf = make([]byte, n)
+	}
 	if cap(buf) >= n {
 		buf = buf[:n]
 		_, err := io.ReadFull(r, buf)
