@@ -62,6 +62,16 @@ func (r *Request) RemoteAddr() net.Addr { return r.conn.nc.RemoteAddr() }
 // refused before decoding, also with CORRUPT_MESSAGE; the entries decoded are charged to the
 // connection's and node's byte budgets until the request is answered.
 func (r *Request) Decode(msg proto.Message) error {
+	return r.DecodeWith(msg, func(body []byte) error { return proto.Unmarshal(body, msg) })
+}
+
+// DecodeWith is Decode with decode, a handler's own decoder of msg's message type, in place of
+// proto.Unmarshal; the entry limit and charge are Decode's. It exists for hot requests whose
+// large bytes fields may alias the body instead of being copied: the body stays valid and
+// unchanged until the request is answered (the connection reads the next frame into it only
+// after a handler that did not defer has returned, and never once a handler deferred).
+// decode must refuse what proto.Unmarshal refuses; its error is wrapped in CORRUPT_MESSAGE.
+func (r *Request) DecodeWith(msg proto.Message, decode func(body []byte) error) error {
 	if c := r.conn; c != nil {
 		limit := c.cfg.Limits.cfg.MaxRequestEntries
 		n := countEntries(r.Body, msg.ProtoReflect().Descriptor(), limit)
@@ -70,7 +80,7 @@ func (r *Request) Decode(msg proto.Message) error {
 		}
 		r.Reserve(int64(n) * decodedEntryCost)
 	}
-	if err := proto.Unmarshal(r.Body, msg); err != nil {
+	if err := decode(r.Body); err != nil {
 		return ferr.New(ferr.CorruptMessage, "cannot decode %s request: %v", r.Header.APIKey, err)
 	}
 	return nil

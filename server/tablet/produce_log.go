@@ -52,7 +52,7 @@ func init() { produceAPIs.register(wire.ProduceLog, 0, 0, (*produceService).hand
 // the Rust writer panics on entries it did not ask for.
 func (s *produceService) handleProduceLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ProduceLogRequest
-	if err := req.Decode(&r); err != nil {
+	if err := req.DecodeWith(&r, func(body []byte) error { return decodeProduceLog(body, &r) }); err != nil {
 		return nil, err
 	}
 	if a := r.GetAcks(); a != 0 && a != 1 && a != -1 {
