@@ -1,8 +1,11 @@
 package tablet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -116,3 +119,30 @@ func decodeProduceLogBucket(body []byte, b *flusspb.PbProduceLogReqForBucket) er
 	}
 	return nil
 }
+
+// alignedRecords returns records at an 8-byte-aligned address, and release, to be called once
+// nothing reads the returned bytes any more. Records aliased in the request frame
+// (decodeProduceLog) start wherever the protobuf encoding put them, and the Arrow decode that
+// validates a batch copies a misaligned body into a new aligned buffer; a pooled copy here
+// costs the same copy and no allocation. Aligned records are returned as they are.
+func alignedRecords(records []byte) ([]byte, func()) {
+	if len(records) == 0 || uintptr(unsafe.Pointer(&records[0]))%8 == 0 {
+		return records, func() {}
+	}
+	if len(records) > maxPooledRecords {
+		return bytes.Clone(records), func() {} // make's large allocations are aligned
+	}
+	bp := recordsPool.Get().(*[]byte)
+	buf := append((*bp)[:0], records...)
+	return buf, func() {
+		*bp = buf[:0]
+		recordsPool.Put(bp)
+	}
+}
+
+// maxPooledRecords bounds the buffers recordsPool keeps.
+const maxPooledRecords = 4 << 20
+
+// recordsPool holds the buffers of alignedRecords; each buffer is 8-byte aligned (an
+// allocation of make of at least 8 bytes).
+var recordsPool = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}

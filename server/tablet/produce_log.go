@@ -114,6 +114,8 @@ func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket,
 	// Split the payload into whole batches and validate every one (header, CRC, schema id,
 	// records section) before anything is stored, so no later scan meets a batch it cannot
 	// read. (The log checks the header and CRC again; CRC-32C is cheap next to the body.)
+	records, release := alignedRecords(records)
+	defer release() // nothing reads records once the batches are written and their statistics taken
 	var batches []record.Batch
 	r := record.NewBatchReader(records)
 	for b, ok := r.Next(); ok; b, ok = r.Next() {
