@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/stromdb/strom/internal/arrowlog"
@@ -88,6 +89,22 @@ func Compute(b record.Batch, schema metadata.Schema, mem memory.Allocator) (*Bat
 		return nil, fmt.Errorf("batchstats: %w", err)
 	}
 	defer rec.Release()
+	return FromRecord(b, schema, rec)
+}
+
+// FromRecord returns the statistics of ARROW-format batch b from rec, b's records already
+// decoded (arrowlog.Decode) under schema, the schema of b.SchemaID(): what Compute returns,
+// without decoding b again. The produce path validates each batch by decoding it and takes
+// its statistics from that one decode. rec is only read; the caller still releases it.
+func FromRecord(b record.Batch, schema metadata.Schema, rec arrow.RecordBatch) (*Batch, error) {
+	out := &Batch{SchemaID: b.SchemaID(), Rows: int64(b.RecordCount()), HighestFieldID: highestFieldID(schema)}
+	if b.RecordCount() == 0 {
+		return out, nil
+	}
+	if int(rec.NumCols()) != len(schema.Columns) || rec.NumRows() != int64(b.RecordCount()) {
+		return nil, fmt.Errorf("batchstats: record of %d columns and %d rows for a batch of %d columns and %d records",
+			rec.NumCols(), rec.NumRows(), len(schema.Columns), b.RecordCount())
+	}
 	n := int(rec.NumRows())
 	out.Columns = make([]Column, len(schema.Columns))
 	for ci := range schema.Columns {

@@ -366,3 +366,48 @@ func FuzzDecode(f *testing.F) {
 		st.Column(1 << 30)
 	})
 }
+
+// TestFromRecordMatchesCompute: statistics taken from a record the caller decoded are
+// byte-for-byte what Compute finds decoding the batch itself, and a record that is not the
+// batch's (other row count) is refused rather than summarised.
+func TestFromRecordMatchesCompute(t *testing.T) {
+	s := testSchema()
+	as, err := arrowlog.ArrowSchema(s.Columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for iter := 0; iter < 100; iter++ {
+		rows := make([][]row.Datum, 1+rng.IntN(20))
+		for i := range rows {
+			rows[i] = []row.Datum{randValue(rng, metadata.BigInt), randValue(rng, metadata.Double), randValue(rng, metadata.String), randValue(rng, metadata.Int), row.NullDatum}
+		}
+		b := encode(t, s, rows, arrowlog.CompressionNone)
+		want, err := Compute(b, s, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rec, err := arrowlog.Decode(as, b.AppendOnly(), int(b.RecordCount()), b.Records(), memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FromRecord(b, s, rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(Encode(nil, got), Encode(nil, want)) {
+			t.Fatalf("FromRecord %+v, Compute %+v over %v", got, want, rows)
+		}
+	}
+	one := encode(t, s, [][]row.Datum{{{I: 1}, {F: 1}, {B: []byte("a")}, {I: 1}, row.NullDatum}}, arrowlog.CompressionNone)
+	two := encode(t, s, [][]row.Datum{{{I: 1}, {F: 1}, {B: []byte("a")}, {I: 1}, row.NullDatum}, {{I: 2}, {F: 2}, {B: []byte("b")}, {I: 2}, row.NullDatum}}, arrowlog.CompressionNone)
+	_, rec, err := arrowlog.Decode(as, two.AppendOnly(), int(two.RecordCount()), two.Records(), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	if st, err := FromRecord(one, s, rec); err == nil {
+		t.Fatalf("statistics %+v of a 1-record batch from a 2-row record; want an error", st)
+	}
+}

@@ -37,9 +37,17 @@ const DefaultMaxFrameSize = 100 << 20
 // ErrFrameTooLarge is returned for a frame whose length field exceeds the limit or is negative.
 var ErrFrameTooLarge = errors.New("wire: frame length out of range")
 
+// exactFrameBytes is the largest frame ReadFrame reads into a buffer of its announced size
+// at once: the 16 MiB a FETCH_LOG answer is bounded to by default. ReadFrame reads the answers
+// of a server that this side asked, whose size the request bounded (max_bytes); growing the
+// buffer in steps cost a 1 MiB scan answer 3 MiB of allocations and 2 MiB of copies
+// (docs/benchmarks.md, "Scan: what bounds it").
+const exactFrameBytes = 16 << 20
+
 // ReadFrame reads one frame from r into buf (growing it as needed) and returns the payload
 // without the length prefix. A frame is rejected if its length is negative, above max, or
-// below minSize. The buffer grows with the bytes received, not with the length announced.
+// below minSize. Up to exactFrameBytes the buffer is allocated at the announced length; beyond
+// it, the buffer grows with the bytes received.
 func ReadFrame(r io.Reader, buf []byte, minSize, max int) ([]byte, error) {
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
@@ -48,6 +56,9 @@ func ReadFrame(r io.Reader, buf []byte, minSize, max int) ([]byte, error) {
 	n := int(int32(binary.BigEndian.Uint32(lenBuf[:])))
 	if n < minSize || n > max {
 		return nil, fmt.Errorf("%w: %d bytes (allowed %d..%d)", ErrFrameTooLarge, n, minSize, max)
+	}
+	if cap(buf) < n && n <= exactFrameBytes {
+		buf = make([]byte, n)
 	}
 	buf, err := readBody(r, buf, n)
 	if err != nil {

@@ -233,7 +233,7 @@ func (s *fetchService) mayMatch(f *fetchFilter, rep *Replica, batch record.Batch
 // cache, else from its segment's sidecar (loaded into the cache once per segment), else
 // computed now and recorded in both; nil when they cannot be computed.
 func (s *fetchService) batchStats(rep *Replica, batch record.Batch) *batchstats.Batch {
-	key := statsKey{log: rep.Log, base: batch.BaseOffset(), crc: batch.CRC(), size: int32(len(batch))}
+	key := batchStatsKey(rep, batch)
 	if st := s.stats.lookup(key); st != nil {
 		return st
 	}
@@ -256,23 +256,41 @@ func (s *fetchService) batchStats(rep *Replica, batch record.Batch) *batchstats.
 	if err != nil {
 		return nil
 	}
+	s.recordStats(rep, key, st)
+	return st
+}
+
+// batchStatsKey is the cache and sidecar key of a batch of rep's log.
+func batchStatsKey(rep *Replica, batch record.Batch) statsKey {
+	return statsKey{log: rep.Log, base: batch.BaseOffset(), crc: batch.CRC(), size: int32(len(batch))}
+}
+
+// recordStats puts st, the statistics of the batch named by key, in the cache and in its
+// segment's sidecar.
+func (s *fetchService) recordStats(rep *Replica, key statsKey, st *batchstats.Batch) {
 	enc := batchstats.Encode(nil, st)
 	s.stats.put(key, enc)
 	if err := rep.Log.BatchStats().Append(key.base, key.crc, key.size, enc); err != nil {
 		s.log.Debug("batch statistics not recorded", "bucket", rep.Bucket, "err", err)
 	}
-	return st
 }
 
-// noteAppended computes the statistics of batches just appended to rep's log (their base
-// offsets assigned) and records them in the segment's sidecar, so filtered fetches of any
-// batch find them without decoding it, also after a restart.
-func (s *fetchService) noteAppended(rep *Replica, batches []record.Batch) {
+// noteAppended records the statistics of batches just appended to rep's log (their base
+// offsets assigned) in the cache and the segment's sidecar, so filtered fetches of any
+// batch find them without decoding it, also after a restart. stats[i], when not nil, are
+// batches[i]'s, taken from the decode that validated it (produce_log.go); the others are
+// computed here.
+func (s *fetchService) noteAppended(rep *Replica, batches []record.Batch, stats []*batchstats.Batch) {
 	if rep.Table.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
 		return
 	}
-	for _, b := range batches {
-		if b.RecordCount() > 0 {
+	for i, b := range batches {
+		if b.RecordCount() == 0 {
+			continue
+		}
+		if i < len(stats) && stats[i] != nil {
+			s.recordStats(rep, batchStatsKey(rep, b), stats[i])
+		} else {
 			s.batchStats(rep, b)
 		}
 	}

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/batchstats"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
@@ -50,7 +52,7 @@ func init() { produceAPIs.register(wire.ProduceLog, 0, 0, (*produceService).hand
 // the Rust writer panics on entries it did not ask for.
 func (s *produceService) handleProduceLog(ctx context.Context, req *wire.Request) (proto.Message, error) {
 	var r flusspb.ProduceLogRequest
-	if err := req.Decode(&r); err != nil {
+	if err := req.DecodeWith(&r, func(body []byte) error { return decodeProduceLog(body, &r) }); err != nil {
 		return nil, err
 	}
 	if a := r.GetAcks(); a != 0 && a != 1 && a != -1 {
@@ -112,6 +114,8 @@ func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket,
 	// Split the payload into whole batches and validate every one (header, CRC, schema id,
 	// records section) before anything is stored, so no later scan meets a batch it cannot
 	// read. (The log checks the header and CRC again; CRC-32C is cheap next to the body.)
+	records, release := alignedRecords(records)
+	defer release() // nothing reads records once the batches are written and their statistics taken
 	var batches []record.Batch
 	r := record.NewBatchReader(records)
 	for b, ok := r.Next(); ok; b, ok = r.Next() {
@@ -123,16 +127,21 @@ func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket,
 	if rest := r.Rest(); len(rest) > 0 {
 		return 0, nil, fmt.Errorf("%w: %d bytes of an incomplete batch after batch %d", record.ErrTrailingBytes, len(rest), len(batches))
 	}
+	// The statistics for scan filters come from the same decode that validates an ARROW
+	// batch; they are recorded once the batches have their offsets (fetch_filter.go).
+	stats := make([]*batchstats.Batch, len(batches))
 	for i, b := range batches {
-		if err := s.validateBody(rep.Table, b); err != nil {
+		st, err := s.validateBody(rep.Table, b)
+		if err != nil {
 			return 0, nil, fmt.Errorf("batch %d: %w", i, err)
 		}
+		stats[i] = st
 	}
 	res, durable, err := rep.Log.AppendStaged(batches, nowMs)
 	if err != nil {
 		return 0, nil, err
 	}
-	s.noteAppended(rep, batches) // statistics for scan filters: fetch_filter.go
+	s.noteAppended(rep, batches, stats)
 	if rep.repl != nil && acks == -1 {
 		local, end := durable, res.LastOffset+1
 		durable = func() error {
@@ -151,19 +160,35 @@ func (s *produceService) appendBucket(connCtx context.Context, b cluster.Bucket,
 // (CORRUPT_RECORD_EXCEPTION otherwise). Without it a header claiming 2^31-1 records would
 // move the high watermark by that much, and a garbage body with a valid CRC would break
 // every later scan. The header itself (shape, CRC) is checked by the log before it writes.
-func (s *produceService) validateBody(t *cluster.TableInfo, b record.Batch) error {
+//
+// An ARROW batch is validated by decoding it (arrowlog.Validate's checks), and its scan
+// filter statistics are taken from that decode, so an appended batch is decoded once; stats
+// is nil for other formats, for empty batches and when they cannot be computed (a filtered
+// fetch then computes them from the stored batch).
+func (s *produceService) validateBody(t *cluster.TableInfo, b record.Batch) (stats *batchstats.Batch, err error) {
 	if err := b.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ferr.New(ferr.CorruptRecordException, "record is corrupt"), err)
+		return nil, fmt.Errorf("%w: %w", ferr.New(ferr.CorruptRecordException, "record is corrupt"), err)
 	}
 	sid := b.SchemaID()
-	schema, err := s.arrowSchemas.get(s.opts.Catalog, t, sid)
+	sc, err := s.arrowSchemas.get(s.opts.Catalog, t, sid)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if t.Descriptor.Properties.LogFormat() == metadata.LogFormatArrow {
-		return arrowlog.ValidateBatch(schema, b)
+	if t.Descriptor.Properties.LogFormat() != metadata.LogFormatArrow {
+		return nil, record.ValidateRowBatch(b)
 	}
-	return record.ValidateRowBatch(b)
+	_, rec, err := arrowlog.Decode(sc.arrow, b.AppendOnly(), int(b.RecordCount()), b.Records(), memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	if b.RecordCount() == 0 {
+		return nil, nil
+	}
+	if stats, err = batchstats.FromRecord(b, sc.table, rec); err != nil {
+		return nil, nil // not the writer's fault: recomputed when a filtered fetch needs them
+	}
+	return stats, nil
 }
 
 // arrowSchemaKey identifies a table schema version.
@@ -172,36 +197,43 @@ type arrowSchemaKey struct {
 	schemaID int16
 }
 
-// arrowSchemaCache holds the Arrow schema of each (table, schema id) that PRODUCE_LOG
-// validated batches against. Entries are small; their number is bounded by the schema
-// versions of the tables written to.
+// arrowSchemaCache holds the schema of each (table, schema id) that PRODUCE_LOG validated
+// batches against, with its Arrow form. Entries are small; their number is bounded by the
+// schema versions of the tables written to.
 type arrowSchemaCache struct {
 	mu sync.Mutex
-	m  map[arrowSchemaKey]*arrow.Schema
+	m  map[arrowSchemaKey]cachedSchema
 }
 
-// get returns the Arrow schema of schema id sid of t, or SCHEMA_NOT_EXIST.
-func (c *arrowSchemaCache) get(cat cluster.Catalog, t *cluster.TableInfo, sid int16) (*arrow.Schema, error) {
+// cachedSchema is one schema version of a table and its Arrow form.
+type cachedSchema struct {
+	table metadata.Schema
+	arrow *arrow.Schema
+}
+
+// get returns schema id sid of t, or SCHEMA_NOT_EXIST.
+func (c *arrowSchemaCache) get(cat cluster.Catalog, t *cluster.TableInfo, sid int16) (cachedSchema, error) {
 	key := arrowSchemaKey{t.ID, sid}
 	c.mu.Lock()
-	as, ok := c.m[key]
+	sc, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
-		return as, nil
+		return sc, nil
 	}
 	schema, ok := cat.Schema(t.ID, int32(sid))
 	if !ok {
-		return nil, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, t.SchemaID)
+		return cachedSchema{}, ferr.New(ferr.SchemaNotExist, "Invalid schema id: %d, latest schema id: %d", sid, t.SchemaID)
 	}
 	as, err := arrowlog.ArrowSchema(schema.Columns)
 	if err != nil {
-		return nil, err
+		return cachedSchema{}, err
 	}
+	sc = cachedSchema{table: schema, arrow: as}
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[arrowSchemaKey]*arrow.Schema{}
+		c.m = map[arrowSchemaKey]cachedSchema{}
 	}
-	c.m[key] = as
+	c.m[key] = sc
 	c.mu.Unlock()
-	return as, nil
+	return sc, nil
 }

@@ -3,6 +3,7 @@ package tablet
 import (
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/batchstats"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -61,5 +62,7 @@ type followerFetches interface {
 // statsRecorder records the statistics of appended batches for filtered fetches
 // (fetchService).
 type statsRecorder interface {
-	noteAppended(rep *Replica, batches []record.Batch)
+	// noteAppended records stats[i] as the statistics of batches[i], whose offsets are
+	// assigned, computing those that are nil.
+	noteAppended(rep *Replica, batches []record.Batch, stats []*batchstats.Batch)
 }

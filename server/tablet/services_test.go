@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/batchstats"
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
@@ -137,7 +138,7 @@ func (a *admissionSeen) admitWrite(rep *Replica, acks int32) (<-chan struct{}, e
 
 type noStats struct{}
 
-func (noStats) noteAppended(*Replica, []record.Batch) {}
+func (noStats) noteAppended(*Replica, []record.Batch, []*batchstats.Batch) {}
 
 // produceService asks writeAdmission only for replicated buckets, refuses primary-key tables
 // before anything is appended, and passes replicaLookup's refusal on.
