@@ -572,9 +572,10 @@ const (
 
 // GoMemoryLimitBytes returns the soft memory limit for the Go runtime (runtime/debug
 // SetMemoryLimit), 0 for none (the default). With `auto` it is goMemoryLimitBase plus a quarter
-// of the row cache: the row cache keeps its rows outside the Go heap, but its index (fastcache's
-// per-bucket maps, ~36 bytes per entry) is on it, ~28% of the cache for the benchmark's
-// ~120-byte rows (docs/benchmarks.md, "Resident memory: who holds it").
+// of the row cache. The quarter was the row cache's index when it lived on the Go heap
+// (fastcache's maps, ~36 bytes per row); the index is now off the heap (internal/rowcache), so
+// it is headroom for large PUT_KVs, whose collector cost made a tight limit slow
+// (docs/benchmarks.md, "Resident memory: who holds it").
 func (c *Config) GoMemoryLimitBytes() int64 {
 	if c.GoMemoryLimit != GoMemoryLimitAuto {
 		return c.GoMemoryLimit

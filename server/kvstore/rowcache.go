@@ -2,20 +2,22 @@ package kvstore
 
 import (
 	"encoding/binary"
+	"fmt"
 
-	"github.com/VictoriaMetrics/fastcache"
+	"github.com/stromdb/strom/internal/rowcache"
 )
 
 // rowCache holds the stored value of recently written and read keys, so that the read before
 // a write of an existing key skips Pebble. In an update of existing keys that read was half of
 // the server's CPU: the keys had just been flushed and compacted into new sstables whose blocks
 // were not in the block cache, so each read searched the levels and loaded a block with a
-// pread (docs/benchmarks.md, the section "…updates of existing keys, a row cache"). The cache lives outside
-// the Go heap (fastcache: fixed-size rings of 64 KiB chunks, evicting the oldest entries per
-// bucket), so its size does not weigh on the garbage collector.
+// pread (docs/benchmarks.md, the section "…updates of existing keys, a row cache"). The cache
+// (internal/rowcache) lives outside the Go heap, rows and index, so its size does not weigh on
+// the garbage collector; it rewrites a row whose new value is no larger in place, so its
+// resident size follows the rows cached, not the writes (kv.row-cache-size bounds it).
 //
-// An entry is the tablet's generation (8 bytes) followed by the key without the bucket
-// prefix. Invariants:
+// An entry is the tablet's generation (a uvarint: prefix-free, so generation and key never
+// run into each other) followed by the key without the bucket prefix. Invariants:
 //   - An entry under a tablet's current generation holds the key's value in Pebble. Entries
 //     are written by the applier right after its commit to Pebble succeeded, before the batch
 //     leaves the pre-write buffer (fillRows), and by a stage (under mu) that read the value
@@ -46,44 +48,54 @@ import (
 //     newer one from Pebble. A write that bypasses the cache takes a new generation before it
 //     reaches Pebble, so no entry older than it is found afterwards.
 type rowCache struct {
-	c *fastcache.Cache
+	c *rowcache.Cache
 }
 
-// rowCacheMaxEntry is the largest entry fastcache stores (key, value and its 4-byte header
-// must fit in one 64 KiB chunk); fastcache silently drops larger ones, which would leave an
-// older value of the key behind, so rowCache deletes instead.
-const rowCacheMaxEntry = 64<<10 - 1
+// rowCacheMaxEntry is the largest entry the cache stores (key, value and header); a larger
+// value removes the key's entry (rowcache.Cache.Set), so no older value is left behind.
+const rowCacheMaxEntry = rowcache.MaxEntry
 
-// defaultRowCacheBytes is the row cache's size unless configured (kv.row-cache-size).
+// defaultRowCacheBytes is the row cache's budget unless configured (kv.row-cache-size).
 const defaultRowCacheBytes = 128 << 20
 
-func newRowCache(bytes int64) *rowCache {
+// minRowCacheBytes is the smallest budget the cache takes; smaller ones are raised to it.
+const minRowCacheBytes = 256 << 10
+
+// newRowCache returns a row cache of bytes, nil when bytes ≤ 0 (turned off).
+func newRowCache(bytes int64) (*rowCache, error) {
 	if bytes <= 0 {
-		return nil
+		return nil, nil
 	}
-	return &rowCache{c: fastcache.New(int(bytes))}
+	c, err := rowcache.New(max(bytes, minRowCacheBytes))
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: row cache: %w", err)
+	}
+	return &rowCache{c: c}, nil
 }
 
 // entryKey appends the cache key of data key k (with the bucket prefix of length plen) of
 // generation gen to dst.
 func entryKey(dst []byte, gen uint64, k []byte, plen int) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, gen)
+	dst = binary.AppendUvarint(dst, gen)
 	return append(dst, k[plen:]...)
 }
 
 // get appends the cached value of ck to dst; ok is false when the cache has none.
 func (r *rowCache) get(dst, ck []byte) ([]byte, bool) {
-	return r.c.HasGet(dst, ck)
+	return r.c.Get(dst, ck)
 }
 
 // set records v as the stored value of ck; v nil means deleted.
 func (r *rowCache) set(ck, v []byte) {
-	if v == nil || 4+len(ck)+len(v) > rowCacheMaxEntry {
+	if v == nil {
 		r.c.Del(ck)
 		return
 	}
-	r.c.Set(ck, v)
+	r.c.Set(ck, v) // a value too large for an entry removes ck's entry
 }
+
+// close releases the cache's memory; gets afterwards miss.
+func (r *rowCache) close() { r.c.Close() }
 
 // forgetRows gives the tablet a new generation of row cache entries, after a write to its keys
 // that bypassed the cache. Caller holds mu (or owns t).

@@ -120,8 +120,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.RowCacheBytes == 0 {
 		opts.RowCacheBytes = defaultRowCacheBytes
 	}
+	rows, err := newRowCache(opts.RowCacheBytes)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{dir: dir, log: opts.Logger, bg: newBackgroundErrors(opts.Logger), tablets: map[cluster.Bucket]*Tablet{},
-		rows: newRowCache(opts.RowCacheBytes), seqs: opts.Sequences, stopBuilds: make(chan struct{})}
+		rows: rows, seqs: opts.Sequences, stopBuilds: make(chan struct{})}
 	po := pebbleOptions(cache, opts)
 	if opts.tunePebble != nil {
 		opts.tunePebble(po)
@@ -139,6 +143,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
+		if rows != nil {
+			rows.close()
+		}
 		return nil, fmt.Errorf("kvstore: open pebble in %s: %w", dir, err)
 	}
 	s.db = db
@@ -291,7 +298,7 @@ func (s *Store) Close() error {
 	close(s.stopBuilds)
 	s.builds.Wait()
 	if s.rows != nil {
-		s.rows.c.Reset() // its off-heap chunks go back to fastcache's free list for reuse
+		s.rows.close() // its mappings are returned to the system
 	}
 	// A flush that cannot finish (full disk) is given up: the changelogs restore its data.
 	return errors.Join(s.flushWithin(closeFlushWait), s.db.Close())
