@@ -17,7 +17,9 @@ func TestRequestResign(t *testing.T) {
 	defer stop()
 	coord, _, n := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{active: true})
 	leader, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{addr: serve(t, ctx, coord, "FLUSS")})
-	b := func(i int32) cluster.Bucket { return cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition, Bucket: i} }
+	b := func(i int32) cluster.Bucket {
+		return cluster.Bucket{TableID: 1, PartitionID: cluster.NoPartition, Bucket: i}
+	}
 	before, _ := coord.States.State(b(0))
 
 	if _, err := leader.RequestResign(ctx, 1, b(0), before.LeaderEpoch+1); ferr.CodeOf(err) != ferr.FencedLeaderEpochException {
