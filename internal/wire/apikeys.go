@@ -62,6 +62,12 @@ const (
 	GetClusterHealth           APIKey = 1062
 	ListRemoteLogManifests     APIKey = 1063
 	ListKvSnapshots            APIKey = 1064
+
+	// ResignLeadership is Strom's own, server to server (tablet server to coordinator): a
+	// leader whose replica of one bucket is corrupt hands that leadership to an in-sync
+	// replica (server/control/shutdown, resign.go). Fluss has no such key; 1900 stays clear
+	// of Fluss's range.
+	ResignLeadership APIKey = 1900
 )
 
 var apiKeyNames = map[APIKey]string{
@@ -120,6 +126,7 @@ var apiKeyNames = map[APIKey]string{
 	GetClusterHealth:           "GET_CLUSTER_HEALTH",
 	ListRemoteLogManifests:     "LIST_REMOTE_LOG_MANIFESTS",
 	ListKvSnapshots:            "LIST_KV_SNAPSHOTS",
+	ResignLeadership:           "RESIGN_LEADERSHIP",
 }
 
 // String returns the Fluss name of the key, e.g. GET_METADATA.

@@ -81,3 +81,11 @@ type ReplicationControl interface {
 	// followers fetch from it; ok false when the server is not registered (not alive).
 	ReplicationAddr(id int32) (addr string, ok bool)
 }
+
+// LeadershipResigner is implemented by a ReplicationControl that can move the leadership of
+// one bucket away from this server through the active coordinator's election: what a leader
+// whose replica is corrupt asks for (docs/durability.md, "The scrubber"). moved is false
+// with a nil error when the bucket has no other live in-sync replica and keeps its leader.
+type LeadershipResigner interface {
+	ResignLeadership(ctx context.Context, b Bucket, leaderEpoch int32) (moved bool, err error)
+}

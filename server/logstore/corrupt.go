@@ -89,6 +89,9 @@ func (l *Log) goOffline(c *CorruptionError) error {
 		"dir", l.dir, "file", c.File, "position", c.Position, "offset", c.Offset,
 		"valid_after", c.ValidAfter, "cause", c.Cause,
 		"repair", "stop the server, then run: strom repair-log --bucket-dir "+l.dir+" --accept-truncation (drops every batch from the corrupt one on)")
+	if l.opts.OnOffline != nil {
+		l.opts.OnOffline()
+	}
 	return err
 }
 

@@ -84,6 +84,12 @@ type Options struct {
 	TTL time.Duration
 	// Logger receives recovery warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// OnOffline, when set, is called once when a running log goes offline for a corrupt batch
+	// (found by a read or the scrubber), after the marker is written, so that the owner can
+	// start a repair at once (docs/durability.md, "The scrubber"). It must not block and must
+	// not call back into the log. A log that opens offline (its marker) does not call it:
+	// check Offline after Open.
+	OnOffline func()
 	// ExternalHighWatermark is the replicated mode: the high watermark no longer follows the
 	// local fsync but is set by the replica manager with SetHighWatermark (monotonic, clamped
 	// to DurableLogEndOffset), persisted lazily in a checkpoint file and restored at Open.

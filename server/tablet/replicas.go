@@ -43,6 +43,7 @@ type replicaManager struct {
 	standaloneEpochs sync.Map
 
 	scrubbed scrubCounters // the scrubber's counters (scrub.go)
+	repairs  repairQueue   // wakes runRepairs (corrupt_repair.go)
 
 	bucketRoles
 }

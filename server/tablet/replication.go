@@ -87,6 +87,8 @@ type replState struct {
 	stopFollow context.CancelFunc
 	followDone chan struct{}
 	restarting atomic.Bool // restartFollowerAt is pending
+	// resignRefused: the corrupt leader's "no other in-sync replica" ERROR was logged (corrupt_repair.go).
+	resignRefused atomic.Bool
 }
 
 func newReplState() *replState {
@@ -169,6 +171,18 @@ func (s *replicaManager) applyBucketState(ctx context.Context, u cluster.BucketU
 	}
 	delete(s.standalone, b)
 	s.standaloneEpochs.Delete(b)
+	if rep.Log.Offline() != nil {
+		s.repairs.kick() // corrupt: a leader resigns, a follower is rebuilt (corrupt_repair.go)
+		if st.Leader == self && !rep.repl.leading.Load() {
+			// A corrupt log cannot start a leader epoch: hold the state unled, so that the
+			// repair loop resigns it.
+			s.stopReplication(rep)
+			rep.repl.mu.Lock()
+			rep.repl.state, rep.repl.known = st, true
+			rep.repl.mu.Unlock()
+			return nil
+		}
+	}
 	if st.Leader == self {
 		return s.becomeLeader(ctx, rep, st)
 	}

@@ -82,29 +82,48 @@ func (s *replicaManager) scrubReplica(ctx context.Context, r *Replica, lim *rate
 	}
 }
 
-// repairCorrupt rebuilds the offline log of a log-table follower from its leader: the
-// corrupt log is dropped and an empty one starting at the old log start follows the leader
-// again, which copies every batch back (the leader's retention may move that start up:
-// restartFollowerAt). The bucket keeps its other replicas meanwhile; until the copy catches
-// up this replica is out of the ISR. A leader, a standalone bucket or a primary-key bucket
-// stays offline for the operator (docs/durability.md, "Operator procedure for an offline
-// bucket"); its leader can be repaired once leadership has moved.
+// repairCorrupt repairs the offline log of a replicated replica (docs/durability.md, "The
+// scrubber"):
+//
+//   - a follower is rebuilt from its leader: the corrupt log (and a primary-key bucket's
+//     state) is dropped and an empty one follows the leader again, which copies every batch
+//     back. A log table restarts at its old log start (the leader's retention may move that
+//     start up: restartFollowerAt); a primary-key bucket at 0, so that its state is rebuilt
+//     from the whole changelog, or from a KV snapshot when the leader's changelog starts later
+//     (bootstrapFromSnapshot). Until the copy catches up it is out of the ISR; the bucket
+//     keeps serving from its leader.
+//   - a leader resigns first (resignCorrupt): the coordinator elects another in-sync replica,
+//     and the state that makes this replica a follower brings it back here.
+//
+// A standalone bucket, or a leader with no other live in-sync replica, stays offline for the
+// operator (docs/durability.md, "Operator procedure for an offline bucket").
 func (s *replicaManager) repairCorrupt(ctx context.Context, rep *Replica) {
 	s.leadMu.Lock()
-	defer s.leadMu.Unlock()
 	cur := s.hosted(rep.Bucket)
-	if s.closed || cur == nil || cur.Log != rep.Log || cur.repl == nil || cur.KV != nil {
+	if s.closed || cur == nil || cur.Log != rep.Log || cur.repl == nil || cur.Log.Offline() == nil {
+		s.leadMu.Unlock()
 		return
 	}
 	rs := cur.repl
 	rs.mu.Lock()
-	st, leading := rs.state, rs.leading.Load()
+	st, known, leading := rs.state, rs.known, rs.leading.Load()
 	rs.mu.Unlock()
-	if leading || st.Leader == cluster.NoLeader || st.Leader == s.opts.ServerID {
+	if known && (leading || st.Leader == s.opts.ServerID) {
+		// Resigning goes through the coordinator, whose new state comes back through
+		// ApplyBucketStates (leadMu) — in process when this node is the coordinator.
+		s.leadMu.Unlock()
+		s.resignCorrupt(ctx, cur, st)
+		return
+	}
+	defer s.leadMu.Unlock()
+	if !known || st.Leader == cluster.NoLeader {
 		return
 	}
 	start := cur.Log.LogStartOffset()
-	s.log.Warn("repairing a corrupt follower log from its leader", "bucket", cur.Bucket, "leader", st.Leader, "from_offset", start)
+	if cur.KV != nil {
+		start = 0
+	}
+	s.log.Warn("repairing a corrupt follower log from its leader", "bucket", cur.Bucket, "leader", st.Leader, "from_offset", start, "primary_key", cur.KV != nil)
 	if err := s.dropReplica(cur); err != nil {
 		s.log.Error("drop corrupt follower log", "bucket", cur.Bucket, "err", err)
 		return

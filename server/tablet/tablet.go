@@ -208,6 +208,7 @@ func (s *replicaManager) logOptions(t *cluster.TableInfo) logstore.Options {
 		TTL:              t.Descriptor.Properties.LogTTL(),
 		Logger:           s.log,
 		Now:              s.opts.Now,
+		OnOffline:        s.repairs.kick,
 	}
 	if s.opts.Config.LogFlushInterval > 0 {
 		o.FlushPolicy = logstore.FlushInterval(s.opts.Config.LogFlushInterval)
@@ -347,6 +348,9 @@ func (s *Server) background(ctx context.Context) {
 	scrubDone := make(chan struct{})
 	go func() { defer close(scrubDone); s.buckets.runScrubber(ctx) }()
 	defer func() { <-scrubDone }()
+	repairsDone := make(chan struct{})
+	go func() { defer close(repairsDone); s.buckets.runRepairs(ctx) }()
+	defer func() { <-repairsDone }()
 	every := s.opts.Config.LogRetentionCheck
 	if every <= 0 {
 		every = 5 * time.Minute

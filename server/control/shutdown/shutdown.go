@@ -118,8 +118,10 @@ func (s *Shutdown) MoveLeaderships(ctx context.Context, id int32) ([]cluster.Buc
 }
 
 // Register installs the coordinator's side on svc: CONTROLLED_SHUTDOWN (version 0 only, as
-// in Fluss 0.9), accepted only on the internal listener.
+// in Fluss 0.9) and Strom's RESIGN_LEADERSHIP (resign.go), accepted only on the internal
+// listener.
 func (s *Shutdown) Register(svc *wire.Service, internalListener string) {
+	s.registerResign(svc, internalListener)
 	svc.Handle(wire.ControlledShutdown, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
 		if req.Listener != internalListener {
 			return nil, ferr.New(ferr.AuthorizationException, "CONTROLLED_SHUTDOWN is accepted only on the internal listener %s", internalListener)
