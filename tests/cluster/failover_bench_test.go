@@ -102,6 +102,9 @@ func BenchmarkLeaderFailover(b *testing.B) {
 		b.Fatal(err)
 	}
 	pause := os.Getenv("FAILOVER_FAULT") == "stop"
+	if pause && pkRows > 0 {
+		b.Fatal("FAILOVER_FAULT=stop measures a log bucket; unset FAILOVER_PK_ROWS")
+	}
 	if pause {
 		// A client keeps its requests queued on its connection to the paused leader until its
 		// request timeout; each attempt here is a fresh connection (its own metadata) bounded
