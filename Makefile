@@ -79,7 +79,8 @@ test-kafka: build $(VENV)/.installed
 	STROM_KAFKA_CLUSTER_MESSAGES=20000 STROM_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/compat/test_kafka.py
 
 ## bench-cluster: failover time of a bucket of a 3-node RF=3 cluster over 20 leader kills
-## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows)
+## (FAILOVER_PK_ROWS=1000000: a primary-key bucket holding that many rows; FAILOVER_FAULT=stop:
+## SIGSTOP instead of kill -9; FAILOVER_HEARTBEATS=off: without heartbeat fencing)
 bench-cluster:
 	$(GO) test -run '^$$' -bench BenchmarkLeaderFailover -benchtime 20x -timeout 30m ./tests/cluster
 

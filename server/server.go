@@ -211,11 +211,15 @@ func (n *Node) openCatalog(ctx context.Context, st *startState) error {
 		if err != nil {
 			return err
 		}
-		n.control = control.New(control.Options{
+		ctlOpts := control.Options{
 			Store: n.store, Topology: st.topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
 			DiskStallTimeout: stallTimeout, LivenessProbeInterval: probeInterval,
-		})
+		}
+		if err := control.ReadHeartbeatOptions(cfg.Raw, &ctlOpts); err != nil {
+			return err
+		}
+		n.control = control.New(ctlOpts)
 		st.catalogStore = meta.NewFencedStore(n.store, n.control.Fence)
 		clusterCtl = n.control
 	}

@@ -216,6 +216,14 @@ var (
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
 	LivenessProbeInterval = DurationOf(Option{Key: "coordinator.liveness-probe.interval", Default: "200ms", Scope: Server,
 		See: "cluster.md#failover-in-under-2-s", Desc: "how often the active coordinator dials every tablet server; one refusing connections twice in a row (its process is gone) is failed over at once instead of when its lease expires; 0 turns it off"}, NonNegative[time.Duration])
+	HeartbeatInterval = DurationOf(Option{Key: "coordinator.heartbeat.interval", Default: "200ms", Scope: Server,
+		See: "cluster.md#failover-in-under-2-s", Desc: "how often the active coordinator sends every tablet server a heartbeat over the internal listener; 0 turns heartbeat fencing off (paused and cut-off servers then fail over when their lease expires)"}, NonNegative[time.Duration])
+	HeartbeatFenceAfter = DurationOf(Option{Key: "coordinator.heartbeat.fence-after", Default: "800ms", Scope: Server,
+		See: "cluster.md#failover-in-under-2-s", Desc: "a tablet server that answers none of the heartbeats sent to it for this long is fenced and, after its tablet-server.fence-check.grace, failed over"}, Positive[time.Duration])
+	FenceCheckInterval = DurationOf(Option{Key: "tablet-server.fence-check.interval", Default: "150ms", Scope: Server,
+		See: "cluster.md#failover-in-under-2-s", Desc: "how often a tablet server of a cluster reads from etcd whether the active coordinator fenced it"}, Positive[time.Duration])
+	FenceCheckGrace = DurationOf(Option{Key: "tablet-server.fence-check.grace", Default: "500ms", Scope: Server,
+		See: "cluster.md#failover-in-under-2-s", Desc: "how long one fence read that found no fence lets a tablet server acknowledge; the coordinator waits this long (/0.9, +100 ms) between a fence and the failover; at least twice tablet-server.fence-check.interval; 0 opts this server out of heartbeat fencing"}, NonNegative[time.Duration])
 	LogFlushMaxStallTime = DurationOf(Option{Key: "log.flush.max-stall-time", Default: "5s", Scope: Server,
 		See: "cluster.md#gray-failures", Desc: "a tablet server of a cluster whose log fdatasync has not returned for this long leaves the cluster until it does (its leaderships move, it leaves every ISR); 0 turns it off"}, NonNegative[time.Duration])
 )

@@ -81,6 +81,18 @@ type Options struct {
 	// LivenessProbeInterval is coordinator.liveness-probe.interval: how often the active
 	// coordinator dials every tablet server to find dead ones (liveness.go); 0: never.
 	LivenessProbeInterval time.Duration
+	// HeartbeatInterval is coordinator.heartbeat.interval and HeartbeatFenceAfter
+	// coordinator.heartbeat.fence-after: how often the active coordinator sends every tablet
+	// server a heartbeat, and how long one may go unanswered before the server is fenced
+	// (heartbeats.go); 0: no heartbeats.
+	HeartbeatInterval   time.Duration
+	HeartbeatFenceAfter time.Duration
+	// FenceCheckInterval is tablet-server.fence-check.interval and FenceCheckGrace
+	// tablet-server.fence-check.grace: how often this tablet server reads its fence from
+	// etcd, and how long one read without a fence vouches for it (fence_check.go); grace 0:
+	// no checks, and no coordinator fences this server by heartbeats.
+	FenceCheckInterval time.Duration
+	FenceCheckGrace    time.Duration
 }
 
 // Control is one node's view of, and part in, the cluster's control plane.
@@ -93,8 +105,9 @@ type Control struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	abandon atomic.Bool
-	lease   leaseClock // of this tablet server's registration (lease_clock.go)
-	disk    *diskFence // this tablet server's disk stalls (disk_fence.go)
+	lease   leaseClock  // of this tablet server's registration (lease_clock.go)
+	disk    *diskFence  // this tablet server's disk stalls (disk_fence.go)
+	fcheck  *fenceCheck // this tablet server's fence reads (fence_check.go); nil: none
 
 	members    *membership.Members
 	states     *bucketstate.Cache
@@ -170,12 +183,22 @@ func (c *Control) Start(ctx context.Context) error {
 	c.follower.noteSeen(rev)
 	if c.opts.Replicas != nil {
 		c.disk = newDiskFence(c.opts.DiskStallTimeout, c.log)
+		if c.opts.FenceCheckGrace > 0 && c.opts.FenceCheckInterval > 0 {
+			c.fcheck = &fenceCheck{cli: c.cli, log: c.log, id: c.opts.Registration.ID,
+				interval: c.opts.FenceCheckInterval, grace: c.opts.FenceCheckGrace}
+			c.opts.Registration.FenceGraceMs = c.opts.FenceCheckGrace.Milliseconds()
+		}
 		reg := &membership.Registrar{Client: c.cli, Reg: c.opts.Registration, TTL: c.opts.TabletTTL, Log: c.log, Abandoned: c.abandon.Load,
 			Renewed: c.lease.renewed, Sick: c.disk.isStalled, Kick: c.disk.kick, Left: c.lease.gaveUp,
-			CaughtUp: c.follower.caughtUp}
+			CaughtUp: c.follower.caughtUp, Fenced: c.fcheck.isFenced}
 		lease, err := reg.Register(ctx)
 		if err != nil {
 			return err
+		}
+		if c.fcheck != nil {
+			c.fcheck.check(ctx)
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); c.fcheck.run(c.ctx) }()
 		}
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); reg.Keep(c.ctx, lease) }()
@@ -203,6 +226,10 @@ func (c *Control) Start(ctx context.Context) error {
 			probe.self = c.opts.Registration.ID
 		}
 		go func() { defer c.wg.Done(); probe.run(c.ctx) }()
+		beats := &heartbeats{cli: c.cli, log: c.log, elector: c.elector, members: c.members, pool: peers.NewPool(), self: probe.self,
+			interval: c.opts.HeartbeatInterval, fenceAfter: c.opts.HeartbeatFenceAfter}
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); defer beats.pool.Close(); beats.run(c.ctx) }()
 	}
 	return nil
 }

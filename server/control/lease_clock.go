@@ -46,5 +46,10 @@ func (l *leaseClock) valid(now time.Time) bool { return now.UnixNano() < l.valid
 // in etcd (see leaseClock): while it is, no other server can have taken over its leaderships
 // by failover. A leader serves reads and acknowledges writes only while it holds.
 //
-// A server whose disk stalls (diskFence) is not valid from the moment the stall is seen.
-func (c *Control) MembershipValid() bool { return c.lease.valid(time.Now()) && !c.disk.isStalled() }
+// A server whose disk stalls (diskFence) is not valid from the moment the stall is seen, and
+// one whose fence reads (fenceCheck) stopped vouching for it is not valid either: the active
+// coordinator may be about to fail it over.
+func (c *Control) MembershipValid() bool {
+	now := time.Now()
+	return c.lease.valid(now) && !c.disk.isStalled() && c.fcheck.valid(now)
+}

@@ -30,7 +30,22 @@ type Registration struct {
 	// HTTP is HOST:PORT of the node's HTTP listener (metrics, status, REST), "" without one:
 	// where another node's gateway reads this server's replica progress (server/replica_status.go).
 	HTTP string `json:"http,omitempty"`
+	// FenceGraceMs is the server's tablet-server.fence-check.grace in milliseconds: the
+	// longest it keeps acknowledging after its last etcd check that found no fence on it
+	// (control's fenceCheck). The active coordinator fences a server that stopped answering
+	// its heartbeats only if this is set, and waits past it before revoking the lease; 0 (a
+	// server that does not check, or an older binary): its lease alone decides.
+	FenceGraceMs int64 `json:"fence_grace_ms,omitempty"`
 }
+
+// FencePrefix is the prefix of the fences, relative to meta.KeyPrefix: fences/<id> exists,
+// under the fenced server's own registration lease, once the active coordinator decided to
+// fail that server over (control's heartbeats). A server that reads it stops acknowledging
+// and gives its registration up.
+const FencePrefix = "fences/"
+
+// FenceKey is the key of server id's fence (relative to meta.KeyPrefix).
+func FenceKey(id int32) string { return FencePrefix + strconv.Itoa(int(id)) }
 
 // Key is the key of server id's registration (relative to meta.KeyPrefix).
 func Key(id int32) string { return Prefix + strconv.Itoa(int(id)) }

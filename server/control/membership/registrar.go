@@ -43,6 +43,10 @@ type Registrar struct {
 	// its leaderships; until its watch has caught up with that, it would still act as their
 	// leader — serving stale lookups — under a fence that vouches for it again.
 	CaughtUp func(ctx context.Context, rev int64) error
+	// Fenced, when set, reports whether the active coordinator fenced this registration
+	// (a fence key on its lease: control's fenceCheck). Keep then gives the registration up
+	// at once, as for Sick, and registers again at its next tick; Kick wakes it.
+	Fenced func() bool
 }
 
 // renewed reports a grant or renewal sent at sent to Renewed, if any.
@@ -137,9 +141,15 @@ func (r *Registrar) Keep(ctx context.Context, lease clientv3.LeaseID) {
 		}
 		if r.Sick != nil && r.Sick() {
 			if registered {
-				r.leave(ctx, lease)
+				r.leave(ctx, lease, "its disk stalls")
 				registered = false
 			}
+			continue
+		}
+		if registered && r.Fenced != nil && r.Fenced() {
+			r.Log.Warn("the active coordinator fenced this tablet server (it missed its heartbeats); registering again", "id", r.Reg.ID)
+			r.leave(ctx, lease, "fenced by the active coordinator")
+			registered = false
 			continue
 		}
 		if !registered {
@@ -184,16 +194,16 @@ func (r *Registrar) renew(ctx context.Context, lease clientv3.LeaseID) error {
 	return err
 }
 
-// leave gives the registration up while the server is sick: the lease clock first stops
+// leave gives the registration up while the server is sick or fenced (why): the lease clock first stops
 // vouching for it (Left), then the lease is revoked, so the registration disappears at once
 // instead of after the TTL. If the revocation does not reach etcd, the lease expires by
 // itself after the TTL, since it is no longer renewed.
-func (r *Registrar) leave(ctx context.Context, lease clientv3.LeaseID) {
+func (r *Registrar) leave(ctx context.Context, lease clientv3.LeaseID, why string) {
 	if r.Left != nil {
 		r.Left()
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	_, err := r.Client.Revoke(rctx, lease)
 	cancel()
-	r.Log.Warn("tablet server left the cluster until its disk answers again", "id", r.Reg.ID, "revoke_err", err)
+	r.Log.Warn("tablet server left the cluster", "id", r.Reg.ID, "why", why, "revoke_err", err)
 }
