@@ -119,7 +119,7 @@ var _ = registerAll([]Option{
 	{Key: "etcd.client-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.client-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a client's certificate must be signed by"},
 	{Key: "cluster.secret-file", Type: String, Scope: Server, Parser: "server/config", See: "security.md#cluster-authentication",
-		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://)"},
+		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://) and on the internal listener. Required in a cluster unless cluster.allow-insecure; a lone first member without it generates <data.dir>/cluster-secret"},
 })
 
 // Security.
@@ -216,6 +216,8 @@ var (
 		Desc: "a follower that has not caught up for this long leaves the ISR"}, Positive[time.Duration])
 	LivenessProbeInterval = DurationOf(Option{Key: "coordinator.liveness-probe.interval", Default: "200ms", Scope: Server,
 		See: "cluster.md#failover-in-under-2-s", Desc: "how often the active coordinator dials every tablet server; one refusing connections twice in a row (its process is gone) is failed over at once instead of when its lease expires; 0 turns it off"}, NonNegative[time.Duration])
+	ClusterAllowInsecure = BoolOf(Option{Key: "cluster.allow-insecure", Default: "false", Scope: Server, See: "security.md#cluster-authentication",
+		Desc: "run a cluster without cluster.secret-file: etcd over plain HTTP and a plaintext internal listener that anyone who reaches it can use as a server (tests and development on a trusted machine; WARNed at every start)"})
 	LogFlushMaxStallTime = DurationOf(Option{Key: "log.flush.max-stall-time", Default: "5s", Scope: Server,
 		See: "cluster.md#gray-failures", Desc: "a tablet server of a cluster whose log fdatasync has not returned for this long leaves the cluster until it does (its leaderships move, it leaves every ISR); 0 turns it off"}, NonNegative[time.Duration])
 )

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/internalconn"
 )
 
 // Standby coordinators and admin requests (docs/cluster.md, "Standby coordinators").
@@ -93,6 +94,7 @@ func (f *standbyForwarder) wrap(h wire.Handler) wire.Handler {
 
 // forwardConns keeps one connection to the active coordinator.
 type forwardConns struct {
+	dial internalconn.Func // nil: plaintext
 	mu   sync.Mutex
 	addr string
 	cc   *wire.ClientConn
@@ -106,7 +108,11 @@ func (f *forwardConns) call(ctx context.Context, addr string, key wire.APIKey, v
 			cc.Close()
 		}
 		var err error
-		cc, err = wire.Dial(ctx, addr, wire.ClientConfig{SoftwareName: "strom-forward"})
+		dial := f.dial
+		if dial == nil {
+			dial = (*internalconn.Dialer)(nil).Func()
+		}
+		cc, err = dial(ctx, addr, "strom-forward")
 		if err != nil {
 			f.cc = nil
 			f.mu.Unlock()
