@@ -16,6 +16,9 @@ import (
 // frame limit, so the first byte tells a peer's TLS from a client's Fluss frame unambiguously.
 const tlsHandshakeRecord = 0x16
 
+// errClosedSilently: the peer closed the connection before sending a byte.
+var errClosedSilently = errors.New("closed before its first byte")
+
 // errNotPeer refuses a plaintext connection on a listener reserved for the servers.
 var errNotPeer = errors.New("the connection did not start a TLS handshake, and this listener serves only the cluster's servers (mutual TLS from cluster.secret-file)")
 
@@ -35,6 +38,9 @@ func (c *serverConn) admitPeer() error {
 	}
 	var first [1]byte
 	if _, err := io.ReadFull(c.nc, first[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errClosedSilently
+		}
 		return fmt.Errorf("waiting for the first byte: %w", err)
 	}
 	pc := &prefixConn{Conn: c.nc, prefix: first[:]}

@@ -448,7 +448,12 @@ func (c *serverConn) serve() {
 	}()
 	if c.cfg.PeerTLS != nil {
 		if err := c.admitPeer(); err != nil {
-			if c.ctx.Err() == nil && c.refusals.allow() {
+			switch {
+			case errors.Is(err, errClosedSilently):
+				// A connection closed before sending a byte: the coordinator's liveness
+				// probe (a bare TCP connect), a port check. Nothing was attempted.
+				c.log.Debug("internal listener: connection closed before its first byte")
+			case c.ctx.Err() == nil && c.refusals.allow():
 				c.log.Warn("internal listener: refused a connection without the cluster's credentials (at most one such line a second)", "err", err)
 			}
 			return
