@@ -428,12 +428,26 @@ func TestClusterDeposedCoordinatorCannotWrite(t *testing.T) {
 	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
 		t.Fatalf("write under a revoked fence: %v, want NOT_COORDINATOR_LEADER", err)
 	}
+	// A DDL through the deposed node is never written under its old fence: its own write
+	// fails, and it waits for the election and forwards the DDL to the new coordinator
+	// (server/coordinator/forward.go), or fails with NOT_COORDINATOR_LEADER if none is
+	// elected in time.
 	err = node.coordinator.CreateDatabase(ctx, "stale", nil, false)
-	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
-		t.Fatalf("DDL of the deposed coordinator: %v, want NOT_COORDINATOR_LEADER", err)
-	}
-	if _, err := node.store.Get(ctx, "databases/stale"); err != meta.ErrNotFound {
-		t.Fatalf("the deposed coordinator's database exists (%v)", err)
+	switch {
+	case err == nil:
+		i := tc.active()
+		if i < 0 {
+			t.Fatal("the deposed coordinator's DDL succeeded without an active coordinator")
+		}
+		if f, ok := tc.nodes[i].Control().Fence(); !ok || f.Epoch <= fence.Epoch {
+			t.Fatal("the deposed coordinator's DDL succeeded without a newer coordinator")
+		}
+	case ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException:
+		if _, err := node.store.Get(ctx, "databases/stale"); err != meta.ErrNotFound {
+			t.Fatalf("the deposed coordinator's database exists (%v)", err)
+		}
+	default:
+		t.Fatalf("DDL of the deposed coordinator: %v, want it forwarded or NOT_COORDINATOR_LEADER", err)
 	}
 	tc.waitFor("a coordinator with a newer epoch", func() bool {
 		i := tc.active()
