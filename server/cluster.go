@@ -21,11 +21,19 @@ import (
 
 // openStore opens the metadata store: the single node's private etcd, this process's member
 // of an embedded etcd cluster, or an external etcd (docs/cluster.md).
-func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.EtcdStore, error) {
+// In a cluster with a secret it also returns this process's identity on the internal
+// listener (nil otherwise).
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.EtcdStore, *clustertls.Peer, error) {
 	dir := filepath.Join(cfg.DataDir, "meta")
-	if err := clusterIdentity(&cfg, log); err != nil {
-		return nil, err
+	peer, err := clusterIdentity(&cfg, log)
+	if err != nil {
+		return nil, nil, err
 	}
+	store, err := openEtcd(ctx, dir, cfg, log)
+	return store, peer, err
+}
+
+func openEtcd(ctx context.Context, dir string, cfg config.Config, log *slog.Logger) (*meta.EtcdStore, error) {
 	switch {
 	case !cfg.Clustered():
 		return meta.OpenEmbedded(ctx, dir, log)
@@ -44,22 +52,33 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*meta.
 }
 
 // clusterIdentity issues this process's certificate from cluster.secret-file (into the data
-// directory's cluster-tls/) and uses it for etcd's peer and client TLS; without a secret or
-// etcd TLS files a cluster's etcd traffic is unauthenticated, which is WARNed.
-func clusterIdentity(cfg *config.Config, log *slog.Logger) error {
+// directory's cluster-tls/) and uses it for etcd's peer and client TLS (unless the etcd.*
+// files set those) and for the internal listener, whose identity it returns. A lone first
+// member without a secret generates one first (config.Cluster.GenerateSecret). A cluster run
+// with cluster.allow-insecure is WARNed at every start.
+func clusterIdentity(cfg *config.Config, log *slog.Logger) (*clustertls.Peer, error) {
 	cl := &cfg.Cluster
 	if !cfg.Clustered() {
-		return nil // the single node's etcd is on private unix sockets
+		return nil, nil // the single node's etcd is on private unix sockets
 	}
 	if cl.SecretFile == "" {
-		if !cl.PeerTLS.Enabled() && !cl.ClientTLS.Enabled() {
-			log.Warn("INSECURE: cluster traffic is not authenticated: anyone who reaches the etcd ports can read and rewrite the metadata; set cluster.secret-file (docs/security.md, \"Cluster authentication\")")
+		log.Warn("INSECURE: cluster traffic is not authenticated (cluster.allow-insecure): anyone who reaches the etcd ports can read and rewrite the metadata, and anyone who reaches the internal listener can pose as a server; set cluster.secret-file (docs/security.md, \"Cluster authentication\")")
+		return nil, nil
+	}
+	if cl.GenerateSecret {
+		created, err := clustertls.GenerateSecret(cl.SecretFile)
+		if err != nil {
+			return nil, err
 		}
-		return nil
+		if created {
+			log.Warn("generated the cluster's secret: give this file to every other process of the cluster as cluster.secret-file (and keep it private)", "file", cl.SecretFile)
+		} else {
+			log.Info("cluster authentication from the secret this member generated at its first start", "file", cl.SecretFile)
+		}
 	}
 	secret, err := clustertls.ReadSecret(cl.SecretFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var hosts []string
 	for _, us := range [][]url.URL{cl.ListenPeerURLs, cl.AdvertisePeerURLs, cl.ListenClientURLs, cl.AdvertiseClientURLs} {
@@ -76,12 +95,20 @@ func clusterIdentity(cfg *config.Config, log *slog.Logger) error {
 	}
 	f, err := clustertls.Issue(secret, filepath.Join(cfg.DataDir, "cluster-tls"), name, hosts)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	peer, err := clustertls.LoadPeer(f)
+	if err != nil {
+		return nil, err
 	}
 	files := config.TLSFiles{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.TrustedCAFile}
-	cl.PeerTLS, cl.ClientTLS = files, files
-	log.Info("cluster authentication: etcd peer and client traffic over mutual TLS from cluster.secret-file", "certificate", f.CertFile)
-	return nil
+	if !cl.PeerTLS.Enabled() && !cl.ClientTLS.Enabled() {
+		cl.PeerTLS, cl.ClientTLS = files, files
+		log.Info("cluster authentication: etcd peer and client traffic and the internal listener over mutual TLS from cluster.secret-file", "certificate", f.CertFile)
+	} else {
+		log.Info("cluster authentication: the internal listener over mutual TLS from cluster.secret-file; etcd with the etcd.* certificate files", "certificate", f.CertFile)
+	}
+	return peer, nil
 }
 
 // tlsInfo turns configured TLS files into etcd's form; every TLS link of the cluster's etcd

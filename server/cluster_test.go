@@ -38,7 +38,8 @@ func freeLoopbackPort(t *testing.T) int {
 }
 
 // testCluster is n in-process nodes, each a coordinator, a tablet server (ids 1..n) and an
-// embedded etcd member on loopback.
+// embedded etcd member on loopback, authenticated to each other by one cluster secret (as a
+// cluster is by default: etcd and the internal listener over mutual TLS).
 type testCluster struct {
 	t     *testing.T
 	nodes []*Node
@@ -52,9 +53,13 @@ func startTestCluster(t *testing.T, n int, extra ...[2]string) *testCluster {
 	remote := t.TempDir() // remote.data.dir, shared by the nodes as a cluster requires
 	peers := make([]string, n)
 	clients := make([]string, n)
+	secret := filepath.Join(t.TempDir(), "cluster-secret")
+	if err := os.WriteFile(secret, []byte("the in-process test cluster's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for i := range n {
-		peers[i] = fmt.Sprintf("http://127.0.0.1:%d", freeLoopbackPort(t))
-		clients[i] = fmt.Sprintf("http://127.0.0.1:%d", freeLoopbackPort(t))
+		peers[i] = fmt.Sprintf("https://127.0.0.1:%d", freeLoopbackPort(t))
+		clients[i] = fmt.Sprintf("https://127.0.0.1:%d", freeLoopbackPort(t))
 		initial = append(initial, fmt.Sprintf("e%d=%s", i+1, peers[i]))
 	}
 	for i := range n {
@@ -71,6 +76,7 @@ func startTestCluster(t *testing.T, n int, extra ...[2]string) *testCluster {
 			{"tablet-server.lease-ttl", "2s"},
 			{"coordinator.lease-ttl", "2s"},
 			{"remote.data.dir", remote},
+			{"cluster.secret-file", secret},
 		}, extra...) {
 			if err := cfg.Set(kv[0], kv[1]); err != nil {
 				t.Fatal(err)
@@ -422,12 +428,26 @@ func TestClusterDeposedCoordinatorCannotWrite(t *testing.T) {
 	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
 		t.Fatalf("write under a revoked fence: %v, want NOT_COORDINATOR_LEADER", err)
 	}
+	// A DDL through the deposed node is never written under its old fence: its own write
+	// fails, and it waits for the election and forwards the DDL to the new coordinator
+	// (server/coordinator/forward.go), or fails with NOT_COORDINATOR_LEADER if none is
+	// elected in time.
 	err = node.coordinator.CreateDatabase(ctx, "stale", nil, false)
-	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException {
-		t.Fatalf("DDL of the deposed coordinator: %v, want NOT_COORDINATOR_LEADER", err)
-	}
-	if _, err := node.store.Get(ctx, "databases/stale"); err != meta.ErrNotFound {
-		t.Fatalf("the deposed coordinator's database exists (%v)", err)
+	switch {
+	case err == nil:
+		i := tc.active()
+		if i < 0 {
+			t.Fatal("the deposed coordinator's DDL succeeded without an active coordinator")
+		}
+		if f, ok := tc.nodes[i].Control().Fence(); !ok || f.Epoch <= fence.Epoch {
+			t.Fatal("the deposed coordinator's DDL succeeded without a newer coordinator")
+		}
+	case ferr.CodeOf(err) == ferr.NotCoordinatorLeaderException:
+		if _, err := node.store.Get(ctx, "databases/stale"); err != meta.ErrNotFound {
+			t.Fatalf("the deposed coordinator's database exists (%v)", err)
+		}
+	default:
+		t.Fatalf("DDL of the deposed coordinator: %v, want it forwarded or NOT_COORDINATOR_LEADER", err)
 	}
 	tc.waitFor("a coordinator with a newer epoch", func() bool {
 		i := tc.active()

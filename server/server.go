@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stromdb/strom/internal/clustertls"
 	"github.com/stromdb/strom/internal/fdbudget"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/options"
@@ -28,6 +29,7 @@ import (
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/control"
 	"github.com/stromdb/strom/server/coordinator"
+	"github.com/stromdb/strom/server/internalconn"
 	"github.com/stromdb/strom/server/kafka"
 	"github.com/stromdb/strom/server/kvsnap"
 	"github.com/stromdb/strom/server/lakeconf"
@@ -45,7 +47,13 @@ type Node struct {
 	log  *slog.Logger
 	lock *os.File
 
-	store       *meta.EtcdStore
+	store *meta.EtcdStore
+	// peer is this process's cluster identity on the internal listener (cluster.secret-file);
+	// nil on the single node and in a cluster run with cluster.allow-insecure.
+	peer *clustertls.Peer
+	// internalTLS maps a role ("coordinator", "tablet-server") to the PeerTLS settings of
+	// its internal listener (set by bindListeners; empty without peer).
+	internalTLS map[string]internalListenerTLS
 	control     *control.Control // nil on the single node
 	coordinator *coordinator.Coordinator
 	tablet      *tablet.Server
@@ -176,7 +184,7 @@ func (n *Node) openStorage(ctx context.Context, st *startState) error {
 			return fmt.Errorf("open data lake: %w", err)
 		}
 	}
-	if n.store, err = openStore(ctx, cfg, log); err != nil {
+	if n.store, n.peer, err = openStore(ctx, cfg, log); err != nil {
 		return err
 	}
 	if err = meta.CheckFormat(ctx, n.store); err != nil {
@@ -215,6 +223,7 @@ func (n *Node) openCatalog(ctx context.Context, st *startState) error {
 			Store: n.store, Topology: st.topo, Log: log.With("role", "control"),
 			TabletTTL: cfg.Cluster.TabletServerLeaseTTL, CoordinatorTTL: cfg.Cluster.CoordinatorLeaseTTL,
 			DiskStallTimeout: stallTimeout, LivenessProbeInterval: probeInterval,
+			InternalDial: internalconn.New(n.peer).Func(),
 		}
 		if err := control.ReadHeartbeatOptions(cfg.Raw, &ctlOpts); err != nil {
 			return err
@@ -244,7 +253,7 @@ func (n *Node) openCatalog(ctx context.Context, st *startState) error {
 		DataLakeFormat: st.lakeCfg.Format, DataLakeEnabled: lakeTables,
 		DisallowLogTables: !allowLog, DisallowKvTables: !allowKv,
 	}, MaxPartitionNum: cfg.MaxPartitionNum, AutoPartitionInterval: cfg.AutoPartitionInterval,
-		Authorizer: st.authz, InternalListener: st.internalListener, StaticConfigs: cfg.Raw,
+		Authorizer: st.authz, InternalListener: st.internalListener, InternalDial: internalconn.New(n.peer).Func(), StaticConfigs: cfg.Raw,
 		ProducerOffsetsTTL: producerTTL, Cluster: clusterCtl, LakeTableOptions: st.lakeCfg.ReaderTableOptions(),
 		Remote: n.remote}, log.With("role", "coordinator"))
 	if err != nil {
@@ -259,7 +268,7 @@ func (n *Node) openTablet(ctx context.Context, st *startState) error {
 	cfg, log := n.cfg, n.log
 	tabletOpts := tablet.Options{
 		DataDir: filepath.Join(cfg.DataDir, "tablet"), ServerID: cfg.TabletServerID, Catalog: n.coordinator, IDs: n.store, IDRanges: n.store,
-		Config: cfg, Authorizer: st.authz, InternalListener: st.internalListener,
+		Config: cfg, Authorizer: st.authz, InternalListener: st.internalListener, InternalDial: internalconn.New(n.peer).Func(),
 		// Parsed once, by config through the registry (internal/options); the tablet server
 		// reads its raw keys only when these are zero.
 		MinInSyncReplicas: int(cfg.Cluster.MinInSyncReplicas), ReplicaMaxLag: cfg.Cluster.ReplicaMaxLagTime,
@@ -329,6 +338,8 @@ func (n *Node) openMetrics() {
 // bindListeners registers the roles' APIs and binds every listener of the node's roles.
 func (n *Node) bindListeners(st *startState) error {
 	cfg := n.cfg
+	n.internalTLS = internalTLSOf(n.peer, st.internalListener, st.kafkaCfg.IsListener, map[string][]config.Listener{
+		"coordinator": cfg.CoordinatorListeners, "tablet-server": cfg.TabletListeners})
 	coordSvc := wire.NewService(1)
 	n.coordinator.RegisterReadOnly(coordSvc)
 	n.coordinator.RegisterAdmin(coordSvc)
@@ -450,6 +461,9 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 		return cluster.Endpoint{}, fmt.Errorf("%s listener %s on %s: %w", role, l.Name, l.Addr(), err)
 	}
 	lc := n.listenerConfig(l.Name)
+	if it, ok := n.internalTLS[role]; ok && it.name == l.Name {
+		lc.PeerTLS, lc.PeerOnly = it.tls, it.peerOnly
+	}
 	if n.cfg.IsSASL(l.Name) {
 		jaas := n.cfg.ListenerJAASConfig[l.Name]
 		if jaas == "" {
@@ -480,7 +494,8 @@ func (n *Node) listen(role string, l config.Listener, svc *wire.Service) (cluste
 	if a, ok := config.Advertised(adv, l.Name); ok {
 		ep.Host, ep.Port = a.Host, int32(a.Port)
 	}
-	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil)
+	n.log.Info("listening", "role", role, "listener", l.Name, "addr", ln.Addr().String(), "sasl", lc.Auth != nil,
+		"cluster_tls", lc.PeerTLS != nil, "servers_only", lc.PeerOnly)
 	return ep, nil
 }
 

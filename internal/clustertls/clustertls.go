@@ -20,6 +20,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -154,4 +155,26 @@ func writeFileAtomic(path string, data []byte) error {
 		return errors.Join(fmt.Errorf("write %s: %w", path, err), os.Remove(tmp))
 	}
 	return nil
+}
+
+// GenerateSecret creates path (0600) holding a fresh random secret (32 bytes, base64) unless
+// it exists already; created says which. The file is written through a rename, so a crash
+// leaves either no secret or a whole one.
+func GenerateSecret(path string) (created bool, err error) {
+	if _, err := os.Stat(path); err == nil {
+		return false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("cluster secret: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return false, fmt.Errorf("cluster secret: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("cluster secret: %w", err)
+	}
+	if err := writeFileAtomic(path, []byte(base64.StdEncoding.EncodeToString(raw)+"\n")); err != nil {
+		return false, fmt.Errorf("cluster secret: %w", err)
+	}
+	return true, nil
 }

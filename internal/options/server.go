@@ -119,7 +119,7 @@ var _ = registerAll([]Option{
 	{Key: "etcd.client-key-file", Type: String, Scope: Server, Parser: "server/config", Desc: "its key"},
 	{Key: "etcd.client-trusted-ca-file", Type: String, Scope: Server, Parser: "server/config", Desc: "CA a client's certificate must be signed by"},
 	{Key: "cluster.secret-file", Type: String, Scope: Server, Parser: "server/config", See: "security.md#cluster-authentication",
-		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://)"},
+		Desc: "file holding a secret shared by the cluster's processes; each derives the cluster CA from it and issues its own certificate: mutual TLS for etcd peer and client traffic (URLs must be https://) and on the internal listener. Required in a cluster unless cluster.allow-insecure; a lone first member without it generates <data.dir>/cluster-secret"},
 })
 
 // Security.
@@ -224,6 +224,8 @@ var (
 		See: "cluster.md#failover-in-under-2-s", Desc: "how often a tablet server of a cluster reads from etcd whether the active coordinator fenced it"}, Positive[time.Duration])
 	FenceCheckGrace = DurationOf(Option{Key: "tablet-server.fence-check.grace", Default: "500ms", Scope: Server,
 		See: "cluster.md#failover-in-under-2-s", Desc: "how long one fence read that found no fence lets a tablet server acknowledge; the coordinator waits this long (/0.9, +100 ms) between a fence and the failover; at least twice tablet-server.fence-check.interval; 0 opts this server out of heartbeat fencing"}, NonNegative[time.Duration])
+	ClusterAllowInsecure = BoolOf(Option{Key: "cluster.allow-insecure", Default: "false", Scope: Server, See: "security.md#cluster-authentication",
+		Desc: "run a cluster without cluster.secret-file: etcd over plain HTTP and a plaintext internal listener that anyone who reaches it can use as a server (tests and development on a trusted machine; WARNed at every start)"})
 	LogFlushMaxStallTime = DurationOf(Option{Key: "log.flush.max-stall-time", Default: "5s", Scope: Server,
 		See: "cluster.md#gray-failures", Desc: "a tablet server of a cluster whose log fdatasync has not returned for this long leaves the cluster until it does (its leaderships move, it leaves every ISR); 0 turns it off"}, NonNegative[time.Duration])
 )

@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +36,9 @@ type ClientConfig struct {
 	// MaxResponseSize bounds a response frame; a larger one breaks the connection instead of
 	// being allocated. 0 means DefaultMaxFrameSize, the bound a Fluss server puts on requests.
 	MaxResponseSize int
+	// TLS, when set, runs the connection over TLS with it: a server dialing another's
+	// internal listener presents the cluster identity (clustertls.Peer.ClientConfig).
+	TLS *tls.Config
 }
 
 // ErrConnClosed is returned for calls on, or in flight when, a connection closes.
@@ -89,6 +93,14 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig) (*ClientConn, erro
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	if cfg.TLS != nil {
+		tc, err := dialTLS(ctx, nc, cfg.TLS)
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &ClientConn{
 		nc: nc, maxResp: cfg.MaxResponseSize,

@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type Request struct {
 	// Principal is the authenticated user ("" on plaintext listeners).
 	Principal string
 
+	// unproven: the request arrived on a listener with PeerTLS over a connection that did
+	// not authenticate as a member (a plaintext client), so it is not internal.
+	unproven bool
 	conn     *serverConn
 	deferred bool
 	// holdFlush: the reading goroutine has the next request frame whole in its buffer and
@@ -51,6 +55,16 @@ type Request struct {
 	finished  bool      // its holdings were released
 	received  time.Time // when the frame was read, for Observer
 	size      int       // frame size in bytes, for Observer
+}
+
+// IsInternal reports whether req came from another server of the cluster, so that it may be
+// a server-to-server request (NOTIFY_LEADER_AND_ISR, a replica's FETCH_LOG, ...) and is
+// exempt from authorization: it arrived on internalListener (internal.listener.name) and,
+// when that listener has PeerTLS, over a connection that completed the cluster's mutual TLS.
+// Without PeerTLS (a cluster run insecure on purpose, or a single node) the listener name
+// alone decides, as in Fluss.
+func (r *Request) IsInternal(internalListener string) bool {
+	return r.Listener == internalListener && !r.unproven
 }
 
 // RemoteAddr is the address of the client that sent the request (ACL host matching).
@@ -231,6 +245,15 @@ type ListenerConfig struct {
 	// the frame: with sendfile(2) on plain sockets, through a bounded buffer on connections
 	// that wrap the socket (filebody.go).
 	ZeroCopy bool
+	// PeerTLS, on the internal listener (internal.listener.name), is the members' mutual TLS (internal/clustertls): a
+	// connection whose first byte starts a TLS handshake must complete it with a
+	// certificate PeerTLS verifies, or it is closed before any request is read; its
+	// requests are then internal (Request.IsInternal). A connection that does not start with
+	// TLS is an ordinary client connection (its requests are not internal), unless PeerOnly.
+	PeerTLS *tls.Config
+	// PeerOnly reserves a PeerTLS listener for the servers: a connection that does not start
+	// a TLS handshake is closed before any request is read.
+	PeerOnly bool
 }
 
 // Observer watches a listener's traffic. Its methods are called from connection goroutines
@@ -302,6 +325,7 @@ func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfi
 	defer stop()
 	var backoff time.Duration
 	var lastRefusal time.Time
+	refusals := &everySecond{}
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -329,6 +353,7 @@ func Serve(ctx context.Context, ln net.Listener, svc *Service, cfg ListenerConfi
 			continue
 		}
 		c := newServerConn(ctx, nc, svc, cfg, log)
+		c.refusals = refusals
 		mu.Lock()
 		conns[c] = struct{}{}
 		mu.Unlock()
@@ -371,6 +396,16 @@ type serverConn struct {
 	ranges   []FileRange
 	sendfile bool
 
+	// stream is what requests are read from and answers written to: nc, or the TLS session
+	// on it of a peer of the internal listener (set by serve before the first request).
+	stream net.Conn
+	// unproven: PeerTLS is set and the connection did not authenticate as a member
+	// (Request.IsInternal).
+	unproven bool
+	// refusals limits the WARN lines of refused peer connections to one a second per
+	// listener; nil logs every one.
+	refusals *everySecond
+
 	// Authentication state; touched only by the reading goroutine.
 	authenticated bool
 	principal     string
@@ -389,7 +424,8 @@ func newServerConn(ctx context.Context, nc net.Conn, svc *Service, cfg ListenerC
 	cfg = cfg.withDefaults()
 	cctx, cancel := context.WithCancel(ctx)
 	return &serverConn{
-		nc: nc, svc: svc, cfg: cfg, ctx: cctx, cancel: cancel,
+		nc: nc, stream: nc, svc: svc, cfg: cfg, ctx: cctx, cancel: cancel,
+		unproven:      cfg.PeerTLS != nil,
 		log:           log.With("remote", nc.RemoteAddr().String()),
 		w:             bufio.NewWriterSize(nc, 64<<10),
 		sendfile:      cfg.ZeroCopy && sendfile.Supported(nc),
@@ -420,11 +456,24 @@ func (c *serverConn) serve() {
 		c.inflight.Wait()
 		c.nc.Close()
 	}()
+	if c.cfg.PeerTLS != nil {
+		if err := c.admitPeer(); err != nil {
+			switch {
+			case errors.Is(err, errClosedSilently):
+				// A connection closed before sending a byte: the coordinator's liveness
+				// probe (a bare TCP connect), a port check. Nothing was attempted.
+				c.log.Debug("internal listener: connection closed before its first byte")
+			case c.ctx.Err() == nil && c.refusals.allow():
+				c.log.Warn("internal listener: refused a connection without the cluster's credentials (at most one such line a second)", "err", err)
+			}
+			return
+		}
+	}
 	var authDeadline time.Time
 	if !c.authenticated && c.cfg.AuthTimeout > 0 {
 		authDeadline = time.Now().Add(c.cfg.AuthTimeout)
 	}
-	r := bufio.NewReaderSize(c.nc, 64<<10)
+	r := bufio.NewReaderSize(c.stream, 64<<10)
 	var buf []byte
 	for {
 		// Responses of requests served from the read buffer wait in the write buffer while
@@ -530,7 +579,7 @@ func (c *serverConn) readRequest(r *bufio.Reader, buf []byte, authDeadline time.
 	if err := c.acquire(c.requests, 1); err != nil {
 		return nil, nil, err
 	}
-	req := &Request{Listener: c.cfg.Name, conn: c}
+	req := &Request{Listener: c.cfg.Name, unproven: c.unproven, conn: c}
 	ok := false
 	defer func() {
 		if !ok {

@@ -545,7 +545,7 @@ func (a *Authorizer) write(ctx context.Context, r Resource, entries []Entry) err
 // SessionOf returns who sent req: the principal the network layer authenticated and, when the
 // request can tell it, the client's IP address. Requests on internalListener are internal.
 func SessionOf(req *wire.Request, internalListener string) Session {
-	s := Session{Principal: PrincipalOf(req.Principal), Internal: req.Listener == internalListener}
+	s := Session{Principal: PrincipalOf(req.Principal), Internal: req.IsInternal(internalListener)}
 	if host, _, err := net.SplitHostPort(req.RemoteAddr().String()); err == nil {
 		s.Host = host
 	}

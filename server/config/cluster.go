@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,8 +48,15 @@ type Cluster struct {
 	// SecretFile is cluster.secret-file: a secret shared by every process of the cluster from
 	// which each derives the cluster's CA and issues its own certificate at start
 	// (internal/clustertls), used for etcd's peer and client traffic in place of PeerTLS and
-	// ClientTLS. It excludes the etcd.*-file options.
+	// ClientTLS when those are not set by hand, and for the internal listener's mutual TLS
+	// (docs/security.md, "Cluster authentication").
 	SecretFile string
+	// GenerateSecret: no secret was configured and this process is the lone first member of
+	// a new embedded cluster, so SecretFile is <data.dir>/cluster-secret, which the server
+	// creates at its first start (secure by default) and the other members must be given.
+	GenerateSecret bool
+	// Insecure is cluster.allow-insecure: no secret, and the operator asked for that.
+	Insecure bool
 
 	// TabletServerLeaseTTL (tablet-server.lease-ttl) is how long a tablet server stays
 	// registered after its last keepalive: the failure-detection time of a dead server.
@@ -291,10 +299,10 @@ func (c *Config) finishCluster() error {
 			return fmt.Errorf("tablet-server.id must not be negative")
 		}
 	}
-	if cl.SecretFile != "" {
-		if cl.PeerTLS.Enabled() || cl.ClientTLS.Enabled() {
-			return fmt.Errorf("cluster.secret-file derives the etcd TLS identities; the etcd.peer-* and etcd.client-* file options set them by hand: set one or the other")
-		}
+	if err := c.requireSecret(); err != nil {
+		return err
+	}
+	if cl.SecretFile != "" && !cl.GenerateSecret {
 		if _, err := clustertls.ReadSecret(cl.SecretFile); err != nil {
 			return err
 		}
@@ -354,6 +362,12 @@ func (c *Config) finishCluster() error {
 	if _, ok := members[cl.Name]; !ok {
 		return fmt.Errorf("etcd.initial-cluster does not list this member's etcd.name %q", cl.Name)
 	}
+	if cl.GenerateSecret {
+		// A first member's etcd URLs written http:// get a message that says why https.
+		if err := checkSchemes("etcd.listen-peer-urls", urlStrings(cl.ListenPeerURLs), true, "etcd.peer-"); err != nil {
+			return fmt.Errorf("%w (a cluster is authenticated by default: without cluster.secret-file its first member generates one; cluster.allow-insecure: true runs it in the clear, for tests and development)", err)
+		}
+	}
 	var peers []string
 	for _, us := range members {
 		peers = append(peers, us...)
@@ -401,4 +415,61 @@ func urlStrings(us []url.URL) []string {
 		out[i] = u.String()
 	}
 	return out
+}
+
+// requireSecret makes a cluster secure by default (docs/security.md, "Cluster
+// authentication"): with cluster.secret-file it is used; without it a lone first member of a
+// new embedded etcd cluster generates one in its data directory (GenerateSecret), every
+// other process (a member of a multi-member initial cluster, a joiner, a tablet server of an
+// existing cluster) is refused with a message naming the option, and cluster.allow-insecure
+// is the explicit opt-out.
+func (c *Config) requireSecret() error {
+	cl := &c.Cluster
+	insecure, err := options.ClusterAllowInsecure.Get(c.Raw)
+	if err != nil {
+		return err
+	}
+	if cl.SecretFile != "" {
+		if insecure {
+			return fmt.Errorf("cluster.allow-insecure and cluster.secret-file contradict each other: set one or the other")
+		}
+		return nil
+	}
+	if insecure {
+		cl.Insecure = true
+		return nil
+	}
+	if cl.PeerTLS.Enabled() && cl.ClientTLS.Enabled() {
+		// etcd is secured with the operator's own certificates; the internal listener still
+		// needs the secret.
+		return fmt.Errorf("cluster.secret-file is required: the etcd.peer-*/etcd.client-* files secure etcd, and the secret authenticates the servers' internal listener (docs/security.md, \"Cluster authentication\"); cluster.allow-insecure: true runs the internal listener in the clear")
+	}
+	if c.loneFirstMember() {
+		cl.SecretFile = filepath.Join(c.DataDir, SecretFileName)
+		cl.GenerateSecret = true
+		return nil
+	}
+	return fmt.Errorf("cluster.secret-file is required: a cluster authenticates its servers to each other by default. Give every process the file of the cluster's secret (the one its first member generated at <data.dir>/%s, or one made with `head -c 32 /dev/urandom | base64 > FILE`), or set cluster.allow-insecure: true to run without authentication (tests and development only; docs/security.md, \"Cluster authentication\")", SecretFileName)
+}
+
+// SecretFileName is the secret a lone first member generates in its data directory.
+const SecretFileName = "cluster-secret"
+
+// loneFirstMember reports whether this process bootstraps a new embedded etcd cluster of
+// itself alone: no external etcd, no join, the initial cluster (given or defaulted) naming
+// only this member.
+func (c *Config) loneFirstMember() bool {
+	cl := &c.Cluster
+	if len(cl.Endpoints) > 0 || len(cl.JoinEndpoints) > 0 || cl.InitialClusterState == "existing" {
+		return false
+	}
+	if cl.InitialCluster == "" {
+		return true
+	}
+	members, err := ParseInitialCluster(cl.InitialCluster)
+	if err != nil {
+		return false // reported by finishCluster
+	}
+	_, self := members[cl.Name]
+	return len(members) == 1 && self
 }

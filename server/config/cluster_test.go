@@ -1,12 +1,24 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
+// clusterConfig applies kv and finishes the configuration. The tests of other cluster
+// options run it insecure (cluster.allow-insecure) unless kv has a secret; secureConfig
+// does not.
 func clusterConfig(t *testing.T, kv ...string) (Config, error) {
+	t.Helper()
+	if !slices.Contains(kv, "cluster.secret-file") {
+		kv = append([]string{"cluster.allow-insecure", "true"}, kv...)
+	}
+	return secureConfig(t, kv...)
+}
+
+func secureConfig(t *testing.T, kv ...string) (Config, error) {
 	t.Helper()
 	c := Default()
 	for i := 0; i < len(kv); i += 2 {

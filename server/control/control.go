@@ -41,6 +41,7 @@ import (
 	"github.com/stromdb/strom/server/control/rebalance"
 	"github.com/stromdb/strom/server/control/shutdown"
 	"github.com/stromdb/strom/server/control/strays"
+	"github.com/stromdb/strom/server/internalconn"
 	"github.com/stromdb/strom/server/meta"
 )
 
@@ -93,6 +94,10 @@ type Options struct {
 	// no checks, and no coordinator fences this server by heartbeats.
 	FenceCheckInterval time.Duration
 	FenceCheckGrace    time.Duration
+	// InternalDial opens this node's connections to other servers' internal listeners
+	// (NOTIFY_LEADER_AND_ISR, CONTROLLED_SHUTDOWN) with its cluster credentials
+	// (server/internalconn); nil dials in the clear.
+	InternalDial internalconn.Func
 }
 
 // Control is one node's view of, and part in, the cluster's control plane.
@@ -134,7 +139,7 @@ func New(opts Options) *Control {
 		opts.CoordinatorTTL = 5 * time.Second
 	}
 	c := &Control{opts: opts, cli: opts.Store.Client(), log: opts.Log,
-		members: membership.NewMembers(), states: bucketstate.NewCache(), pool: peers.NewPool()}
+		members: membership.NewMembers(), states: bucketstate.NewCache(), pool: peers.NewPoolDialing(opts.InternalDial)}
 	c.elector = election.New(c.cli, c.log)
 	c.notifier = &notify.Notifier{Self: opts.Registration.ID, Replicas: opts.Replicas, States: c.states, Members: c.members,
 		Pool: c.pool, Epoch: c.elector.Epoch, Timeout: opts.NotifyTimeout, Log: c.log}

@@ -26,7 +26,7 @@ func (a access) session(req *wire.Request) auth.Session {
 // checks reports whether requests on req's listener are authorised: the authorizer is
 // enabled and the listener is not the internal one.
 func (a access) checks(req *wire.Request) bool {
-	return a.authorizer != nil && req.Listener != a.internal
+	return a.authorizer != nil && !req.IsInternal(a.internal)
 }
 
 // authorize returns AUTHORIZATION_EXCEPTION unless req may perform op on r.

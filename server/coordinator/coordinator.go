@@ -38,6 +38,7 @@ import (
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/internalconn"
 	"github.com/stromdb/strom/server/meta"
 	"github.com/stromdb/strom/server/remote"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	// arrive on InternalListener (internal.listener.name), as a Fluss server does.
 	Authorizer       *auth.Authorizer
 	InternalListener string
+	// InternalDial opens the connection a standby forwards admin requests over to the active
+	// coordinator's internal listener, with this node's cluster credentials
+	// (server/internalconn); nil dials in the clear.
+	InternalDial internalconn.Func
 	// StaticConfigs are the options the server started with, as DESCRIBE_CLUSTER_CONFIGS
 	// reports them (INITIAL_SERVER_CONFIG).
 	StaticConfigs map[string]string
@@ -154,7 +159,7 @@ func Open(ctx context.Context, store meta.Store, topo *cluster.Topology, opts Op
 	if live, ok := opts.Cluster.(liveness); ok {
 		c.health.live = live
 	}
-	c.fwd = standbyForwarder{role: r, refresh: c.catalog.Reload, log: log}
+	c.fwd = standbyForwarder{role: r, refresh: c.catalog.Reload, log: log, conns: forwardConns{dial: opts.InternalDial}}
 	if fw, ok := opts.Cluster.(forwarder); ok {
 		c.fwd.locate = fw
 	}

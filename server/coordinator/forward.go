@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/internalconn"
 )
 
 // Standby coordinators and admin requests (docs/cluster.md, "Standby coordinators").
@@ -24,8 +26,11 @@ import (
 // (decoding, authorization against its own ACL cache, validation against its catalog, which
 // follows etcd and is re-read first), and when the write reaches its fenced store and fails with
 // NOT_COORDINATOR_LEADER it sends the request as received to the active coordinator's
-// internal listener and relays the answer. With no active coordinator elected the client
-// gets NOT_COORDINATOR_LEADER, as from Fluss.
+// internal listener and relays the answer. With no active coordinator elected (a cluster just
+// started, or an election under way) it waits for one, re-running the request (its write
+// failed at the fence, so nothing of it was applied) until this node wins or another's
+// address is known, for at most electionWait; only then does the client get
+// NOT_COORDINATOR_LEADER, as from Fluss.
 
 // forwarder is the part of Cluster that locates the active coordinator.
 type forwarder interface {
@@ -81,7 +86,9 @@ func (f *standbyForwarder) wrap(h wire.Handler) wire.Handler {
 		}
 		addr, ok := f.locate.ActiveCoordinatorAddr()
 		if !ok {
-			return msg, err
+			if msg, addr, ok, err = f.awaitElection(ctx, h, req); !ok {
+				return msg, err
+			}
 		}
 		out, ferr := f.conns.call(ctx, addr, req.Header.APIKey, req.Header.APIVersion, body)
 		if ferr != nil {
@@ -91,8 +98,36 @@ func (f *standbyForwarder) wrap(h wire.Handler) wire.Handler {
 	}
 }
 
+// electionWait bounds how long a request waits for a coordinator to be elected: about one
+// coordinator.lease-ttl (5 s), the longest an election takes when the active coordinator's
+// process is gone.
+const electionWait = 5 * time.Second
+
+// awaitElection re-runs h every electionPoll while no active coordinator is known, until h
+// succeeds (or fails otherwise: this node was elected, or the request is wrong), another
+// node's address is known (ok: forward to addr), ctx ends or electionWait passes.
+func (f *standbyForwarder) awaitElection(ctx context.Context, h wire.Handler, req *wire.Request) (msg proto.Message, addr string, ok bool, err error) {
+	const electionPoll = 20 * time.Millisecond
+	deadline := time.Now().Add(electionWait)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, "", false, ferr.New(ferr.NotCoordinatorLeaderException, "This coordinator server is not the current leader, and no coordinator was elected before the request ended.")
+		case <-time.After(electionPoll):
+		}
+		if addr, ok := f.locate.ActiveCoordinatorAddr(); ok {
+			return nil, addr, true, nil
+		}
+		msg, err = h(ctx, req)
+		if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException || !time.Now().Before(deadline) {
+			return msg, "", false, err
+		}
+	}
+}
+
 // forwardConns keeps one connection to the active coordinator.
 type forwardConns struct {
+	dial internalconn.Func // nil: plaintext
 	mu   sync.Mutex
 	addr string
 	cc   *wire.ClientConn
@@ -106,7 +141,11 @@ func (f *forwardConns) call(ctx context.Context, addr string, key wire.APIKey, v
 			cc.Close()
 		}
 		var err error
-		cc, err = wire.Dial(ctx, addr, wire.ClientConfig{SoftwareName: "strom-forward"})
+		dial := f.dial
+		if dial == nil {
+			dial = (*internalconn.Dialer)(nil).Func()
+		}
+		cc, err = dial(ctx, addr, "strom-forward")
 		if err != nil {
 			f.cc = nil
 			f.mu.Unlock()

@@ -64,7 +64,7 @@ func (s *access) guard(key wire.APIKey, h wire.Handler) wire.Handler {
 		return h
 	}
 	return func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-		if req.Listener == s.opts.InternalListener {
+		if req.IsInternal(s.opts.InternalListener) {
 			return h(ctx, req)
 		}
 		resp, err := check(ctx, req)

@@ -14,6 +14,7 @@ import (
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/internalconn"
 )
 
 // Follower fetchers: one goroutine per leader server, sending one FETCH_LOG (with this
@@ -154,7 +155,11 @@ func (f *fetcher) run(ctx context.Context) {
 				continue
 			}
 			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			c, err := wire.Dial(dctx, addr, wire.ClientConfig{SoftwareName: "strom-follower"})
+			dial := f.s.opts.InternalDial
+			if dial == nil {
+				dial = (*internalconn.Dialer)(nil).Func()
+			}
+			c, err := dial(dctx, addr, "strom-follower")
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {

@@ -272,7 +272,7 @@ func requestTimeout(ms int32) time.Duration {
 // the HW computed after that. Like a client's, the fetch long-polls: an empty read parks until
 // data arrives, a bucket's HW moves (so followers learn the HW promptly), or max_wait_ms.
 func (s *leadership) serveFollowerFetch(req *wire.Request, r *flusspb.FetchLogRequest) (proto.Message, error) {
-	if req.Listener != s.opts.InternalListener {
+	if !req.IsInternal(s.opts.InternalListener) {
 		return nil, ferr.New(ferr.AuthorizationException,
 			"replication fetches (follower_server_id %d) are accepted only on the internal listener", r.GetFollowerServerId())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/internalconn"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -256,8 +257,9 @@ type following struct {
 
 // followingOptions are the parts of Options following reads.
 type followingOptions struct {
-	ServerID    int32
-	Replication cluster.ReplicationControl
+	ServerID     int32
+	Replication  cluster.ReplicationControl
+	InternalDial internalconn.Func // a fetcher's connection to its leader; nil: plaintext
 }
 
 // becomeFollower makes rep a follower of st.Leader: it stops leading (failing waiting

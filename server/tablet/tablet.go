@@ -36,6 +36,7 @@ import (
 	"github.com/stromdb/strom/server/auth"
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
+	"github.com/stromdb/strom/server/internalconn"
 	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/lakehost"
 	"github.com/stromdb/strom/server/logstore"
@@ -67,6 +68,9 @@ type Options struct {
 	// InternalListener (see guard).
 	Authorizer       *auth.Authorizer
 	InternalListener string
+	// InternalDial opens a follower's connection to its leader's internal listener with this
+	// node's cluster credentials (server/internalconn); nil dials in the clear.
+	InternalDial internalconn.Func
 	// RetentionFloor, when set, gives per bucket the first offset log retention must keep
 	// (the lake tiering's tiered offset); see logstore.Retention.SetRetentionFloor.
 	RetentionFloor func(cluster.Bucket) int64
@@ -169,7 +173,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s.leaders = &leadership{opts: leadershipOptions{ServerID: opts.ServerID, Now: opts.Now, Replication: opts.Replication,
 		InternalListener: opts.InternalListener}, log: log, minISR: minISR, maxLag: maxLag,
 		membership: member, responseLimit: limit, replicaHolder: s.buckets}
-	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication}, log: log,
+	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication, InternalDial: opts.InternalDial}, log: log,
 		fetchers: map[int32]*fetcher{}, leadingControl: s.leaders, lagRecovery: s.buckets}
 	s.leaders.followingControl = s.followers
 	s.buckets.bucketRoles = roles{s.leaders, s.followers}

@@ -183,7 +183,7 @@ func grayEtcd(t *testing.T, c *clustertest.Cluster) *clientv3.Client {
 	for _, n := range c.Nodes {
 		eps = append(eps, n.ClientURL)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, TLS: c.EtcdTLS()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,7 @@ func openSnapshotBucket(t *testing.T, ctx context.Context, c *clustertest.Cluste
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err = clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
+	etcd, err = clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second, TLS: c.EtcdTLS()})
 	if err != nil {
 		t.Fatal(err)
 	}

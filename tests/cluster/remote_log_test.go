@@ -61,7 +61,7 @@ func remoteLogAcrossLeaderFailover(t *testing.T, remoteOpts map[string]string) {
 	desc.Properties = map[string]string{"table.log.tiered.local-segments": "1"}
 	table := createTable(t, ctx, conn, "tiered", desc)
 	tableID := table.Info().TableID
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second, TLS: c.EtcdTLS()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func BenchmarkScale(b *testing.B) {
 	r := &scaleRun{b: b, c: c, perTable: perTable}
 	r.connect(ctx)
 	defer func() { r.conn.Close() }()
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Nodes[0].ClientURL, c.Nodes[1].ClientURL, c.Nodes[2].ClientURL}, DialTimeout: 5 * time.Second, TLS: c.EtcdTLS()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func (r *scaleRun) activeCoordinator(ctx context.Context) *clustertest.Node {
 // etcdStatus is the largest db size and the revision over the members.
 func (r *scaleRun) etcdStatus(ctx context.Context) (dbSize int64, rev int64) {
 	for _, n := range r.c.Nodes {
-		st, err := r.etcd.Status(ctx, strings.TrimPrefix(n.ClientURL, "http://"))
+		st, err := r.etcd.Status(ctx, strings.TrimPrefix(strings.TrimPrefix(n.ClientURL, "http://"), "https://"))
 		if err != nil {
 			r.b.Fatalf("etcd status of node %d: %v", n.ID, err)
 		}

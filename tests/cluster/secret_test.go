@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/clustertls"
+	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/meta"
@@ -34,7 +35,8 @@ func writeSecret(t *testing.T, secret string) string {
 // TestClusterSecretAuthenticatesEtcd starts three processes sharing cluster.secret-file: they
 // form their etcd cluster over mutual TLS and serve clients. A process without the secret —
 // no certificate, a certificate derived from another secret, or plain HTTP — can neither read
-// nor write etcd keys, and a member with another secret cannot join.
+// nor write etcd keys, nor send server-to-server requests, and a member with another secret
+// cannot join.
 func TestClusterSecretAuthenticatesEtcd(t *testing.T) {
 	secretFile := writeSecret(t, "the cluster's secret: 0123456789abcdef")
 	c := clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{SecretFile: secretFile})
@@ -46,16 +48,26 @@ func TestClusterSecretAuthenticatesEtcd(t *testing.T) {
 	defer cc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// A node is ready before the coordinator election settles: retry until one is active.
-	for {
-		err := cc.Call(ctx, wire.CreateDatabase, &flusspb.CreateDatabaseRequest{DatabaseName: proto.String("secure_db"), IgnoreIfExists: proto.Bool(true)}, &flusspb.CreateDatabaseResponse{})
-		if err == nil {
-			break
+	// The first DDL right after start: a node is ready before the coordinator election
+	// settles, and its coordinator waits for the election instead of failing the request.
+	if err := cc.Call(ctx, wire.CreateDatabase, &flusspb.CreateDatabaseRequest{DatabaseName: proto.String("secure_db"), IgnoreIfExists: proto.Bool(false)}, &flusspb.CreateDatabaseResponse{}); err != nil {
+		t.Fatalf("create a database on the secure cluster: %v", err)
+	}
+
+	// The default listeners: FLUSS is both the client and the internal listener. A plaintext
+	// connection there is a client: server-to-server requests get AUTHORIZATION_EXCEPTION;
+	// with the secret's certificate they are served.
+	for _, sc := range serverOnlyCalls {
+		name, call, addr := sc.name, sc.call, c.Nodes[0].TabletAddr
+		if sc.coordinator {
+			addr = c.Nodes[0].CoordinatorAddr
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("create a database on the secure cluster: %v", err)
+		if dialErr, callErr := dialAndCall(addr, nil, call); dialErr != nil || ferr.CodeOf(callErr) != ferr.AuthorizationException {
+			t.Errorf("%s in the clear on the shared internal listener: dial %v, call %v; want AUTHORIZATION_EXCEPTION", name, dialErr, callErr)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if dialErr, callErr := dialAndCall(addr, peerTLS(t, secretFile), call); dialErr != nil || ferr.CodeOf(callErr) == ferr.AuthorizationException {
+			t.Errorf("%s with the secret on the shared internal listener: dial %v, call %v", name, dialErr, callErr)
+		}
 	}
 
 	endpoints := []string{c.Nodes[1].ClientURL}

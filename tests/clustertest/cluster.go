@@ -28,6 +28,9 @@ type Node struct {
 	// follower fetching from this node, and every notification to it, goes through it, while
 	// clients use the node's CLIENT listeners directly.
 	ReplicationProxy *Proxy
+	// InternalCoordinatorAddr, with ClusterOptions.ProxyReplication, is the coordinator's
+	// internal listener (clients use CoordinatorAddr, its CLIENT listener); "" otherwise.
+	InternalCoordinatorAddr string
 	// KafkaAddr is the node's Kafka listener (ClusterOptions.Kafka), "" without one.
 	KafkaAddr string
 	// HTTPAddr is the node's HTTP listener (ClusterOptions.HTTP: metrics, REST API,
@@ -39,6 +42,8 @@ type Node struct {
 type Cluster struct {
 	t     testing.TB
 	Nodes []*Node
+	// SecretFile is the cluster.secret-file every node has ("" with ClusterOptions.Insecure).
+	SecretFile string
 }
 
 // ClusterOptions configures StartCluster.
@@ -57,10 +62,14 @@ type ClusterOptions struct {
 	Kafka bool
 	// HTTP gives each node an HTTP listener (http.listen) at Node.HTTPAddr.
 	HTTP bool
-	// SecretFile, when set, is every node's cluster.secret-file: the members' etcd peer and
-	// client URLs are https:// with mutual TLS derived from it (docs/security.md, "Cluster
-	// authentication").
+	// SecretFile is every node's cluster.secret-file: the members' etcd peer and client URLs
+	// are https:// with mutual TLS derived from it, and so is the internal listener
+	// (docs/security.md, "Cluster authentication"). Empty: a secret generated for the
+	// cluster, as a cluster needs one by default.
 	SecretFile string
+	// Insecure runs the cluster without a secret (cluster.allow-insecure): plain HTTP etcd
+	// and a plaintext internal listener.
+	Insecure bool
 }
 
 // StartCluster starts opts.Nodes nodes of bin (the strom binary), each running every role,
@@ -83,10 +92,14 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	// KV snapshots live under remote.data.dir, which the nodes of a cluster must share.
 	remote := filepath.Join(t.TempDir(), "remote")
 	var initial []string
-	scheme := "http"
-	if opts.SecretFile != "" {
-		scheme = "https"
+	scheme := "https"
+	switch {
+	case opts.Insecure:
+		scheme = "http"
+	case opts.SecretFile == "":
+		opts.SecretFile = WriteSecret(t)
 	}
+	c.SecretFile = opts.SecretFile
 	for i := range opts.Nodes {
 		p := ports[perNode*i:]
 		n := &Node{
@@ -115,7 +128,9 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			n.HTTPAddr = fmt.Sprintf("127.0.0.1:%d", ports[perNode*(n.ID-1)+7])
 			set["http.listen"] = n.HTTPAddr
 		}
-		if opts.SecretFile != "" {
+		if opts.Insecure {
+			set["cluster.allow-insecure"] = "true"
+		} else {
 			set["cluster.secret-file"] = opts.SecretFile
 		}
 		for k, v := range opts.Set {
@@ -129,6 +144,7 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			n.CoordinatorAddr = fmt.Sprintf("127.0.0.1:%d", p[4])
 			n.TabletAddr = fmt.Sprintf("127.0.0.1:%d", p[5])
 			n.ReplicationProxy = NewProxy(t, internalTablet)
+			n.InternalCoordinatorAddr = internalCoord
 			set["bind.listeners"] = fmt.Sprintf("FLUSS://%s, CLIENT://%s", internalCoord, n.CoordinatorAddr)
 			set["tablet-server.bind.listeners"] = fmt.Sprintf("FLUSS://%s, CLIENT://%s", internalTablet, n.TabletAddr)
 			set["tablet-server.advertised.listeners"] = "FLUSS://" + n.ReplicationProxy.Addr()
@@ -250,6 +266,11 @@ func (c *Cluster) AddTabletServer(id int32, set map[string]string) *Node {
 		"server.roles":     "tablet-server",
 		"tablet-server.id": fmt.Sprint(id),
 		"etcd.endpoints":   strings.Join(endpoints, ","),
+	}
+	if c.SecretFile != "" {
+		opts["cluster.secret-file"] = c.SecretFile
+	} else {
+		opts["cluster.allow-insecure"] = "true"
 	}
 	for k, v := range set {
 		opts[k] = v

@@ -1,5 +1,6 @@
 """Start and stop a real `strom serve` process for the compatibility tests."""
 
+import base64
 import os
 import re
 import signal
@@ -108,10 +109,16 @@ def start_cluster(binary: str, root: Path, nodes=3, options=None, kafka=False):
     """Start `nodes` strom processes that form one cluster (docs/cluster.md): each a
     coordinator, a tablet server and an embedded etcd member on free loopback ports. Returns
     the servers, node i+1 at index i (its tablet-server.id). With kafka, each tablet server
-    also has a Kafka listener (docs/kafka.md), at the server's `kafka` attribute."""
+    also has a Kafka listener (docs/kafka.md), at the server's `kafka` attribute. The nodes
+    share a generated cluster.secret-file, as a cluster needs by default (docs/security.md,
+    "Cluster authentication"): etcd and the internal listener over mutual TLS."""
     ports = [free_port() for _ in range(4 * nodes)]
     kafka_ports = [free_port() for _ in range(nodes)] if kafka else []
-    initial = ",".join(f"n{i + 1}=http://127.0.0.1:{ports[4 * i + 2]}" for i in range(nodes))
+    initial = ",".join(f"n{i + 1}=https://127.0.0.1:{ports[4 * i + 2]}" for i in range(nodes))
+    root.mkdir(parents=True, exist_ok=True)
+    secret = root / "cluster-secret"
+    secret.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    secret.chmod(0o600)
     servers = []
     for i in range(nodes):
         coord, tablet, peer, client = ports[4 * i:4 * i + 4]
@@ -119,10 +126,11 @@ def start_cluster(binary: str, root: Path, nodes=3, options=None, kafka=False):
             "tablet-server.id": str(i + 1),
             "etcd.name": f"n{i + 1}",
             "etcd.initial-cluster": initial,
-            "etcd.listen-peer-urls": f"http://127.0.0.1:{peer}",
-            "etcd.advertise-peer-urls": f"http://127.0.0.1:{peer}",
-            "etcd.listen-client-urls": f"http://127.0.0.1:{client}",
-            "etcd.advertise-client-urls": f"http://127.0.0.1:{client}",
+            "etcd.listen-peer-urls": f"https://127.0.0.1:{peer}",
+            "etcd.advertise-peer-urls": f"https://127.0.0.1:{peer}",
+            "etcd.listen-client-urls": f"https://127.0.0.1:{client}",
+            "etcd.advertise-client-urls": f"https://127.0.0.1:{client}",
+            "cluster.secret-file": str(secret),
             # KV snapshots: one directory the nodes share (docs/kv-snapshots.md).
             "remote.data.dir": str(root / "remote"),
             **(options or {}),

@@ -59,14 +59,17 @@ elif [ -n "${FLINK_CLUSTER:-}" ]; then
   # Three nodes, each a coordinator, a tablet server and an etcd member (docs/cluster.md), with
   # the single node's snapshot and retention settings and one remote.data.dir they all share.
   read -r -a ports <<<"$(free_ports 12)"
-  initial="n1=http://127.0.0.1:${ports[2]},n2=http://127.0.0.1:${ports[6]},n3=http://127.0.0.1:${ports[10]}"
+  initial="n1=https://127.0.0.1:${ports[2]},n2=https://127.0.0.1:${ports[6]},n3=https://127.0.0.1:${ports[10]}"
   mkdir -p "$work/remote"
+  # A cluster is authenticated by default: the three share one secret (docs/security.md).
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$work/cluster-secret")
   addrs=()
   for i in 1 2 3; do
     p=("${ports[@]:$(( (i - 1) * 4 )):4}")
     "$bin" serve --data-dir "$work/node$i" --coordinator-listen "127.0.0.1:${p[0]}" --tablet-listen "127.0.0.1:${p[1]}" \
       --set tablet-server.id=$i --set etcd.name=n$i --set etcd.initial-cluster="$initial" \
-      --set etcd.listen-peer-urls="http://127.0.0.1:${p[2]}" --set etcd.listen-client-urls="http://127.0.0.1:${p[3]}" \
+      --set etcd.listen-peer-urls="https://127.0.0.1:${p[2]}" --set etcd.listen-client-urls="https://127.0.0.1:${p[3]}" \
+      --set cluster.secret-file="$work/cluster-secret" \
       --set default.replication.factor=3 --set remote.data.dir="$work/remote" \
       --set log.segment.file-size=4kb --set log.retention.check-interval=1s --set kv.snapshot.interval=1s \
       >"$work/strom$i.log" 2>&1 &

@@ -333,7 +333,7 @@ func decodeRequest(r *flusspb.NotifyLeaderAndIsrRequest) map[cluster.Bucket]clus
 // as in Fluss 0.9), accepted only on the internal listener.
 func (n *Notifier) Register(svc *wire.Service, internalListener string) {
 	svc.Handle(wire.NotifyLeaderAndIsr, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-		if req.Listener != internalListener {
+		if !req.IsInternal(internalListener) {
 			return nil, ferr.New(ferr.AuthorizationException, "NOTIFY_LEADER_AND_ISR is accepted only on the internal listener %s", internalListener)
 		}
 		var r flusspb.NotifyLeaderAndIsrRequest

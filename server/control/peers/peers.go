@@ -10,17 +10,28 @@ import (
 
 	"github.com/stromdb/strom/internal/ferr"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/internalconn"
 )
 
 // Pool keeps one connection per internal address, dialled on first use and again after it
 // broke.
 type Pool struct {
+	dial  internalconn.Func
 	mu    sync.Mutex
 	conns map[string]*wire.ClientConn
 }
 
-// NewPool returns an empty pool.
-func NewPool() *Pool { return &Pool{conns: map[string]*wire.ClientConn{}} }
+// NewPool returns an empty pool that dials in the clear.
+func NewPool() *Pool { return NewPoolDialing(nil) }
+
+// NewPoolDialing returns an empty pool that dials with dial (the node's cluster credentials,
+// internalconn); nil dials in the clear.
+func NewPoolDialing(dial internalconn.Func) *Pool {
+	if dial == nil {
+		dial = (*internalconn.Dialer)(nil).Func()
+	}
+	return &Pool{dial: dial, conns: map[string]*wire.ClientConn{}}
+}
 
 // Call sends req to the server at addr and decodes its answer into resp. A connection that
 // fails a call with UNKNOWN_SERVER_ERROR (the transport broke) is dropped, so the next call
@@ -31,7 +42,7 @@ func (p *Pool) Call(ctx context.Context, addr string, key wire.APIKey, req, resp
 	p.mu.Unlock()
 	if cc == nil || cc.Err() != nil {
 		var err error
-		if cc, err = wire.Dial(ctx, addr, wire.ClientConfig{SoftwareName: "strom-server"}); err != nil {
+		if cc, err = p.dial(ctx, addr, "strom-server"); err != nil {
 			return err
 		}
 		p.mu.Lock()

@@ -123,7 +123,7 @@ func (s *Shutdown) MoveLeaderships(ctx context.Context, id int32) ([]cluster.Buc
 func (s *Shutdown) Register(svc *wire.Service, internalListener string) {
 	s.registerResign(svc, internalListener)
 	svc.Handle(wire.ControlledShutdown, wire.VersionRange{Min: 0, Max: 0}, func(ctx context.Context, req *wire.Request) (proto.Message, error) {
-		if req.Listener != internalListener {
+		if !req.IsInternal(internalListener) {
 			return nil, ferr.New(ferr.AuthorizationException, "CONTROLLED_SHUTDOWN is accepted only on the internal listener %s", internalListener)
 		}
 		var r flusspb.ControlledShutdownRequest
