@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/server/logstore"
@@ -22,7 +23,8 @@ import (
 // counts every goroutine of the process, compactions included, which is what the server pays.
 // STROM_BENCH_PEBBLE changes Pebble options to compare them, comma-separated:
 // l0=N (L0CompactionThreshold), stop=N (L0StopWritesThreshold), block=BYTES (BlockSize of
-// every level), compactions=N (MaxConcurrentCompactions), lbase=BYTES (LBaseMaxBytes).
+// every level), compactions=N (MaxConcurrentCompactions), lbase=BYTES (LBaseMaxBytes),
+// coalesce=0 (sstables written through Pebble's own file system, one write(2) per block).
 // Run each setting in its own process, interleaved: go test ./server/kvstore -run '^$'
 // -bench SteadyState -benchtime 200x.
 func BenchmarkSteadyState(b *testing.B) {
@@ -126,6 +128,10 @@ func parsePebbleTuning(s string) (func(*pebble.Options), error) {
 			})
 		case "compactions":
 			fs = append(fs, func(o *pebble.Options) { o.MaxConcurrentCompactions = func() int { return n } })
+		case "coalesce":
+			if n == 0 {
+				fs = append(fs, func(o *pebble.Options) { o.FS = vfs.Default })
+			}
 		case "lbase":
 			fs = append(fs, func(o *pebble.Options) { o.LBaseMaxBytes = int64(n) })
 		default:
