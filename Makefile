@@ -87,10 +87,11 @@ bench-cluster:
 ## bench-scale: the cost of SCALE_BUCKETS buckets (default 3000; 100 per table, RF=3) on a 3-node
 ## cluster: etcd size and write rate, GET_METADATA latency, RSS and fds per idle replica, the
 ## failover of a node leading a third of them, a coordinator failover and a full restart
-## (docs/cluster.md, "Scale"; SCALE_BUCKETS_PER_TABLE, SCALE_RF, SCALE_SAMPLE)
+## (docs/cluster.md, "Scale"; SCALE_BUCKETS_PER_TABLE, SCALE_RF, SCALE_SAMPLE). 100,000 buckets:
+## make bench-scale SCALE_BUCKETS=100000 SCALE_BUCKETS_PER_TABLE=1000 SCALE_RF=2
 SCALE_BUCKETS ?= 3000
 bench-scale:
-	SCALE_BUCKETS=$(SCALE_BUCKETS) $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 90m -v ./tests/cluster
+	SCALE_BUCKETS=$(SCALE_BUCKETS) $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 1x -timeout 120m -v ./tests/cluster
 
 ## test-rocksdb: RocksDB itself (frocksdbjni 6.20.3, the build Fluss's client uses, from Maven
 ## Central) opens the KV snapshot directories Strom writes (~10 s with the jar cached; needs Java 17

@@ -9,6 +9,7 @@ import (
 	"github.com/stromdb/strom/internal/fdbudget"
 	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/wire"
+	"github.com/stromdb/strom/server/logstore"
 )
 
 // The node's file-descriptor budget (docs/operations.md, "File descriptors"): the soft
@@ -46,7 +47,12 @@ func (n *Node) applyFDBudget() error {
 		}
 		n.cfg.MaxConnections = n.fds.Connections
 	}
-	n.log.Info("file-descriptor budget", "RLIMIT_NOFILE", limit, "reserved", n.fds.Reserved, "max_connections", n.cfg.MaxConnections)
+	// Half of storage's reservation goes to log segment files, which are opened on demand
+	// and closed least recently used first (docs/cluster.md, "Scale"); the other half is
+	// for etcd, Pebble, replication links and the lake child.
+	segFiles := max(64, n.fds.Reserved/2)
+	logstore.SetOpenSegmentFiles(segFiles)
+	n.log.Info("file-descriptor budget", "RLIMIT_NOFILE", limit, "reserved", n.fds.Reserved, "open_segment_files", segFiles, "max_connections", n.cfg.MaxConnections)
 	return nil
 }
 

@@ -128,7 +128,7 @@ func readCorruptMarker(dir string) (*CorruptionError, bool, error) {
 // never cut). It scans byte by byte, but only positions whose length, magic, record count and
 // base offset are plausible are CRC-checked (streamed, so a garbage length cannot make it
 // allocate), so a zero-filled or garbage tail costs about one sequential read.
-func findBatchAfter(f *os.File, from, size, next int64) (int64, error) {
+func findBatchAfter(f io.ReaderAt, from, size, next int64) (int64, error) {
 	const window = 1 << 20
 	buf := make([]byte, window+record.HeaderSizeV2)
 	for start := from + 1; start < size; start += window {
@@ -169,7 +169,7 @@ func findBatchAfter(f *os.File, from, size, next int64) (int64, error) {
 
 // crcMatches checks the CRC of the sz-byte batch at q of f, whose header is hdr, reading the
 // covered bytes in chunks.
-func crcMatches(f *os.File, q, sz int64, hdr record.Batch) (bool, error) {
+func crcMatches(f io.ReaderAt, q, sz int64, hdr record.Batch) (bool, error) {
 	from := int64(hdr.CRCCoveredFrom())
 	r := io.NewSectionReader(f, q+from, sz-from)
 	var chunk [64 << 10]byte

@@ -329,7 +329,7 @@ func (a *appender) shouldRoll(seg *segment, size, lastOffset int64) bool {
 func (a *appender) roll() error {
 	l := a.log
 	old := l.active()
-	if err := fdatasync(old.file); err != nil {
+	if err := syncSegmentFile(old.file); err != nil {
 		logIOError(l.opts.Logger, l.dir, "sync before roll", err)
 		l.ioFailed(old.file.Name(), "sync", err)
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", old.base), err)
@@ -416,7 +416,7 @@ func (s *syncer) syncActive() error {
 
 	if dirty {
 		// Segments before seg were synced when they were rolled.
-		if err := fdatasync(seg.file); err != nil {
+		if err := syncSegmentFile(seg.file); err != nil {
 			logIOError(l.opts.Logger, l.dir, "sync", err)
 			l.ioFailed(seg.file.Name(), "sync", err)
 			err = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "sync segment %d", seg.base), err)

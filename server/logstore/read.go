@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/internal/filecache"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/sendfile"
 )
@@ -28,11 +29,16 @@ type ReadResult struct {
 	Size     int64
 
 	seg *segment
+	pin *filecache.File // File is pinned open until Release
 }
 
 // Release returns the reference on the underlying segment. It is safe on an empty result and
 // idempotent.
 func (r *ReadResult) Release() {
+	if r.pin != nil {
+		r.pin.Unpin()
+		r.pin = nil
+	}
 	if r.seg != nil {
 		r.seg.release()
 		r.seg = nil
@@ -75,7 +81,13 @@ func (r *ReadResult) Slice(off, n int64) (ReadResult, error) {
 	if !r.seg.acquire() {
 		return ReadResult{}, fmt.Errorf("logstore: slice of a released read")
 	}
-	return ReadResult{HighWatermark: r.HighWatermark, File: r.File, Position: r.Position + off, Size: n, seg: r.seg}, nil
+	// r pins the file, so this Pin returns the same descriptor without reopening.
+	f, err := r.pin.Pin()
+	if err != nil {
+		r.seg.release()
+		return ReadResult{}, fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "slice"), err)
+	}
+	return ReadResult{HighWatermark: r.HighWatermark, File: f, Position: r.Position + off, Size: n, seg: r.seg, pin: r.pin}, nil
 }
 
 // ReadBatches copies out what Read(offset, maxBytes, true) refers to: whole batches from the
@@ -161,7 +173,12 @@ func (l *Log) readView(v *view, offset int64, maxBytes int, minOne bool) (ReadRe
 			}
 			return res, false, err
 		}
-		res.File, res.Position, res.Size, res.seg = s.file, pos, stop-pos, s
+		f, err := s.file.Pin()
+		if err != nil {
+			s.release()
+			return res, false, storageErr(s, err)
+		}
+		res.File, res.Position, res.Size, res.seg, res.pin = f, pos, stop-pos, s, s.file
 		return res, false, nil
 	}
 	return res, false, nil

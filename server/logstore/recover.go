@@ -218,11 +218,11 @@ func loadSegments(ctx context.Context, dir string, bases []int64, clean bool, op
 // batch that recovery must not cut away; the segment is then returned with its valid prefix
 // only (the file is left as it is) and an in-memory index.
 func loadSegment(dir string, base int64, active, trusted bool, opts Options) (*segment, *CorruptionError, error) {
-	f, err := os.OpenFile(fileName(dir, base, logSuffix), os.O_RDWR, 0)
+	f, err := segmentFiles.Open(fileName(dir, base, logSuffix), os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("logstore: open segment: %w", err)
 	}
-	st, err := f.Stat()
+	st, err := os.Stat(f.Name())
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("logstore: open segment: %w", err)
@@ -391,7 +391,7 @@ func (s *segment) recoverData(size int64, active bool, opts Options) (bool, *Cor
 	}
 	// Sync even a whole segment: after a crash its bytes may sit only in the page cache, and
 	// recovery is about to declare them committed.
-	if err := fdatasync(s.file); err != nil {
+	if err := syncSegmentFile(s.file); err != nil {
 		return false, nil, fmt.Errorf("logstore: sync recovered segment %d: %w", s.base, err)
 	}
 	setState()

@@ -51,7 +51,7 @@ func AcceptTruncation(dir string) (RepairReport, error) {
 		return rep, fmt.Errorf("logstore: corruption marker position %d beyond the %d-byte %s", c.Position, st.Size(), c.File)
 	}
 	// The new end offset is the next offset after the last batch before the cut.
-	f, err := os.OpenFile(c.File, os.O_RDWR, 0)
+	f, err := segmentFiles.Open(c.File, os.O_RDWR, 0)
 	if err != nil {
 		return rep, fmt.Errorf("logstore: repair: %w", err)
 	}
@@ -81,7 +81,7 @@ func AcceptTruncation(dir string) (RepairReport, error) {
 	if err := f.Truncate(c.Position); err != nil {
 		return rep, fmt.Errorf("logstore: repair: %w", err)
 	}
-	if err := fdatasync(f); err != nil {
+	if err := syncSegmentFile(f); err != nil {
 		return rep, fmt.Errorf("logstore: repair: %w", err)
 	}
 	for _, name := range []string{fileName(dir, base, indexSuffix), fileName(dir, base, timeIndexSuffix), filepath.Join(dir, cleanMarker)} {

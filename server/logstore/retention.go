@@ -180,7 +180,7 @@ func (l *Log) Close() error {
 	offline := l.Offline() != nil // keep the marker off: the next Open must re-check everything
 	if l.failed == nil && !offline {
 		act := l.active()
-		err = fdatasync(act.file)
+		err = syncSegmentFile(act.file)
 		if err == nil {
 			err = act.persistIndexes()
 		}

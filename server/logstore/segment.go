@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/stromdb/strom/internal/faultfs"
+	"github.com/stromdb/strom/internal/filecache"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/server/diskwatch"
 )
@@ -35,7 +37,12 @@ func fileName(dir string, base int64, suffix string) string {
 type segment struct {
 	base int64
 	dir  string
-	file *os.File
+	// file is opened on demand through the process's segment file cache (files.go): an
+	// idle segment holds no descriptor.
+	file *filecache.File
+	// removedPin is set when removeFiles pinned file before unlinking it, so readers still
+	// holding the segment can read it; the last release unpins it.
+	removedPin atomic.Bool
 
 	// refs counts the Log's own reference (1 while the segment is live) plus one per reader
 	// holding a ReadResult. The file and index maps are closed when it drops to 0.
@@ -75,13 +82,16 @@ func (s *segment) release() {
 		munmap(s.idx.timeMap)
 		s.idx = segIndex{}
 		s.mu.Unlock()
+		if s.removedPin.Load() {
+			s.file.Unpin()
+		}
 		_ = s.file.Close()
 	}
 }
 
 // createSegment creates an empty active segment file at base.
 func createSegment(dir string, base int64) (*segment, error) {
-	f, err := os.OpenFile(fileName(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := segmentFiles.Open(fileName(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: create segment: %w", err)
 	}
@@ -95,7 +105,7 @@ func createSegment(dir string, base int64) (*segment, error) {
 
 // readHeader reads the header of the batch at pos, requiring the whole batch to lie within
 // end. It returns errTorn when the bytes at pos are not a plausible complete batch header.
-func readHeader(f *os.File, pos, end int64, buf *[record.HeaderSizeV2]byte) (record.Batch, error) {
+func readHeader(f io.ReaderAt, pos, end int64, buf *[record.HeaderSizeV2]byte) (record.Batch, error) {
 	n := end - pos
 	if n < record.LogOverhead+1 {
 		return nil, errTorn
@@ -266,8 +276,15 @@ func mapIndexes(dir string, base int64) (offMap, timeMap []byte, err error) {
 	return offMap, timeMap, nil
 }
 
-// removeFiles unlinks the segment's files. Open descriptors stay readable until released.
+// removeFiles unlinks the segment's files. Open descriptors stay readable until released:
+// the log file is pinned open first (a closed one could not be reopened once unlinked) and
+// unpinned by the last release.
 func (s *segment) removeFiles() error {
+	if s.file != nil && !s.removedPin.Load() {
+		if _, err := s.file.Pin(); err == nil {
+			s.removedPin.Store(true)
+		}
+	}
 	var first error
 	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, batchStatsSuffix} {
 		if err := os.Remove(fileName(s.dir, s.base, suf)); err != nil && !os.IsNotExist(err) && first == nil {

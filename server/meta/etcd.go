@@ -168,6 +168,14 @@ func OpenMember(ctx context.Context, dir string, m Member, log *slog.Logger) (*E
 	return s.start(ctx, cfg, nil, memberReadyTimeout)
 }
 
+// Limits of the embedded etcd above its defaults (128 operations, 1.5 MiB per request): a
+// table of up to EmbeddedMaxTxnOps-2 buckets is created in one transaction (about 130 bytes
+// per bucket state). An external etcd needs --max-txn-ops and --max-request-bytes as large.
+const (
+	EmbeddedMaxTxnOps       = 8192
+	EmbeddedMaxRequestBytes = 4 << 20
+)
+
 // start runs the configured etcd and waits until it serves; private lists unix sockets to
 // restrict to this user.
 func (s *EtcdStore) start(ctx context.Context, cfg *embed.Config, private []string, readyTimeout time.Duration) (*EtcdStore, error) {
@@ -175,6 +183,11 @@ func (s *EtcdStore) start(ctx context.Context, cfg *embed.Config, private []stri
 	log := s.log
 	cfg.AutoCompactionMode = embed.CompactorModeRevision
 	cfg.AutoCompactionRetention = "1000"
+	// CREATE_TABLE writes a table's bucket states in the transaction that registers it, one
+	// operation per bucket: etcd's default of 128 operations refused every table of more
+	// than ~126 buckets in a cluster (docs/cluster.md, "Scale").
+	cfg.MaxTxnOps = EmbeddedMaxTxnOps
+	cfg.MaxRequestBytes = EmbeddedMaxRequestBytes
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		s.removeSocketDir()

@@ -32,6 +32,11 @@ const (
 	followerMaxBytes   = 32 << 20
 	fetcherMinBackoff  = 20 * time.Millisecond
 	fetcherMaxBackoff  = time.Second
+	// fetcherKickInterval is the least time between two fetches cut short for buckets that
+	// joined the fetcher: every such fetch is rebuilt over all the fetcher's buckets, so
+	// cutting one per joining bucket made a node that follows n buckets do O(n²) work while
+	// they were created (docs/cluster.md, "Scale"). A joining bucket waits at most this long.
+	fetcherKickInterval = 100 * time.Millisecond
 )
 
 // followed is one bucket a fetcher copies: its replica and the lineage of the leader epoch
@@ -54,6 +59,8 @@ type fetcher struct {
 	mu         sync.Mutex
 	buckets    map[cluster.Bucket]*followed
 	callCancel context.CancelFunc // cancels the fetch in flight, so a new bucket joins at once
+	callStart  time.Time          // when the fetch in flight was sent
+	kickArmed  bool               // the fetch in flight is already due to be cut short
 	kick       chan struct{}
 
 	cancel context.CancelFunc
@@ -76,8 +83,15 @@ func (s *following) follow(rep *Replica, st cluster.BucketState, lineage []clust
 	}
 	f.mu.Lock()
 	f.buckets[rep.Bucket] = &followed{rep: rep, epoch: st.LeaderEpoch, lineage: lineage}
-	if f.callCancel != nil {
-		f.callCancel()
+	if f.callCancel != nil && !f.kickArmed {
+		// Cut the fetch in flight short, at most once per fetcherKickInterval: the buckets
+		// joining meanwhile ride along in the next request.
+		f.kickArmed = true
+		if wait := fetcherKickInterval - time.Since(f.callStart); wait > 0 {
+			time.AfterFunc(wait, f.callCancel) // cancels that fetch only, harmless once it ended
+		} else {
+			f.callCancel()
+		}
 	}
 	f.mu.Unlock()
 	s.fetchMu.Unlock()
@@ -180,7 +194,7 @@ func (f *fetcher) run(ctx context.Context) {
 		}
 		cctx, cancel := context.WithTimeout(ctx, followerMaxWait+10*time.Second)
 		f.mu.Lock()
-		f.callCancel = cancel
+		f.callCancel, f.callStart, f.kickArmed = cancel, time.Now(), false
 		f.mu.Unlock()
 		var resp flusspb.FetchLogResponse
 		err := conn.Call(cctx, wire.FetchLog, req, &resp)

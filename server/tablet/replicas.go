@@ -36,7 +36,10 @@ type replicaManager struct {
 	replicas map[cluster.Bucket]*Replica
 
 	standalone map[cluster.Bucket]cluster.BucketState // states held for single-replica buckets; guarded by leadMu
-	closed     bool                                   // close ran; guarded by leadMu
+	// standaloneMu also guards standalone while ApplyBucketStates (holding leadMu) applies
+	// several buckets at once; code holding leadMu outside that call needs no standaloneMu.
+	standaloneMu sync.Mutex
+	closed       bool // close ran; guarded by leadMu
 
 	// standaloneEpochs holds the leader epoch of each standalone bucket (int32), readable
 	// without leadMu (KV snapshots fence their commits with it).

@@ -117,16 +117,15 @@ func (s *replicaManager) ApplyBucketStates(ctx context.Context, updates []cluste
 	if s.closed {
 		return errors.New("tablet server closed")
 	}
-	var errs []error
-	for _, u := range updates {
-		if err := s.applyBucketState(ctx, u); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", u.Bucket, err))
-		}
-	}
-	return errors.Join(errs...)
+	// Distinct buckets are applied in parallel, each bucket's updates in order
+	// (apply_parallel.go); leadMu stays held, so calls do not interleave.
+	return applyPerBucket(updates, applyParallelism, func(u cluster.BucketUpdate) error {
+		return s.applyBucketState(ctx, u)
+	})
 }
 
-// applyBucketState applies one update. Caller holds leadMu.
+// applyBucketState applies one update. Caller holds leadMu; other buckets' updates may be
+// applied concurrently (the standalone map is then guarded by standaloneMu).
 func (s *replicaManager) applyBucketState(ctx context.Context, u cluster.BucketUpdate) error {
 	b, st, self := u.Bucket, u.State, s.opts.ServerID
 	rep := s.hosted(b)
@@ -134,7 +133,9 @@ func (s *replicaManager) applyBucketState(ctx context.Context, u cluster.BucketU
 		return nil
 	}
 	if !st.IsReplica(self) {
+		s.standaloneMu.Lock()
 		delete(s.standalone, b)
+		s.standaloneMu.Unlock()
 		s.standaloneEpochs.Delete(b)
 		if rep == nil {
 			return nil
@@ -166,11 +167,15 @@ func (s *replicaManager) applyBucketState(ctx context.Context, u cluster.BucketU
 		if st.Leader != self {
 			return ferr.New(ferr.FencedLeaderEpochException, "the only replica %d of %s must lead it, not %d", self, b, st.Leader)
 		}
+		s.standaloneMu.Lock()
 		s.standalone[b] = st
+		s.standaloneMu.Unlock()
 		s.standaloneEpochs.Store(b, st.LeaderEpoch)
 		return nil
 	}
+	s.standaloneMu.Lock()
 	delete(s.standalone, b)
+	s.standaloneMu.Unlock()
 	s.standaloneEpochs.Delete(b)
 	if rep.Log.Offline() != nil {
 		s.repairs.kick() // corrupt: a leader resigns, a follower is rebuilt (corrupt_repair.go)
@@ -198,6 +203,8 @@ func (s *replicaManager) heldState(b cluster.Bucket, rep *Replica) (cluster.Buck
 		defer rs.mu.Unlock()
 		return rs.state, rs.known
 	}
+	s.standaloneMu.Lock()
+	defer s.standaloneMu.Unlock()
 	st, ok := s.standalone[b]
 	return st, ok
 }
