@@ -26,21 +26,7 @@ func TestEIOInLeaderPebbleFiles(t *testing.T) {
 	c, f := startGrayCluster(t, nil)
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
-	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{
-		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("version", fluss.BigInt()), fluss.NewColumn("payload", fluss.String()),
-	}, "id"), BucketCount: 1}
-	kv := createTable(t, ctx, conn, "pebble_eio", desc)
-	uw, err := kv.NewUpsert().CreateWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer uw.Close()
-	const keys = 20000
-	payload := strings.Repeat("p", 1024)
-	ups := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
-		return uw.Upsert(ctx, fluss.Row{id % keys, id, payload})
-	}, func(id int64) int64 { return id })
-	waitAcked(t, ups.acked, 2000, 60*time.Second)
+	kv, ups := startPebbleUpserts(t, ctx, conn, "pebble_eio")
 
 	victim := c.Node(leaderOf(t, ctx, conn, kv, 0))
 	kvDir := filepath.Join(victim.DataDir, "tablet", "kv")
@@ -88,7 +74,7 @@ func TestEIOInLeaderPebbleFiles(t *testing.T) {
 	}
 	ups.acked.mu.Unlock()
 	t.Logf("%d upserts acknowledged in all, %d failed (first: %.200s)", ups.count(), failed, first)
-	checkLookups(t, ctx, kv, ups.acked, keys)
+	checkLookups(t, ctx, kv, ups.acked, pebbleKeys)
 	checkReplicasIdentical(t, c, kv)
 }
 
@@ -112,22 +98,8 @@ func TestLeaderPebbleSyncStallFailsOver(t *testing.T) {
 	c, f := startGrayCluster(t, map[string]string{"log.flush.max-stall-time": "1s"})
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
-	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{
-		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("version", fluss.BigInt()), fluss.NewColumn("payload", fluss.String()),
-	}, "id"), BucketCount: 1}
-	kv := createTable(t, ctx, conn, "pebble_stall", desc)
 	etcd := grayEtcd(t, c)
-	uw, err := kv.NewUpsert().CreateWriter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer uw.Close()
-	const keys = 20000
-	payload := strings.Repeat("p", 1024)
-	ups := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
-		return uw.Upsert(ctx, fluss.Row{id % keys, id, payload})
-	}, func(id int64) int64 { return id })
-	waitAcked(t, ups.acked, 2000, 60*time.Second)
+	kv, ups := startPebbleUpserts(t, ctx, conn, "pebble_stall")
 
 	victim := c.Node(leaderOf(t, ctx, conn, kv, 0))
 	t.Cleanup(func() {
@@ -159,7 +131,32 @@ func TestLeaderPebbleSyncStallFailsOver(t *testing.T) {
 	waitAcked(t, ups.acked, ups.count()+1000, 60*time.Second)
 	ups.end()
 	checkNoFailedWrites(t, ups.acked)
-	checkLookups(t, ctx, kv, ups.acked, keys)
+	checkLookups(t, ctx, kv, ups.acked, pebbleKeys)
 	checkReplicasIdentical(t, c, kv)
 	t.Logf("%d upserts acknowledged, every one found by lookups", ups.count())
+}
+
+// pebbleKeys is how many keys the Pebble fault tests' upserts cycle through.
+const pebbleKeys = 20000
+
+// startPebbleUpserts creates a one-bucket primary-key table of 1 KiB rows and starts upserts
+// into it, cycling through pebbleKeys keys, each value its write's id; it returns once 2,000
+// of them are acknowledged. The writer closes when the test ends.
+func startPebbleUpserts(t *testing.T, ctx context.Context, conn *fluss.Connection, name string) (*fluss.Table, *streaming) {
+	t.Helper()
+	desc := fluss.TableDescriptor{Schema: fluss.NewSchema([]fluss.Column{
+		fluss.NewColumn("id", fluss.BigInt()), fluss.NewColumn("version", fluss.BigInt()), fluss.NewColumn("payload", fluss.String()),
+	}, "id"), BucketCount: 1}
+	kv := createTable(t, ctx, conn, name, desc)
+	uw, err := kv.NewUpsert().CreateWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { uw.Close() })
+	payload := strings.Repeat("p", 1024)
+	ups := startStream(ctx, func(ctx context.Context, id int64) (*fluss.WriteResult, error) {
+		return uw.Upsert(ctx, fluss.Row{id % pebbleKeys, id, payload})
+	}, func(id int64) int64 { return id })
+	waitAcked(t, ups.acked, 2000, 60*time.Second)
+	return kv, ups
 }
