@@ -270,6 +270,36 @@ func readLog(t *testing.T, ctx context.Context, conn *fluss.Connection, table *f
 	return out
 }
 
+// waitLogEnds waits until the latest offsets of table's buckets add up to at least want
+// rows: after a restart a leader's high watermark starts at its checkpoint and rises only
+// when its followers fetch.
+func waitLogEnds(t *testing.T, ctx context.Context, conn *fluss.Connection, table *fluss.Table, want int64, within time.Duration) {
+	t.Helper()
+	buckets := make([]int32, table.Info().NumBuckets())
+	for i := range buckets {
+		buckets[i] = int32(i)
+	}
+	start := time.Now()
+	var total int64
+	for {
+		ends, err := conn.Admin().ListOffsets(ctx, table.Path(), buckets, fluss.OffsetLatest())
+		if err == nil {
+			total = 0
+			for _, e := range ends {
+				total += e
+			}
+			if total >= want {
+				t.Logf("log of %s visible to offset sum %d after %v", table.Path(), total, time.Since(start).Round(time.Millisecond))
+				return
+			}
+		}
+		if time.Since(start) > within {
+			t.Fatalf("log of %s: latest offsets add up to %d (last error %v), want %d, after %v", table.Path(), total, err, want, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // checkLogExactlyOnce checks that every acknowledged id is in the log exactly once and that no
 // id is there twice.
 func checkLogExactlyOnce(t *testing.T, a *acked, log map[int32][]fluss.ScanRecord) {
