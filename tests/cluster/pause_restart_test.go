@@ -96,8 +96,8 @@ func TestRestartWholeCluster(t *testing.T) {
 	}
 	// Every node was killed within the high-watermark checkpoint interval of the writes, so
 	// each restarts with a checkpointed HW below what it acknowledged; a new leader's HW
-	// catches up once its ISR has fetched (docs/durability.md, "Replicated buckets (RF=3)", the row for a power loss of all three).
-	// Wait for that, bounded, before reading to the end.
+	// catches up once its ISR has fetched (docs/durability.md, "Replicated buckets (RF=3)",
+	// the row for a power loss of all three). Wait for that, bounded, before reading.
 	waitLogEnds(t, ctx, conn, logT, rows, 30*time.Second)
 	checkLogExactlyOnce(t, a, readLog(t, ctx, conn, logT))
 	checkReplicasIdentical(t, c, logT)
