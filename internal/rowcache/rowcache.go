@@ -20,6 +20,8 @@
 //   - Eviction is first-in, first-out in the order entries were appended (in-place rewrites
 //     keep their place): the entry at head is evicted (its slot removed if it is live) until
 //     the new entry fits.
+//   - A shard without live entries may be released (Sweep): its arena pages are given back to
+//     the system and its ring and index start again from empty (head = tail = 0).
 package rowcache
 
 import (
@@ -150,6 +152,79 @@ func (c *Cache) Del(key []byte) {
 	}
 }
 
+// Sweep removes every entry whose key dead reports true, and returns to the system the pages
+// of each shard that holds no entry afterwards (its arena and its index, which start again
+// from empty), so that the rows of tables no longer open stop counting towards the process's
+// resident memory. It reports the arena bytes released. dead is called with each live entry's
+// key, under its shard's lock: it must not call into the cache. Entries set while Sweep runs
+// may or may not be seen; removing an entry is always safe for a cache.
+//
+// A shard that keeps a live entry keeps its pages: the ring is not compacted, so dead entries
+// between live ones are reclaimed only when the ring comes round to them.
+func (c *Cache) Sweep(dead func(key []byte) bool) (released int64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		if !s.closed {
+			released += s.sweep(dead)
+		}
+		s.mu.Unlock()
+	}
+	return released
+}
+
+// sweep is Sweep for one shard (caller holds mu).
+func (s *shard) sweep(dead func(key []byte) bool) int64 {
+	size := uint64(len(s.buf))
+	for p := s.head; p < s.tail && s.entries > 0; {
+		off := int(p % size)
+		kl, _, foot := s.header(off)
+		if kl != padKey {
+			key := s.buf[off+headerSize : off+headerSize+kl]
+			if dead(key) {
+				if i, at := s.find(key, xxhash.Sum64(key)); i >= 0 && at == off {
+					s.removeSlot(i)
+				}
+			}
+		}
+		p += uint64(foot)
+	}
+	if s.entries > 0 || s.touched == 0 {
+		return 0
+	}
+	return s.release()
+}
+
+// release empties a shard that holds no live entry: its touched arena pages are given back
+// (MADV_DONTNEED: the next write finds zeroed pages) and its index shrinks to initialSlots.
+// It returns the written arena bytes given back (0 when madvise failed: the pages stay in use, the
+// ring stays as it was, which is still consistent).
+func (s *shard) release() int64 {
+	page := unix.Getpagesize()
+	n := (s.touched + page - 1) / page * page
+	n = min(n, len(s.buf))
+	// Each shard's arena starts on a page boundary when the per-shard size is a multiple of
+	// the page size; otherwise only the whole pages inside it are given back.
+	start := 0
+	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(s.buf))) % uintptr(page)); mis != 0 {
+		start = page - mis
+	}
+	var released int64
+	if start < n {
+		end := start + (n-start)/page*page
+		if err := unix.Madvise(s.buf[start:end], unix.MADV_DONTNEED); err != nil {
+			return 0
+		}
+		released = int64(min(end, s.touched) - start) // in Stats' terms: written bytes
+	}
+	s.head, s.tail = 0, 0
+	s.touched = 0
+	if len(s.slots) > initialSlots {
+		_ = s.growIndex(initialSlots) // on failure the larger (empty) index stays in use
+	}
+	return released
+}
+
 // Stats is what a cache holds.
 type Stats struct {
 	Entries    int64 // live entries
@@ -203,7 +278,7 @@ type shard struct {
 	head    uint64   // virtual position of the oldest entry
 	tail    uint64   // virtual position where the next entry goes
 	entries int      // occupied slots
-	touched int      // bytes of buf ever written (the arena's resident part)
+	touched int      // bytes of buf written since start or the last release (the arena's resident part)
 	closed  bool
 	_       [40]byte // keeps neighbouring shards' locks off one cache line
 }

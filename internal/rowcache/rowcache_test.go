@@ -242,3 +242,80 @@ func BenchmarkSetGet(b *testing.B) {
 		c.Set(k, val)
 	}
 }
+
+// Sweep removes exactly the entries it is told are dead; a shard left without entries gives
+// its pages back and starts from empty, and the cache keeps working afterwards.
+func TestSweepRemovesDeadAndReleasesEmptyShards(t *testing.T) {
+	c := newCache(t, 16<<20)
+	val := bytes.Repeat([]byte("v"), 100)
+	for i := range 200000 { // more than fit: every shard's ring is full and its index grown
+		c.Set([]byte(fmt.Sprintf("dead-%d", i)), val)
+	}
+	for i := range 100 {
+		c.Set([]byte(fmt.Sprintf("live-%d", i)), []byte(fmt.Sprint(i)))
+	}
+	before := c.Stats()
+	isDead := func(k []byte) bool { return bytes.HasPrefix(k, []byte("dead-")) }
+	released := c.Sweep(isDead)
+	after := c.Stats()
+	if after.Entries != 100 {
+		t.Fatalf("entries after the sweep = %d, want the 100 live ones", after.Entries)
+	}
+	for i := range 100 {
+		if v, ok := get(c, fmt.Sprintf("live-%d", i)); !ok || v != fmt.Sprint(i) {
+			t.Fatalf("live-%d = %q, %v after the sweep", i, v, ok)
+		}
+	}
+	if _, ok := get(c, "dead-7"); ok {
+		t.Fatal("a dead entry survived the sweep")
+	}
+	// 100 live keys keep at most 100 of the 256 shards; every other shard was released.
+	if released <= 0 || after.ArenaBytes >= before.ArenaBytes || after.ArenaBytes+released != before.ArenaBytes {
+		t.Fatalf("arena %d → %d bytes, released %d", before.ArenaBytes, after.ArenaBytes, released)
+	}
+	if after.IndexBytes >= before.IndexBytes {
+		t.Fatalf("index %d → %d bytes: released shards keep their grown index", before.IndexBytes, after.IndexBytes)
+	}
+
+	// Everything dead: the whole arena goes back, and the cache holds new entries again.
+	released = c.Sweep(func([]byte) bool { return true })
+	if st := c.Stats(); st.Entries != 0 || st.ArenaBytes != 0 || released != after.ArenaBytes {
+		t.Fatalf("after sweeping everything: %+v, released %d of %d", st, released, after.ArenaBytes)
+	}
+	for i := range 20000 {
+		c.Set([]byte(fmt.Sprintf("new-%d", i)), []byte(fmt.Sprint(i)))
+	}
+	for i := range 20000 {
+		if v, ok := get(c, fmt.Sprintf("new-%d", i)); !ok || v != fmt.Sprint(i) {
+			t.Fatalf("new-%d = %q, %v after the release", i, v, ok)
+		}
+	}
+}
+
+// A sweep that finds nothing dead changes nothing, and the ring's eviction still works on a
+// released shard (the model test's invariants hold across a release).
+func TestSweepKeepsLiveAndEvictionAfterRelease(t *testing.T) {
+	c := newCache(t, 256<<10) // few shards, so the ring wraps quickly
+	for i := range 1000 {
+		c.Set([]byte(fmt.Sprint(i)), bytes.Repeat([]byte{byte(i)}, 50))
+	}
+	st := c.Stats()
+	if got := c.Sweep(func([]byte) bool { return false }); got != 0 || c.Stats() != st {
+		t.Fatalf("a sweep of nothing released %d, stats %+v → %+v", got, st, c.Stats())
+	}
+	c.Sweep(func([]byte) bool { return true })
+	last := map[string]byte{}
+	for i := range 20000 { // several times round each ring
+		k := fmt.Sprint(i % 3000)
+		c.Set([]byte(k), bytes.Repeat([]byte{byte(i)}, 60))
+		last[k] = byte(i)
+	}
+	for k, b := range last {
+		if v, ok := c.Get(nil, []byte(k)); ok && (len(v) != 60 || v[0] != b) {
+			t.Fatalf("%s = %v..., want the last value %d", k, v[:1], b)
+		}
+	}
+	if st := c.Stats(); st.ArenaBytes > st.Budget {
+		t.Fatalf("arena %d beyond the budget %d", st.ArenaBytes, st.Budget)
+	}
+}

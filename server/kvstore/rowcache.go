@@ -3,6 +3,8 @@ package kvstore
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime/debug"
+	"time"
 
 	"github.com/stromdb/strom/internal/rowcache"
 )
@@ -29,7 +31,20 @@ import (
 //     entry unreachable. The applier writes under the generation it read with its batches, so
 //     what an apply that raced with such a write leaves in the cache is unreachable too.
 //   - A deleted key, or a value too large for an entry, is removed instead of written.
+//   - Removing an entry is always allowed (it only sends a read to Pebble), which is what makes
+//     eviction and the sweep below safe without coordinating with the tablets.
 //
+// # Releasing the rows of closed tablets
+//
+// A tablet that closes (its table dropped, its bucket moved away) leaves its entries behind
+// under a generation no tablet reads again, and a ring cache reclaims them only when new
+// writes come round. So that a server whose tables were dropped does not keep their rows
+// resident, every close schedules a sweep (Store.scheduleRowSweep): after sweepDelay, which
+// lets the closes of one table's buckets share it, the cache's entries whose generation
+// belongs to no open tablet are removed, and every shard left empty gives its pages back
+// (rowcache.Cache.Sweep). The generations are read under Store.mu; one handed out after that
+// read is newer than any seen and is kept, and one that is missed only costs its entries.
+
 // # Lookups
 //
 // Tablet.Lookup reads the cache first and Pebble on a miss; it never writes the cache (a
@@ -96,6 +111,76 @@ func (r *rowCache) set(ck, v []byte) {
 
 // close releases the cache's memory; gets afterwards miss.
 func (r *rowCache) close() { r.c.Close() }
+
+// sweepDelay is how long a sweep waits after the close that scheduled it, so that the closes
+// of one table's buckets (a drop closes them one by one) share one walk of the cache, and
+// sweepEvery is the least time between the starts of two sweeps, so that many closes in a row
+// (a failover moving thousands of buckets) walk the cache at most once a second.
+const (
+	sweepDelay = 250 * time.Millisecond
+	sweepEvery = time.Second
+)
+
+// freeOSMemoryEvery bounds how often a sweep that released rows also returns the Go heap's
+// free pages to the system (debug.FreeOSMemory, a forced collection): what the closed tablets
+// held on the Go heap (their key filters, buffers) is then given back with their rows instead
+// of when the scavenger comes to it.
+const freeOSMemoryEvery = time.Minute
+
+// scheduleRowSweep starts a sweep of the row cache unless one is already waiting. Caller
+// holds s.mu.
+func (s *Store) scheduleRowSweep() {
+	if s.rows == nil || s.closed || s.rowSweepPending {
+		return
+	}
+	s.rowSweepPending = true
+	s.builds.Add(1)
+	go func() {
+		defer s.builds.Done()
+		wait := sweepDelay
+		if next := time.Unix(0, s.lastSweep.Load()).Add(sweepEvery); time.Until(next) > wait {
+			wait = time.Until(next)
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.stopBuilds:
+			return
+		}
+		s.sweepMu.Lock()
+		defer s.sweepMu.Unlock()
+		s.lastSweep.Store(time.Now().UnixNano())
+		if released := s.sweepRows(); released > 0 {
+			s.log.Debug("kvstore: row cache released the rows of closed tablets", "bytes", released)
+			if now := time.Now(); now.Sub(s.lastFreeOS) >= freeOSMemoryEvery {
+				s.lastFreeOS = now
+				debug.FreeOSMemory()
+			}
+		}
+	}()
+}
+
+// sweepRows removes the row cache entries of every generation no open tablet reads and
+// returns the arena bytes given back to the system.
+func (s *Store) sweepRows() int64 {
+	s.mu.Lock()
+	s.rowSweepPending = false // a close from here on schedules a sweep of its own
+	newest := s.rowGens.Load()
+	live := make(map[uint64]struct{}, len(s.tablets))
+	for _, t := range s.tablets {
+		live[t.rowGen.Load()] = struct{}{}
+	}
+	s.mu.Unlock()
+	return s.rows.c.Sweep(func(ck []byte) bool {
+		gen, n := binary.Uvarint(ck)
+		if n <= 0 {
+			return true // no tablet builds such a key (entryKey)
+		}
+		_, open := live[gen]
+		return !open && gen <= newest
+	})
+}
 
 // forgetRows gives the tablet a new generation of row cache entries, after a write to its keys
 // that bypassed the cache. Caller holds mu (or owns t).

@@ -2,8 +2,12 @@ package kvstore
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stromdb/strom/server/logstore"
 )
 
 // The read before a write of an existing key is answered from the row cache, and what it
@@ -75,4 +79,54 @@ func TestRowCacheForgetsRowsAfterReplay(t *testing.T) {
 	eqStrings(t, "changelog", l.changelog(), []string{
 		"+I(1,alice,30)", "-U(1,alice,30)", "+U(1,bob,31)", "-U(1,bob,31)", "+U(1,carol,32)",
 	})
+}
+
+// The rows a closed tablet left in the row cache are removed and their pages given back, while
+// an open tablet's rows stay cached; a close schedules that sweep by itself.
+func TestRowCacheReleasesRowsOfClosedTablets(t *testing.T) {
+	h := newHarness(t, usersTable(nil))
+	ctx := context.Background()
+	otherLog, err := logstore.Open(ctx, filepath.Join(t.TempDir(), "log2"), logstore.Options{Logger: discard(),
+		FlushPolicy: logstore.FlushInterval(0), Now: func() time.Time { return time.UnixMilli(100_000) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherLog.Close()
+	ob := testBucket
+	ob.Bucket++
+	other, err := h.store.OpenTablet(ctx, ob, h.table, otherLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		recs := make([]rec, 100)
+		for j := range recs {
+			recs[j] = up(int64(i*100+j), strings.Repeat("n", 200), j)
+		}
+		h.put(nil, recs...)
+	}
+	kept := h.store.rows.c.Stats()
+	if kept.Entries < 2000 {
+		t.Fatalf("row cache holds %d entries after 2000 upserts", kept.Entries)
+	}
+	if got := h.store.sweepRows(); got != 0 || h.store.rows.c.Stats().Entries != kept.Entries {
+		t.Fatalf("a sweep with the tablet open released %d bytes, entries %d → %d", got, kept.Entries, h.store.rows.c.Stats().Entries)
+	}
+	if got := h.get(7); got != "(7,"+strings.Repeat("n", 200)+",7)" {
+		t.Fatalf("lookup after the sweep: %q", got)
+	}
+
+	// other stays open (with no rows of its own); the harness's tablet closes.
+	h.tab.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.store.rows.c.Stats().ArenaBytes != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("row cache after the close: %+v, want its rows released", h.store.rows.c.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := h.store.rows.c.Stats(); st.Entries != 0 {
+		t.Fatalf("entries after the sweep: %d", st.Entries)
+	}
+	other.Close()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -92,9 +93,14 @@ type Store struct {
 	builds     sync.WaitGroup
 	stopBuilds chan struct{}
 
-	mu      sync.Mutex
-	tablets map[cluster.Bucket]*Tablet
-	closed  bool
+	mu              sync.Mutex
+	tablets         map[cluster.Bucket]*Tablet
+	closed          bool
+	rowSweepPending bool // a row cache sweep is scheduled and has not read the tablets yet (rowcache.go)
+
+	sweepMu    sync.Mutex   // one row cache sweep at a time (rowcache.go)
+	lastSweep  atomic.Int64 // when the last sweep started, Unix nanoseconds
+	lastFreeOS time.Time    // the last sweep's debug.FreeOSMemory; guarded by sweepMu
 }
 
 // Open opens (creating if needed) the Pebble store in dir.
@@ -312,7 +318,10 @@ func (s *Store) Close() error {
 // if open, must not be used afterwards.
 func (s *Store) DropBucket(b cluster.Bucket) error {
 	s.mu.Lock()
-	delete(s.tablets, b)
+	if _, open := s.tablets[b]; open {
+		delete(s.tablets, b)
+		s.scheduleRowSweep()
+	}
 	s.mu.Unlock()
 	return dropBucket(s.db, b)
 }

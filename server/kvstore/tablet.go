@@ -140,6 +140,7 @@ func (t *Tablet) Close() {
 	t.store.mu.Lock()
 	if t.store.tablets[t.bucket] == t {
 		delete(t.store.tablets, t.bucket)
+		t.store.scheduleRowSweep() // its row cache entries are unreachable from now on
 	}
 	t.store.mu.Unlock()
 }
