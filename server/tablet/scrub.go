@@ -10,6 +10,7 @@ import (
 
 	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/diskwatch"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -17,7 +18,7 @@ import (
 type ScrubStats struct {
 	Bytes    int64 // bytes of sealed segments re-read and checked
 	Corrupt  int64 // replicas found corrupt by the scrubber
-	Repaired int64 // corrupt replicas rebuilt from their leader
+	Repaired int64 // corrupt replicas, and replicas offline for a disk I/O error, rebuilt from their leader
 }
 
 // scrubCounters are the live ScrubStats.
@@ -95,6 +96,11 @@ func (s *replicaManager) scrubReplica(ctx context.Context, r *Replica, lim *rate
 //   - a leader resigns first (resignCorrupt): the coordinator elects another in-sync replica,
 //     and the state that makes this replica a follower brings it back here.
 //
+// A log offline for a disk I/O error (EIO on a segment write or sync) is handled the same
+// way — its leadership moves, the follower is rebuilt — except that the rebuilds of a
+// follower are paced (mediaRebuildDue): a disk that still fails takes the new log offline at
+// its first append, and each attempt costs a copy from the leader.
+//
 // A standalone bucket, or a leader with no other live in-sync replica, stays offline for the
 // operator (docs/durability.md, "Operator procedure for an offline bucket").
 func (s *replicaManager) repairCorrupt(ctx context.Context, rep *Replica) {
@@ -119,11 +125,21 @@ func (s *replicaManager) repairCorrupt(ctx context.Context, rep *Replica) {
 	if !known || st.Leader == cluster.NoLeader {
 		return
 	}
+	cause := cur.Log.Offline()
+	media := diskwatch.IsMediaError(cause)
+	if media && !s.mediaRebuildDue(cur.Bucket, time.Now()) {
+		return // the disk failed the last rebuild too recently; runRepairs comes back
+	}
 	start := cur.Log.LogStartOffset()
 	if cur.KV != nil {
 		start = 0
 	}
-	s.log.Warn("repairing a corrupt follower log from its leader", "bucket", cur.Bucket, "leader", st.Leader, "from_offset", start, "primary_key", cur.KV != nil)
+	if media {
+		s.log.Warn("rebuilding a follower log offline for a disk I/O error from its leader", "bucket", cur.Bucket, "leader", st.Leader,
+			"from_offset", start, "primary_key", cur.KV != nil, "cause", cause)
+	} else {
+		s.log.Warn("repairing a corrupt follower log from its leader", "bucket", cur.Bucket, "leader", st.Leader, "from_offset", start, "primary_key", cur.KV != nil)
+	}
 	if err := s.dropReplica(cur); err != nil {
 		s.log.Error("drop corrupt follower log", "bucket", cur.Bucket, "err", err)
 		return
