@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/stromdb/strom/internal/ferr"
+	"github.com/stromdb/strom/server/diskwatch"
 )
 
 // Background write failures (a full disk, an I/O error) of Pebble's flushes and compactions.
@@ -179,6 +180,17 @@ func (s *Store) flushWithin(wait time.Duration) error {
 func (s *Store) WriteError() error {
 	if _, last := s.bg.state(); last != nil {
 		return ferr.New(ferr.KvStorageException, "the kv store cannot write: %v", last)
+	}
+	return nil
+}
+
+// MediaError returns the error of Pebble's last failed flush when the disk reported it as a
+// media error (EIO; diskwatch.IsMediaError) and no flush succeeded since, else nil. The
+// tablet server hands the primary-key buckets it leads to other replicas while it is set
+// (docs/cluster.md, "Gray failures"); a full disk (ENOSPC) is not one: it frees up in place.
+func (s *Store) MediaError() error {
+	if _, last := s.bg.state(); last != nil && diskwatch.IsMediaError(last) {
+		return last
 	}
 	return nil
 }

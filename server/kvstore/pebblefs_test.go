@@ -82,7 +82,13 @@ func TestFaultsInPebbleFiles(t *testing.T) {
 		if err := h.store.WriteError(); ferr.CodeOf(err) != ferr.KvStorageException {
 			t.Fatalf("%s: writes not refused while Pebble cannot write: %v", fault, err)
 		}
+		if media := h.store.MediaError(); (media != nil) != (fault == "eio") {
+			t.Fatalf("%s: MediaError %v", fault, media)
+		}
 		recoverWrites(fault)
+		if err := h.store.MediaError(); err != nil {
+			t.Fatalf("after %s: MediaError %v once flushes succeed", fault, err)
+		}
 	}
 	warns := 0
 	for _, line := range strings.Split(logs.String(), "\n") {

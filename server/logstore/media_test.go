@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +31,9 @@ func TestEIOOnSyncTakesOnlyThatBucketOffline(t *testing.T) {
 	root := t.TempDir()
 	sick, healthy := filepath.Join(root, "bucket-0"), filepath.Join(root, "bucket-1")
 	logs, logger := capture()
-	a := open(t, sick, Options{Logger: logger})
-	b := open(t, healthy, Options{Logger: logger})
+	var offlineCalls atomic.Int32 // the owner's repair hook (Options.OnOffline)
+	a := open(t, sick, Options{Logger: logger, OnOffline: func() { offlineCalls.Add(1) }})
+	b := open(t, healthy, Options{Logger: logger, OnOffline: func() { t.Error("OnOffline of the healthy bucket called") }})
 	mustAppend(t, a, 1, plain(5, 100))
 	setFaults(t, "sync "+sick+"/ eio\n")
 
@@ -48,6 +50,12 @@ func TestEIOOnSyncTakesOnlyThatBucketOffline(t *testing.T) {
 	}
 	if _, err := a.Read(0, 1<<20, true); err == nil {
 		t.Fatal("an offline log still serves reads")
+	}
+	if _, err := a.Append([]record.Batch{plain(5, 100)}, 3); err == nil {
+		t.Fatal("an offline log still takes appends")
+	}
+	if n := offlineCalls.Load(); n != 1 {
+		t.Fatalf("OnOffline called %d times for the EIO, want once", n)
 	}
 	for i := 0; i < 3; i++ {
 		mustAppend(t, b, int64(10+i), plain(5, 100)) // the other bucket is unaffected

@@ -85,7 +85,8 @@ type Options struct {
 	// Logger receives recovery warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// OnOffline, when set, is called once when a running log goes offline for a corrupt batch
-	// (found by a read or the scrubber), after the marker is written, so that the owner can
+	// (found by a read or the scrubber; after the marker is written) or for a media error (EIO
+	// on a write or sync of a segment file, media.go), so that the owner can
 	// start a repair at once (docs/durability.md, "The scrubber"). It must not block and must
 	// not call back into the log. A log that opens offline (its marker) does not call it:
 	// check Offline after Open.

@@ -14,8 +14,8 @@ type scrubSource interface {
 
 // scrubCollector exports the scrubber's counters (docs/durability.md, "The scrubber").
 type scrubCollector struct {
-	src                     scrubSource
-	bytes, corrupt, repairs *prometheus.Desc
+	src                           scrubSource
+	bytes, corrupt, repairs, cuts *prometheus.Desc
 }
 
 func newScrubCollector(t Tablet) prometheus.Collector {
@@ -25,6 +25,7 @@ func newScrubCollector(t Tablet) prometheus.Collector {
 		bytes:   desc(s+"scrubBytes_total", "Bytes of sealed log segments the scrubber re-read and checked."),
 		corrupt: desc(s+"scrubCorruptReplicas_total", "Replicas the scrubber found corrupt (bytes that went bad after their first check)."),
 		repairs: desc(s+"scrubRepairedReplicas_total", "Corrupt follower replicas rebuilt from their leader."),
+		cuts:    desc(s+"scrubCutReplicas_total", "Of the repaired replicas, corrupt logs cut at their last good batch and fetched on from there, not copied whole."),
 	}
 }
 
@@ -32,6 +33,7 @@ func (c *scrubCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.bytes
 	ch <- c.corrupt
 	ch <- c.repairs
+	ch <- c.cuts
 }
 
 func (c *scrubCollector) Collect(ch chan<- prometheus.Metric) {
@@ -42,4 +44,5 @@ func (c *scrubCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(st.Bytes))
 	ch <- prometheus.MustNewConstMetric(c.corrupt, prometheus.CounterValue, float64(st.Corrupt))
 	ch <- prometheus.MustNewConstMetric(c.repairs, prometheus.CounterValue, float64(st.Repaired))
+	ch <- prometheus.MustNewConstMetric(c.cuts, prometheus.CounterValue, float64(st.Cut))
 }

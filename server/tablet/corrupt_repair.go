@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/stromdb/strom/server/cluster"
+	"github.com/stromdb/strom/server/diskwatch"
 )
 
 // repairQueue wakes the repair loop (runRepairs) when a replica went offline for
-// corruption: from a read (logstore.Options.OnOffline), at open (a replica that recovers
+// corruption or a disk I/O error: from a read, a failed append or sync (logstore.Options.OnOffline), at open (a replica that recovers
 // offline), or when a state makes an offline replica a follower (after its leader resigned).
 type repairQueue struct {
 	once sync.Once
@@ -93,21 +94,32 @@ func otherInSync(st cluster.BucketState, self int32) bool {
 	return false
 }
 
-// resignCorrupt hands the leadership of rep, whose log is offline for corruption, to another
-// in-sync replica through the coordinator (cluster.LeadershipResigner). Nothing acknowledged
-// is lost: an acks=all write was acknowledged only once every ISR member held it, and the
-// coordinator elects only an ISR member. The corrupt replica serves nothing meanwhile (every
-// request gets LOG_STORAGE_EXCEPTION, which clients retry) and becomes a follower with the
-// new state, which repairCorrupt then rebuilds. With no other in-sync replica the bucket
-// stays offline for the operator. Caller does not hold leadMu.
+// offlineKind names why rep's log is offline, for the log lines: "EIO" for a media error
+// (logstore's ioFailed), else "corrupt".
+func offlineKind(rep *Replica) string {
+	if diskwatch.IsMediaError(rep.Log.Offline()) {
+		return "EIO"
+	}
+	return "corrupt"
+}
+
+// resignCorrupt hands the leadership of rep, whose log is offline (a corrupt batch, or a disk
+// I/O error on a segment file), to another in-sync replica through the coordinator
+// (cluster.LeadershipResigner). Nothing acknowledged is lost: an acks=all write was
+// acknowledged only once every ISR member held it, and the coordinator elects only an ISR
+// member. The offline replica serves nothing meanwhile (every request gets
+// LOG_STORAGE_EXCEPTION, which clients retry) and becomes a follower with the new state,
+// which repairCorrupt then rebuilds. With no other in-sync replica the bucket stays offline
+// for the operator. Caller does not hold leadMu.
 func (s *replicaManager) resignCorrupt(ctx context.Context, rep *Replica, st cluster.BucketState) {
 	rc, ok := s.opts.Replication.(cluster.LeadershipResigner)
 	if !ok {
 		return
 	}
+	kind := offlineKind(rep)
 	if !otherInSync(st, s.opts.ServerID) {
 		if rep.repl.resignRefused.CompareAndSwap(false, true) {
-			s.log.Error("corrupt leader replica has no other in-sync replica to hand its leadership to; the bucket stays offline for the operator",
+			s.log.Error(kind+" leader replica has no other in-sync replica to hand its leadership to; the bucket stays offline for the operator",
 				"bucket", rep.Bucket, "isr", st.ISR, "cause", rep.Log.Offline())
 		}
 		return
@@ -117,12 +129,46 @@ func (s *replicaManager) resignCorrupt(ctx context.Context, rep *Replica, st clu
 	moved, err := rc.ResignLeadership(cctx, rep.Bucket, st.LeaderEpoch)
 	switch {
 	case err != nil:
-		s.log.Warn("corrupt leader cannot hand its leadership over yet; retrying", "bucket", rep.Bucket, "leader_epoch", st.LeaderEpoch, "err", err)
+		s.log.Warn(kind+" leader cannot hand its leadership over yet; retrying", "bucket", rep.Bucket, "leader_epoch", st.LeaderEpoch, "err", err)
 	case !moved:
-		s.log.Warn("corrupt leader: the coordinator found no other live in-sync replica; retrying", "bucket", rep.Bucket, "isr", st.ISR)
+		s.log.Warn(kind+" leader: the coordinator found no other live in-sync replica; retrying", "bucket", rep.Bucket, "isr", st.ISR)
 	default:
-		s.log.Warn("corrupt leader handed its leadership to an in-sync replica; it rebuilds itself as a follower",
-			"bucket", rep.Bucket, "old_leader_epoch", st.LeaderEpoch)
+		s.log.Warn(kind+" leader handed its leadership to an in-sync replica; it rebuilds itself as a follower",
+			"bucket", rep.Bucket, "old_leader_epoch", st.LeaderEpoch, "cause", rep.Log.Offline())
 		s.repairs.kick()
 	}
+}
+
+// rebuildBackoff paces the rebuilds of one follower replica whose log went offline for a disk
+// I/O error: the first runs at once, each next one waits twice as long as the one before
+// (mediaRebuildFirst up to mediaRebuildMax), and a bucket whose last rebuild is older than
+// mediaRebuildReset starts over. A disk that answers again is therefore rebuilt onto within
+// mediaRebuildMax; one that keeps failing costs a copy from the leader at most that often.
+type rebuildBackoff struct {
+	last  time.Time // the last rebuild
+	delay time.Duration
+}
+
+const (
+	mediaRebuildFirst = time.Second
+	mediaRebuildMax   = 30 * time.Second
+	mediaRebuildReset = 10 * time.Minute
+)
+
+// mediaRebuildDue reports whether the follower replica of b, offline for a disk I/O error,
+// may be rebuilt now, and if so records the attempt. Caller holds leadMu.
+func (s *replicaManager) mediaRebuildDue(b cluster.Bucket, now time.Time) bool {
+	if s.mediaRebuilds == nil {
+		s.mediaRebuilds = make(map[cluster.Bucket]*rebuildBackoff)
+	}
+	r := s.mediaRebuilds[b]
+	if r == nil || now.Sub(r.last) > mediaRebuildReset {
+		s.mediaRebuilds[b] = &rebuildBackoff{last: now, delay: mediaRebuildFirst}
+		return true
+	}
+	if now.Sub(r.last) < r.delay {
+		return false
+	}
+	r.last, r.delay = now, min(2*r.delay, mediaRebuildMax)
+	return true
 }

@@ -331,6 +331,12 @@ func (s *following) appendFetched(fw *followed, br *flusspb.PbFetchLogRespForBuc
 		}
 	}
 	if rep.KV != nil && rep.KV.AppliedOffset() < rep.Log.HighWatermark() {
+		if s.kvCannotWrite() {
+			// Pebble's flushes fail: applying now would fill the memtables and stall this
+			// fetcher inside Pebble. The changelog is appended (it is the write-ahead log);
+			// the state catches up at a fetch after a flush succeeds (kv_media.go).
+			return nil
+		}
 		return rep.KV.CatchUp(context.Background())
 	}
 	return nil

@@ -47,6 +47,9 @@ type replicaManager struct {
 
 	scrubbed scrubCounters // the scrubber's counters (scrub.go)
 	repairs  repairQueue   // wakes runRepairs (corrupt_repair.go)
+	// mediaRebuilds paces the rebuilds of follower replicas offline for a disk I/O error
+	// (corrupt_repair.go); guarded by leadMu.
+	mediaRebuilds map[cluster.Bucket]*rebuildBackoff
 
 	bucketRoles
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stromdb/strom/server/cluster"
 	"github.com/stromdb/strom/server/config"
 	"github.com/stromdb/strom/server/internalconn"
+	"github.com/stromdb/strom/server/kvstore"
 	"github.com/stromdb/strom/server/logstore"
 )
 
@@ -255,6 +256,7 @@ func (s *replicaManager) dropReplica(rep *Replica) error {
 type following struct {
 	opts     followingOptions
 	log      *slog.Logger
+	kv       *kvstore.Store // the server's primary-key state store; nil without one
 	fetchMu  sync.Mutex
 	fetchers map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
 
@@ -267,6 +269,12 @@ type followingOptions struct {
 	ServerID     int32
 	Replication  cluster.ReplicationControl
 	InternalDial internalconn.Func // a fetcher's connection to its leader; nil: plaintext
+}
+
+// kvCannotWrite reports whether the server's Pebble store refuses writes (its flushes fail:
+// a disk I/O error, a full disk), during which followers do not apply the changelog to it.
+func (s *following) kvCannotWrite() bool {
+	return s.kv != nil && s.kv.WriteError() != nil
 }
 
 // becomeFollower makes rep a follower of st.Leader: it stops leading (failing waiting

@@ -173,7 +173,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s.leaders = &leadership{opts: leadershipOptions{ServerID: opts.ServerID, Now: opts.Now, Replication: opts.Replication,
 		InternalListener: opts.InternalListener}, log: log, minISR: minISR, maxLag: maxLag,
 		membership: member, responseLimit: limit, replicaHolder: s.buckets}
-	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication, InternalDial: opts.InternalDial}, log: log,
+	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication, InternalDial: opts.InternalDial}, log: log, kv: kv,
 		fetchers: map[int32]*fetcher{}, leadingControl: s.leaders, lagRecovery: s.buckets}
 	s.leaders.followingControl = s.followers
 	s.buckets.bucketRoles = roles{s.leaders, s.followers}
@@ -355,6 +355,9 @@ func (s *Server) background(ctx context.Context) {
 	repairsDone := make(chan struct{})
 	go func() { defer close(repairsDone); s.buckets.runRepairs(ctx) }()
 	defer func() { <-repairsDone }()
+	kvMediaDone := make(chan struct{})
+	go func() { defer close(kvMediaDone); s.buckets.runKVMediaWatch(ctx) }()
+	defer func() { <-kvMediaDone }()
 	every := s.opts.Config.LogRetentionCheck
 	if every <= 0 {
 		every = 5 * time.Minute

@@ -94,6 +94,11 @@ func TestCorruptLeaderHandsOverAndIsRepaired(t *testing.T) {
 	t.Logf("flipped byte 200 of %s on leader %d (ISR %v)", seg, victim.ID, before.ISR)
 
 	waitRepairedLeader(t, ctx, etcd, table.Info().TableID, victim, before)
+	if line := logLine(t, victim.LogPath(), "cut at the last good batch"); line == "" {
+		t.Errorf("node %d rebuilt its corrupt log whole instead of cutting it at the last good batch", victim.ID)
+	} else {
+		t.Logf("%.400s", line)
+	}
 	h.waitMore(t, 2000, 60*time.Second)
 	ops := h.end()
 	checkAppendHistory(t, ctx, conn, table, ops)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,33 +18,45 @@ import (
 // of the leader of a primary-key table's bucket fails with EIO for a while, with acks=all
 // upserts of 1 KiB rows streaming in (so memtables fill and Pebble flushes within the hold).
 // Nothing may be lost and nothing may hang or exit: the node WARNs naming the file and its
-// device, refuses the upserts its store cannot take with KV_STORAGE_EXCEPTION (retriable:
-// the client retries them), keeps the leadership (the fault is the state store's, which a
-// restart re-derives from the changelog; docs/cluster.md, "Gray failures"), and once the disk
-// works again the upserts are acknowledged again and every acknowledged one is found by
-// lookups. It logs how many upserts were acknowledged during the hold.
+// device, and — since its state store cannot take upserts while another in-sync replica's
+// can — hands the bucket's leadership to an in-sync replica (RESIGN_LEADERSHIP;
+// docs/cluster.md, "Gray failures"), so upserts go on during the hold. It follows meanwhile
+// (its changelog is on a healthy disk) and rejoins the ISR; once its disk works again every
+// acknowledged upsert is found by lookups and the changelogs are byte-identical. It logs how
+// long the hand-over took and how many upserts were acknowledged during the hold.
 func TestEIOInLeaderPebbleFiles(t *testing.T) {
 	c, f := startGrayCluster(t, nil)
 	ctx := testContext(t)
 	conn := connect(t, ctx, c)
+	etcd := grayEtcd(t, c)
 	kv, ups := startPebbleUpserts(t, ctx, conn, "pebble_eio")
+	tid := kv.Info().TableID
 
-	victim := c.Node(leaderOf(t, ctx, conn, kv, 0))
+	before := bucketState(t, ctx, etcd, tid)
+	victim := c.Node(before.Leader)
 	kvDir := filepath.Join(victim.DataDir, "tablet", "kv")
 	t.Cleanup(func() {
 		if t.Failed() {
 			logNodeProblems(t, victim)
 		}
 	})
-	before := ups.count()
+	acked := ups.count()
 	f.set(fmt.Sprintf("* %s/ eio\n", kvDir))
+	start := time.Now()
+	waitUntil(t, 60*time.Second, "a new leader of the primary-key bucket", func() bool {
+		return bucketState(t, ctx, etcd, tid).Leader != victim.ID
+	})
+	handed := time.Since(start)
+	moved := bucketState(t, ctx, etcd, tid)
+	if moved.LeaderEpoch <= before.LeaderEpoch || !slices.Contains(before.ISR, moved.Leader) {
+		t.Fatalf("bucket moved from %+v to %+v: want an in-sync replica at a higher leader epoch", before, moved)
+	}
 	hold := 10 * time.Second
 	if long() {
 		hold = 30 * time.Second
 	}
-	time.Sleep(hold)
-	during := ups.count() - before
-	leader := leaderOf(t, ctx, conn, kv, 0)
+	time.Sleep(hold - time.Since(start))
+	during := ups.count() - acked
 	if !victim.Running() {
 		t.Fatalf("node %d exited on EIO in its Pebble files", victim.ID)
 	}
@@ -61,9 +74,19 @@ func TestEIOInLeaderPebbleFiles(t *testing.T) {
 	if warn == "" || !strings.Contains(warn, "file="+kvDir) || !strings.Contains(warn, "device=") {
 		t.Fatalf("node %d's log has no WARN naming the Pebble file and its device (first: %q)", victim.ID, warn)
 	}
-	t.Logf("EIO in node %d's Pebble files for %v: %d upserts acknowledged meanwhile, leader now %d; %.300s", victim.ID, hold, during, leader, warn)
+	if !strings.Contains(string(logText), "handed the primary-key bucket's leadership to an in-sync replica") {
+		t.Fatalf("node %d logged no hand-over of its primary-key leadership", victim.ID)
+	}
+	t.Logf("EIO in node %d's Pebble files: bucket led by %d at epoch %d after %v; %d upserts acknowledged during the %v hold; %.300s",
+		victim.ID, moved.Leader, moved.LeaderEpoch, handed.Round(time.Millisecond), during, hold, warn)
+	if during < 1000 {
+		t.Errorf("only %d upserts acknowledged during the hold: the bucket did not serve from its new leader", during)
+	}
 
 	f.set("")
+	waitUntil(t, 60*time.Second, "the node back in the bucket's ISR", func() bool {
+		return slices.Contains(bucketState(t, ctx, etcd, tid).ISR, victim.ID)
+	})
 	waitAcked(t, ups.acked, ups.count()+2000, 60*time.Second)
 	ups.end()
 	ups.acked.mu.Lock()

@@ -369,3 +369,103 @@ func TestEIOOnFollowerSegmentTakesOnlyThatBucketOffline(t *testing.T) {
 	checkReplicasIdentical(t, c, a)
 	checkReplicasIdentical(t, c, b)
 }
+
+// TestEIOOnLeaderSegmentHandsOver: every write and sync of the leader's replica of a log
+// table's bucket fails with EIO while acks=all appends stream in. The replica goes offline,
+// and instead of holding the bucket unavailable the leader hands it to an in-sync replica
+// (RESIGN_LEADERSHIP, as a corrupt leader does: docs/cluster.md, "Gray failures"); appends go
+// on with the new leader. While the disk still fails, the old leader's rebuilds as a follower
+// fail too and it stays out of the ISR; once the disk answers, a paced rebuild copies the
+// bucket back and it rejoins the ISR — without a restart. The history has no acknowledged
+// append lost, duplicated or reordered and the replicas end byte-identical.
+func TestEIOOnLeaderSegmentHandsOver(t *testing.T) {
+	c, f := startGrayCluster(t, nil)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	desc := logTable()
+	desc.BucketCount = 1
+	a := createTable(t, ctx, conn, "eio_leader", desc)
+	h := startAppendHistory(t, ctx, a)
+	h.waitMore(t, 2000, 60*time.Second)
+	more := func() time.Duration { return h.waitMore(t, 2000, 60*time.Second) }
+	eioOnLeaderSegment(t, ctx, c, f, a, more)
+	checkAppendHistory(t, ctx, conn, a, h.end())
+	checkReplicasIdentical(t, c, a)
+}
+
+// TestEIOOnPrimaryKeyLeaderChangelogHandsOver is TestEIOOnLeaderSegmentHandsOver for the
+// changelog of a primary-key bucket, under acks=all upserts: the leadership moves, the old
+// leader's changelog and state are rebuilt once its disk answers, no upsert fails and lookups
+// find every acknowledged one.
+func TestEIOOnPrimaryKeyLeaderChangelogHandsOver(t *testing.T) {
+	c, f := startGrayCluster(t, nil)
+	ctx := testContext(t)
+	conn := connect(t, ctx, c)
+	desc := pkTable()
+	desc.BucketCount = 1
+	kv := createTable(t, ctx, conn, "eio_pk_leader", desc)
+	const keys = 500
+	ups := startKeyedUpserts(t, ctx, kv, keys)
+	waitAcked(t, ups.acked, 2000, 60*time.Second)
+	more := func() time.Duration {
+		start := time.Now()
+		waitAcked(t, ups.acked, ups.count()+2000, 60*time.Second)
+		return time.Since(start)
+	}
+	eioOnLeaderSegment(t, ctx, c, f, kv, more)
+	ups.end()
+	checkNoFailedWrites(t, ups.acked)
+	checkLookups(t, ctx, kv, ups.acked, keys)
+	checkReplicasIdentical(t, c, kv)
+}
+
+// eioOnLeaderSegment fails every write and sync of the bucket directory of table's leader
+// (bucket 0) with EIO, checks that the leadership moves to an in-sync replica at a higher
+// epoch and that writes go on (more waits for 2,000 more acknowledged writes), holds the fault
+// for 3 s more with the old leader out of the ISR, clears it, and waits for the old leader
+// back in the ISR without a restart.
+func eioOnLeaderSegment(t *testing.T, ctx context.Context, c *clustertest.Cluster, f faults, table *fluss.Table, more func() time.Duration) {
+	t.Helper()
+	etcd := grayEtcd(t, c)
+	tid := table.Info().TableID
+	before := bucketState(t, ctx, etcd, tid)
+	victim := c.Node(before.Leader)
+	dir := filepath.Join(victim.DataDir, "tablet", fmt.Sprintf("table-%d", tid), "bucket-0")
+	t.Cleanup(func() {
+		if t.Failed() {
+			logNodeProblems(t, victim)
+		}
+	})
+	f.set(fmt.Sprintf("* %s/ eio\n", dir))
+	start := time.Now()
+	waitUntil(t, 30*time.Second, "a new leader of the bucket", func() bool {
+		return bucketState(t, ctx, etcd, tid).Leader != victim.ID
+	})
+	handed := time.Since(start)
+	moved := bucketState(t, ctx, etcd, tid)
+	if moved.LeaderEpoch <= before.LeaderEpoch || !slices.Contains(before.ISR, moved.Leader) {
+		t.Fatalf("bucket moved from %+v to %+v: want an in-sync replica at a higher leader epoch", before, moved)
+	}
+	took := more()
+	t.Logf("EIO on leader %d's segment files: bucket led by %d at epoch %d after %v; 2000 more writes acknowledged %v later",
+		victim.ID, moved.Leader, moved.LeaderEpoch, handed.Round(time.Millisecond), took.Round(time.Millisecond))
+	if !logContains(t, victim.LogPath(), "EIO leader handed its leadership to an in-sync replica") {
+		t.Fatalf("node %d logged no hand-over of its EIO bucket", victim.ID)
+	}
+
+	// The disk still fails: the rebuilt follower cannot write, so it stays out of the ISR.
+	time.Sleep(3 * time.Second)
+	if st := bucketState(t, ctx, etcd, tid); slices.Contains(st.ISR, victim.ID) {
+		t.Fatalf("state %+v: the replica whose disk fails is in the ISR", st)
+	}
+	f.set("") // the disk answers again
+	healed := time.Now()
+	waitUntil(t, 90*time.Second, "the rebuilt replica back in the ISR", func() bool {
+		return slices.Contains(bucketState(t, ctx, etcd, tid).ISR, victim.ID)
+	})
+	t.Logf("node %d back in the ISR %v after %v, without a restart", victim.ID, bucketState(t, ctx, etcd, tid).ISR, time.Since(healed).Round(time.Millisecond))
+	if !logContains(t, victim.LogPath(), "rebuilding a follower log offline for a disk I/O error") {
+		t.Errorf("node %d logged no rebuild of its EIO replica", victim.ID)
+	}
+	more()
+}

@@ -63,8 +63,10 @@ func TestScrubberRepairsCorruptFollower(t *testing.T) {
 	if follower == nil {
 		t.Fatal("no follower holds a sealed segment; the test needs one")
 	}
-	flipByte(t, segs[0], 200)
-	t.Logf("flipped byte 200 of %s (node %d follows leader %d)", segs[0], follower.ID, leader)
+	// The newest sealed segment: the repair cuts the log there and fetches only what follows.
+	bad := segs[len(segs)-2]
+	flipByte(t, bad, 200)
+	t.Logf("flipped byte 200 of %s, segment %d of %d (node %d follows leader %d)", bad, len(segs)-1, len(segs), follower.ID, leader)
 
 	deadline := time.Now().Add(60 * time.Second)
 	for !logContains(t, follower.LogPath(), "repairing a corrupt follower log") {
@@ -76,10 +78,15 @@ func TestScrubberRepairsCorruptFollower(t *testing.T) {
 	if !logContains(t, follower.LogPath(), "scrubber: bytes of a sealed log segment went bad") {
 		t.Error("no scrubber WARN before the repair")
 	}
+	if line := logLine(t, follower.LogPath(), "cut at the last good batch"); line == "" {
+		t.Errorf("node %d rebuilt its corrupt log whole instead of cutting it at the last good batch", follower.ID)
+	} else {
+		t.Logf("%.400s", line)
+	}
 	checkReplicasIdentical(t, c, table)
 	checkLogExactlyOnce(t, s.acked, readLog(t, ctx, conn, table))
 	metrics := scrape(t, follower.HTTPAddr)
-	for _, want := range []string{"fluss_tabletserver_scrubCorruptReplicas_total", "fluss_tabletserver_scrubRepairedReplicas_total"} {
+	for _, want := range []string{"fluss_tabletserver_scrubCorruptReplicas_total", "fluss_tabletserver_scrubRepairedReplicas_total", "fluss_tabletserver_scrubCutReplicas_total"} {
 		if !strings.Contains(metrics, want) || !hasPositive(metrics, want) {
 			t.Errorf("metric %s of node %d is not positive after the repair", want, follower.ID)
 		}
@@ -130,6 +137,21 @@ func flipByte(t *testing.T, path string, pos int64) {
 	if _, err := f.WriteAt(b[:], pos); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// logLine returns the first line of the log at path that contains s, or "".
+func logLine(t *testing.T, path, s string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }
 
 func logContains(t *testing.T, path, s string) bool {

@@ -233,6 +233,22 @@ func Step(m Move, st cluster.BucketState, live func(int32) bool, timedOut bool) 
 	if leader == cluster.NoLeader {
 		return running
 	}
+	if leader != st.Leader && !slices.Contains(m.NewReplicas, st.Leader) {
+		// The hand-over fence of a move (docs/cluster.md, "Moves"): the leadership moves
+		// first, with the old leader kept as a replica and in the ISR, and the old leader
+		// leaves in the next step. The new leader serves from its notification on while the
+		// old one answers lookups until it handles its own; kept in the ISR, the old leader
+		// holds the new leader's high watermark until it fetches — which it does only after
+		// it stopped leading — so no write the new leader acknowledges can be missed by a
+		// read the old one answers. Dropped from the ISR in the same step, it could.
+		next := st
+		next.Replicas = slices.Clone(st.Replicas)
+		next.ISR = slices.Clone(st.ISR)
+		next.Leader = leader
+		next.LeaderEpoch++
+		next.BucketEpoch++
+		return StepResult{Kind: SwitchLeader, Status: StatusRebalancing, Write: true, Next: next}
+	}
 	next := st
 	next.Replicas = slices.Clone(m.NewReplicas)
 	next.ISR = slices.DeleteFunc(slices.Clone(st.ISR), func(id int32) bool { return !slices.Contains(m.NewReplicas, id) })

@@ -23,6 +23,10 @@
 //  2. Once every member of N is in the ISR (the leader adds a follower when it has caught
 //     up): Replicas := N, leader := the planned leader (LeaderEpoch+1 if it changes),
 //     ISR := ISR ∩ N (BucketEpoch+1). Replicas no longer listed stop and delete their copy.
+//     When the leader changes and the old (live) leader is not in N, the leadership moves
+//     first with Replicas and ISR unchanged, and the old leader leaves in the next step: kept
+//     in the ISR it holds the new leader's high watermark until it has stopped leading, so no
+//     read it answers misses a write its successor acknowledged (docs/cluster.md, "Moves").
 //
 // A move that does not finish within the move timeout is rolled back (the added replicas
 // that are not in the ISR are removed again) and reported TIMEOUT, as Fluss times out a task.
