@@ -46,6 +46,8 @@ type Log struct {
 	v atomic.Pointer[view] // what readers see
 
 	batchStats BatchStats // statistics sidecars (batchstats.go)
+
+	journal logJournal // the server-wide journal, when used (journal.go); guarded by mu
 }
 
 // view is an immutable snapshot of the reader-visible state, swapped atomically on every
@@ -166,12 +168,19 @@ func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, f
 	l.mu.Lock()
 	res, err := l.appender.appendLocked(batches, total, nowMs)
 	everyAppend := l.opts.FlushPolicy.everyAppend()
+	var journaled func() error
+	if err == nil && everyAppend {
+		journaled = l.journalAppendLocked(batches, total, res)
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return AppendResult{}, nil, err
 	}
 	if !everyAppend {
 		return res, func() error { return nil }, nil
+	}
+	if journaled != nil {
+		return res, journaled, nil
 	}
 	// A duplicate's original batch may itself still await its fsync: wait for it too.
 	target := res.LastOffset + 1
@@ -368,7 +377,7 @@ type syncer struct {
 	// mu serialises fdatasync and keeps Truncate/TruncateTo/Close out of a sync in progress.
 	// Lock order: mu, then log.mu.
 	mu     sync.Mutex
-	synced atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
+	synced atomic.Int64 // offsets below it are durable: fdatasync'ed in the segment or the journal (FlushEveryAppend)
 
 	stop chan struct{} // closes the flusher; nil when none runs
 	done chan struct{} // closed by the flusher when it returns
