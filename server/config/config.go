@@ -72,6 +72,7 @@ type Config struct {
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
 	LogJournal            bool          // log.journal.mode (Strom): auto = small appends go through the server-wide journal
 	LogJournalMaxBytes    int64         // log.journal.max-batch-size (Strom)
+	LogJournalMinInFlight int           // log.journal.min-in-flight (Strom)
 	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
 	KvRowCacheSize        int64         // kv.row-cache-size (Strom option): rows read before writes, shared by all buckets; 0 turns it off
 	GoMemoryLimit         int64         // server.go-memory-limit (Strom option): soft limit of the Go runtime's memory; GoMemoryLimitAuto derives it (GoMemoryLimitBytes), 0 sets none
@@ -135,6 +136,7 @@ func Default() Config {
 		LogFlushInterval:         options.LogFlushInterval.DefaultValue(),
 		LogJournal:               strings.EqualFold(options.LogJournalMode.DefaultValue(), "auto"),
 		LogJournalMaxBytes:       options.LogJournalMaxBatchSize.DefaultValue(),
+		LogJournalMinInFlight:    options.LogJournalMinInFlight.DefaultValue(),
 		KvBlockCacheSize:         options.KvBlockCacheSize.DefaultValue(),
 		KvRowCacheSize:           options.KvRowCacheSize.DefaultValue(),
 		GoMemoryLimit:            0, // none: a limit near the live heap made the collector eat the upserts' CPU (docs/configuration.md)
@@ -267,6 +269,8 @@ func (c *Config) Set(key, value string) error {
 		c.LogJournal = strings.EqualFold(m, "auto")
 	case "log.journal.max-batch-size":
 		c.LogJournalMaxBytes, err = options.LogJournalMaxBatchSize.Parse(value)
+	case "log.journal.min-in-flight":
+		c.LogJournalMinInFlight, err = options.LogJournalMinInFlight.Parse(value)
 	case "kv.rocksdb.block.cache-size":
 		c.KvBlockCacheSize, err = options.KvBlockCacheSize.Parse(value)
 	case "kv.row-cache-size":

@@ -53,6 +53,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stromdb/strom/internal/faultfs"
@@ -157,6 +158,19 @@ type Journal struct {
 	files []int64 // start positions of the files on disk, ascending; guarded by fmu
 
 	cmu sync.Mutex // serialises checkpoints
+
+	inFlight atomic.Int64 // fsync-per-ack appends of the server's logs between staging and durable
+}
+
+// BeginAppend counts an fsync-per-ack append of any log using the journal (journaled or
+// not) as in flight until the returned function is called, and returns the count including
+// it: the log store routes small appends through the journal only when enough are in flight
+// for one journal sync to cover several buckets (the measurement: with few concurrent
+// writers the buckets' own fdatasyncs run in parallel and win).
+func (j *Journal) BeginAppend() (int64, func()) {
+	n := j.inFlight.Add(1)
+	var once sync.Once
+	return n, func() { once.Do(func() { j.inFlight.Add(-1) }) }
 }
 
 // Open opens (creating) the journal of the data directory root, recovers what an earlier

@@ -41,7 +41,7 @@ func benchJournalAppend(b *testing.B, size, writers int, useJournal bool) {
 	for w := range logs {
 		// Every size goes through the journal when it is on: the benchmark measures the
 		// journal itself, the routing threshold is the server's decision.
-		logs[w] = open(b, filepath.Join(root, fmt.Sprintf("bucket-%d", w)), Options{Journal: j, JournalMaxBytes: 1 << 30})
+		logs[w] = open(b, filepath.Join(root, fmt.Sprintf("bucket-%d", w)), Options{Journal: j, JournalMaxBytes: 1 << 30, JournalMinInFlight: 1})
 		defer logs[w].Close()
 	}
 	proto := plain(1, size)

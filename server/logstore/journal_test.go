@@ -54,7 +54,7 @@ func TestJournalSurvivesKill9(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "table-1", "bucket-0")
 	j := openJournalT(t, root)
-	l := open(t, dir, Options{Journal: j})
+	l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	want := journaledAppends(t, l, 0, 40)
 	if !l.Unsynced() {
 		t.Fatal("journaled appends synced the segment: the test needs them unsynced")
@@ -64,7 +64,7 @@ func TestJournalSurvivesKill9(t *testing.T) {
 
 	j = openJournalT(t, root)
 	defer j.Close()
-	l = open(t, dir, Options{Journal: j})
+	l = open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	defer l.Close()
 	checkLog(t, l, want)
 	if _, err := os.Stat(filepath.Join(dir, journal.ReplayFile)); !os.IsNotExist(err) {
@@ -110,7 +110,7 @@ func TestJournalSurvivesPowerLoss(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "table-1", "bucket-0")
 			j := openJournalT(t, root)
-			l := open(t, dir, Options{Journal: j})
+			l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 			want := journaledAppends(t, l, 0, 30)
 			seg := fileName(dir, 0, logSuffix)
 			crash(l)
@@ -123,7 +123,7 @@ func TestJournalSurvivesPowerLoss(t *testing.T) {
 
 			j = openJournalT(t, root)
 			defer j.Close()
-			l = open(t, dir, Options{Journal: j})
+			l = open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 			defer l.Close()
 			if err := l.Offline(); err != nil {
 				t.Fatalf("offline after a power loss the journal covers: %v", err)
@@ -139,7 +139,7 @@ func TestJournalReplayWithJournalOff(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "b")
 	j := openJournalT(t, root)
-	l := open(t, dir, Options{Journal: j})
+	l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	want := journaledAppends(t, l, 0, 10)
 	crash(l)
 	j.Close()
@@ -156,7 +156,7 @@ func TestJournalTruncateVoidsRecords(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "b")
 	j := openJournalT(t, root)
-	l := open(t, dir, Options{Journal: j})
+	l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	want := journaledAppends(t, l, 0, 10)[:5]
 	if err := l.Replica().Truncate(5); err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestJournalTruncateVoidsRecords(t *testing.T) {
 	j.Close()
 	j = openJournalT(t, root)
 	defer j.Close()
-	l = open(t, dir, Options{Journal: j})
+	l = open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	defer l.Close()
 	got := readAll(t, l, 0)
 	if len(got) != len(want) {
@@ -191,7 +191,7 @@ func TestJournalRoutesBySize(t *testing.T) {
 	dir := filepath.Join(root, "b")
 	j := openJournalT(t, root)
 	defer j.Close()
-	l := open(t, dir, Options{Journal: j, JournalMaxBytes: 1024})
+	l := open(t, dir, Options{Journal: j, JournalMaxBytes: 1024, JournalMinInFlight: 1})
 	defer l.Close()
 	mustAppend(t, l, 1, plain(1, 100))
 	if !l.Unsynced() {
@@ -231,7 +231,7 @@ func TestJournalCloseVoidsAndCheckpointSyncs(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "b")
 	j := openJournalT(t, root)
-	l := open(t, dir, Options{Journal: j})
+	l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
 	journaledAppends(t, l, 0, 5)
 	if err := j.Checkpoint(); err != nil {
 		t.Fatal(err)
@@ -250,5 +250,33 @@ func TestJournalCloseVoidsAndCheckpointSyncs(t *testing.T) {
 	openJournalT(t, root).Close()
 	if _, err := os.Stat(filepath.Join(dir, journal.ReplayFile)); !os.IsNotExist(err) {
 		t.Fatalf("a clean close left records to replay: %v", err)
+	}
+}
+
+// TestJournalNeedsConcurrency: a lone writer keeps the segment's own fdatasync (the journal
+// loses with few concurrent writers); with enough appends in flight server-wide it journals.
+func TestJournalNeedsConcurrency(t *testing.T) {
+	root := t.TempDir()
+	j := openJournalT(t, root)
+	defer j.Close()
+	l := open(t, filepath.Join(root, "b"), Options{Journal: j, JournalMinInFlight: 3})
+	defer l.Close()
+	mustAppend(t, l, 1, plain(1, 100))
+	if l.Unsynced() {
+		t.Fatal("a lone small append went through the journal")
+	}
+	_, end1 := j.BeginAppend() // two appends of other buckets in flight
+	_, end2 := j.BeginAppend()
+	mustAppend(t, l, 2, plain(1, 100))
+	if !l.Unsynced() {
+		t.Fatal("a small append with enough in flight did not go through the journal")
+	}
+	end1()
+	end2()
+	end2() // idempotent
+	if n, end := j.BeginAppend(); n != 1 {
+		t.Fatalf("in flight %d after every append ended, want 1", n)
+	} else {
+		end()
 	}
 }

@@ -165,25 +165,36 @@ func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, f
 		return AppendResult{}, nil, ferr.New(ferr.RecordTooLargeException, "append of %d bytes exceeds %d", total, maxSegmentBytes)
 	}
 
+	// With the journal, every fsync-per-ack append counts as in flight until durable: the
+	// routing looks at how many there are (journal.go).
+	inFlight, end := int64(0), func() {}
+	if l.journal.j != nil {
+		inFlight, end = l.journal.j.BeginAppend()
+	}
 	l.mu.Lock()
 	res, err := l.appender.appendLocked(batches, total, nowMs)
 	everyAppend := l.opts.FlushPolicy.everyAppend()
 	var journaled func() error
 	if err == nil && everyAppend {
-		journaled = l.journalAppendLocked(batches, total, res)
+		journaled = l.journalAppendLocked(batches, total, res, inFlight)
 	}
 	l.mu.Unlock()
 	if err != nil {
+		end()
 		return AppendResult{}, nil, err
 	}
 	if !everyAppend {
+		end()
 		return res, func() error { return nil }, nil
 	}
 	if journaled != nil {
-		return res, journaled, nil
+		return res, func() error { defer end(); return journaled() }, nil
 	}
 	// A duplicate's original batch may itself still await its fsync: wait for it too.
 	target := res.LastOffset + 1
+	if l.journal.j != nil {
+		return res, func() error { defer end(); return l.syncer.syncTo(target) }, nil
+	}
 	return res, func() error { return l.syncer.syncTo(target) }, nil
 }
 

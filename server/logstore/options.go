@@ -112,6 +112,10 @@ type Options struct {
 	// JournalMaxBytes is the largest append (bytes of all its batches) that goes through the
 	// journal; 0 means DefaultJournalMaxBytes.
 	JournalMaxBytes int64
+	// JournalMinInFlight is the fewest fsync-per-ack appends in flight server-wide (the
+	// append included) for a small append to go through the journal; 0 means
+	// DefaultJournalMinInFlight.
+	JournalMinInFlight int
 
 	// journalCovers reports, during Open, whether the bucket's journal_replay file holds the
 	// batch at an offset: recovery then cuts a damaged active-segment tail there instead of

@@ -223,7 +223,7 @@ func (s *replicaManager) logOptions(t *cluster.TableInfo) logstore.Options {
 	if s.opts.Config.LogFlushInterval > 0 {
 		o.FlushPolicy = logstore.FlushInterval(s.opts.Config.LogFlushInterval)
 	} else if s.journal != nil && s.opts.Config.LogJournal {
-		o.Journal, o.JournalMaxBytes = s.journal, s.opts.Config.LogJournalMaxBytes
+		o.Journal, o.JournalMaxBytes, o.JournalMinInFlight = s.journal, s.opts.Config.LogJournalMaxBytes, s.opts.Config.LogJournalMinInFlight
 	}
 	return o
 }
