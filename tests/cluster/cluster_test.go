@@ -67,9 +67,11 @@ func startCluster(t *testing.T) *clustertest.Cluster {
 	set := faultOptions
 	if m := os.Getenv("CLUSTER_JOURNAL"); m != "" {
 		// CLUSTER_JOURNAL=auto runs the scenarios with the server-wide journal
-		// (docs/durability.md, "The journal").
+		// (docs/durability.md, "The journal"), taking every small append whatever the
+		// concurrency, so that the scenarios exercise it.
 		set = maps.Clone(faultOptions)
 		set["log.journal.mode"] = m
+		set["log.journal.min-in-flight"] = "1"
 	}
 	return clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
 }
