@@ -168,6 +168,10 @@ func TestJournalTruncateVoidsRecords(t *testing.T) {
 	}
 	crash(l)
 	j.Close()
+	// A power loss that took the whole unsynced segment: everything comes from the journal.
+	if err := os.Truncate(fileName(dir, 0, logSuffix), 0); err != nil {
+		t.Fatal(err)
+	}
 	j = openJournalT(t, root)
 	defer j.Close()
 	l = open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
@@ -279,4 +283,32 @@ func TestJournalNeedsConcurrency(t *testing.T) {
 	} else {
 		end()
 	}
+}
+
+// TestJournalRecreatedDirectoryInheritsNothing: a log deleted after journaled appends and a
+// new log in the same directory, then a crash: the old log's records are void (its Close),
+// so none of them is replayed into the new log at a matching offset.
+func TestJournalRecreatedDirectoryInheritsNothing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "b")
+	j := openJournalT(t, root)
+	l := open(t, dir, Options{Journal: j, JournalMinInFlight: 1})
+	journaledAppends(t, l, 0, 6)
+	if err := l.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	l = open(t, dir, Options{Journal: j, JournalMinInFlight: 1, JournalMaxBytes: 64})
+	var want []record.Batch
+	for i := 0; i < 3; i++ { // larger than JournalMaxBytes: the segment path
+		b := plain(1, 300+i)
+		mustAppend(t, l, int64(10+i), b) // older timestamps: nothing but the void stops a replay
+		want = append(want, append(record.Batch(nil), b...))
+	}
+	crash(l)
+	j.Close()
+	j = openJournalT(t, root)
+	defer j.Close()
+	l = open(t, dir, Options{Journal: j})
+	defer l.Close()
+	checkLog(t, l, want)
 }
