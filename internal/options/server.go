@@ -181,6 +181,12 @@ var (
 		Desc: "segment roll size"})
 	LogFlushInterval = DurationOf(Option{Key: "log.flush.interval", Default: "0", Scope: Server,
 		See: "durability.md", Desc: "0 fsyncs before every acknowledgement; a duration acknowledges after write(2) and fsyncs on that interval"})
+	LogJournalMode = StringOf(Option{Key: "log.journal.mode", Default: "off", Scope: Server, See: "durability.md#the-journal",
+		Desc: "auto acknowledges appends of at most log.journal.max-batch-size once they are fdatasync'ed in one server-wide group-commit journal (segments synced in the background); off keeps every bucket's own fdatasync. Only with log.flush.interval 0"}, oneOf("auto", "off"))
+	LogJournalMaxBatchSize = BytesOf(Option{Key: "log.journal.max-batch-size", Default: "16kb", Scope: Server, See: "durability.md#the-journal",
+		Desc: "the largest append (its batches' bytes) routed through the journal; larger ones keep their segment's fdatasync"}, Positive[int64])
+	LogJournalMinInFlight = IntOf(Option{Key: "log.journal.min-in-flight", Default: "8", Scope: Server, See: "durability.md#the-journal",
+		Desc: "the fewest fsync-per-ack appends in flight on the server (the append included) for a small one to go through the journal; with fewer, the buckets' own fdatasyncs run in parallel and win"}, Positive[int])
 	LogRetentionCheckInterval = DurationOf(Option{Key: "log.retention.check-interval", Default: "5min", Scope: Server, Versions: V10,
 		Desc: "how often table.log.ttl retention runs"})
 	KvBlockCacheSize = BytesOf(Option{Key: "kv.rocksdb.block.cache-size", Default: "32mb", FlussDefault: "8mb", Scope: Server, Versions: Both09And10,

@@ -70,6 +70,9 @@ type Config struct {
 
 	LogSegmentBytes       int64         // log.segment.file-size
 	LogFlushInterval      time.Duration // log.flush.interval (Strom): 0 = fsync before every acknowledgement
+	LogJournal            bool          // log.journal.mode (Strom): auto = small appends go through the server-wide journal
+	LogJournalMaxBytes    int64         // log.journal.max-batch-size (Strom)
+	LogJournalMinInFlight int           // log.journal.min-in-flight (Strom)
 	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
 	KvRowCacheSize        int64         // kv.row-cache-size (Strom option): rows read before writes, shared by all buckets; 0 turns it off
 	GoMemoryLimit         int64         // server.go-memory-limit (Strom option): soft limit of the Go runtime's memory; GoMemoryLimitAuto derives it (GoMemoryLimitBytes), 0 sets none
@@ -131,6 +134,9 @@ func Default() Config {
 		AuthMaxFailures:          options.AuthMaxFailures.DefaultValue(),
 		LogSegmentBytes:          options.LogSegmentFileSize.DefaultValue(),
 		LogFlushInterval:         options.LogFlushInterval.DefaultValue(),
+		LogJournal:               strings.EqualFold(options.LogJournalMode.DefaultValue(), "auto"),
+		LogJournalMaxBytes:       options.LogJournalMaxBatchSize.DefaultValue(),
+		LogJournalMinInFlight:    options.LogJournalMinInFlight.DefaultValue(),
 		KvBlockCacheSize:         options.KvBlockCacheSize.DefaultValue(),
 		KvRowCacheSize:           options.KvRowCacheSize.DefaultValue(),
 		GoMemoryLimit:            0, // none: a limit near the live heap made the collector eat the upserts' CPU (docs/configuration.md)
@@ -257,6 +263,14 @@ func (c *Config) Set(key, value string) error {
 		c.LogSegmentBytes, err = options.LogSegmentFileSize.Parse(value)
 	case "log.flush.interval":
 		c.LogFlushInterval, err = options.LogFlushInterval.Parse(value)
+	case "log.journal.mode":
+		var m string
+		m, err = options.LogJournalMode.Parse(value)
+		c.LogJournal = strings.EqualFold(m, "auto")
+	case "log.journal.max-batch-size":
+		c.LogJournalMaxBytes, err = options.LogJournalMaxBatchSize.Parse(value)
+	case "log.journal.min-in-flight":
+		c.LogJournalMinInFlight, err = options.LogJournalMinInFlight.Parse(value)
 	case "kv.rocksdb.block.cache-size":
 		c.KvBlockCacheSize, err = options.KvBlockCacheSize.Parse(value)
 	case "kv.row-cache-size":

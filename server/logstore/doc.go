@@ -120,6 +120,19 @@
 // or kernel crash loses what was acknowledged in the last d (for d <= 0, everything since the
 // last roll or Close), and recovery cuts the tail at the first torn or corrupt batch.
 //
+// Journal (Options.Journal, FlushEveryAppend only): an append of at most JournalMaxBytes,
+// made while at least JournalMinInFlight appends are in flight server-wide, is enqueued in
+// the server-wide journal (server/journal) after its pwrite and acknowledged once the
+// journal's group fdatasync covers it and every earlier segment-path append of the log is
+// synced (synced then means durable: in the segment or in the journal). The journal's
+// checkpoint fdatasyncs the segment later. Open replays the bucket's journal_replay file
+// (the journal's surviving records, handed over at server start) after recovery: a bad
+// batch in the active segment at an offset that file holds is cut as a torn tail even when
+// valid batches follow (holes of an unsynced tail after a power loss), and the file's
+// batches from the LEO on are appended, fdatasync'ed and the file removed. TruncateTo and
+// Truncate first void the journal's records at and above the cut (durably); Close voids
+// all of them; a new log waits for pending voids.
+//
 // Index files and writer snapshots are never needed for correctness: both are rebuilt from
 // the log when missing or damaged.
 //

@@ -46,6 +46,8 @@ type Log struct {
 	v atomic.Pointer[view] // what readers see
 
 	batchStats BatchStats // statistics sidecars (batchstats.go)
+
+	journal logJournal // the server-wide journal, when used (journal.go); guarded by mu
 }
 
 // view is an immutable snapshot of the reader-visible state, swapped atomically on every
@@ -163,18 +165,36 @@ func (l *Log) AppendStaged(batches []record.Batch, nowMs int64) (AppendResult, f
 		return AppendResult{}, nil, ferr.New(ferr.RecordTooLargeException, "append of %d bytes exceeds %d", total, maxSegmentBytes)
 	}
 
+	// With the journal, every fsync-per-ack append counts as in flight until durable: the
+	// routing looks at how many there are (journal.go).
+	inFlight, end := int64(0), func() {}
+	if l.journal.j != nil {
+		inFlight, end = l.journal.j.BeginAppend()
+	}
 	l.mu.Lock()
 	res, err := l.appender.appendLocked(batches, total, nowMs)
 	everyAppend := l.opts.FlushPolicy.everyAppend()
+	var journaled func() error
+	if err == nil && everyAppend {
+		journaled = l.journalAppendLocked(batches, total, res, inFlight)
+	}
 	l.mu.Unlock()
 	if err != nil {
+		end()
 		return AppendResult{}, nil, err
 	}
 	if !everyAppend {
+		end()
 		return res, func() error { return nil }, nil
+	}
+	if journaled != nil {
+		return res, func() error { defer end(); return journaled() }, nil
 	}
 	// A duplicate's original batch may itself still await its fsync: wait for it too.
 	target := res.LastOffset + 1
+	if l.journal.j != nil {
+		return res, func() error { defer end(); return l.syncer.syncTo(target) }, nil
+	}
 	return res, func() error { return l.syncer.syncTo(target) }, nil
 }
 
@@ -368,7 +388,7 @@ type syncer struct {
 	// mu serialises fdatasync and keeps Truncate/TruncateTo/Close out of a sync in progress.
 	// Lock order: mu, then log.mu.
 	mu     sync.Mutex
-	synced atomic.Int64 // offsets below it are fdatasync'ed (FlushEveryAppend)
+	synced atomic.Int64 // offsets below it are durable: fdatasync'ed in the segment or the journal (FlushEveryAppend)
 
 	stop chan struct{} // closes the flusher; nil when none runs
 	done chan struct{} // closed by the flusher when it returns

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/stromdb/strom/server/journal"
 )
 
 // Defaults, named after the Fluss options they mirror.
@@ -102,6 +104,24 @@ type Options struct {
 	// new log): a follower whose leader's log no longer starts at 0 begins where the leader's
 	// begins (Kafka's truncateFullyAndStartAt). Ignored for an existing log.
 	InitialOffset int64
+	// Journal, when set (and the flush policy is FlushEveryAppend), is the server-wide
+	// group-commit journal: appends of at most JournalMaxBytes are acknowledged once they
+	// are fdatasync'ed in it, their segment bytes synced by its checkpoint; larger ones keep
+	// the segment's own fdatasync (docs/durability.md, "The journal"). The log must live
+	// inside the journal's data directory.
+	Journal *journal.Journal
+	// JournalMaxBytes is the largest append (bytes of all its batches) that goes through the
+	// journal; 0 means DefaultJournalMaxBytes.
+	JournalMaxBytes int64
+	// JournalMinInFlight is the fewest fsync-per-ack appends in flight server-wide (the
+	// append included) for a small append to go through the journal; 0 means
+	// DefaultJournalMinInFlight.
+	JournalMinInFlight int
+
+	// journalCovers reports, during Open, whether the bucket's journal_replay file holds the
+	// batch at an offset: recovery then cuts a damaged active-segment tail there instead of
+	// declaring it corrupt. Set by Open.
+	journalCovers func(off int64) bool
 }
 
 func (o Options) withDefaults() Options {

@@ -12,12 +12,14 @@ import (
 	"strings"
 
 	"github.com/stromdb/strom/internal/record"
+	"github.com/stromdb/strom/server/journal"
 )
 
 // Open opens (creating if needed) the log in dir and recovers it; see doc.go for what
 // recovery checks and repairs. ctx bounds the recovery scan.
 func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	opts = opts.withDefaults()
+	var bases []int64
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
@@ -29,6 +31,20 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	l.retention.log, l.retention.retainAt = l, math.MaxInt64
 	l.syncer.log, l.appender.log, l.batchStats.log = l, l, l
 	l.retention.ttlMs.Store(opts.TTL.Milliseconds())
+	l.journal.setup(dir, opts)
+	// Batches an earlier process acknowledged from the journal and may not have synced in
+	// the segments (server/journal); read even when the journal is now off.
+	replay, err := journal.ReadReplay(dir)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
+	}
+	if len(replay) > 0 {
+		l.journal.covers = make(map[int64]bool, len(replay))
+		for _, r := range replay {
+			l.journal.covers[r.Base] = true
+		}
+		opts.journalCovers = l.journal.covered
+	}
 
 	markerPath := filepath.Join(dir, cleanMarker)
 	_, statErr := os.Stat(markerPath)
@@ -43,7 +59,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		}
 	}
 
-	bases, err := scanDir(dir)
+	bases, err = scanDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", dir, err)
 	}
@@ -63,6 +79,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 		corrupt = marked // found earlier (by a reader) and not repaired yet
 	}
 	if len(l.segs) == 0 {
+		if l.journal.j != nil {
+			// A new log in a directory an earlier log of the same name may have had: the
+			// void that log's Close enqueued must be durable before this one writes.
+			if err := l.journal.j.Sync(); err != nil {
+				opts.Logger.Warn("logstore: journal sync before a new log failed", "dir", dir, "err", err)
+			}
+		}
 		s, err := createSegment(dir, max(opts.InitialOffset, 0))
 		if err != nil {
 			return nil, err
@@ -135,8 +158,23 @@ func Open(ctx context.Context, dir string, opts Options) (*Log, error) {
 	}
 	if corrupt != nil {
 		_ = l.goOffline(corrupt)
-		return l, nil // offline: no flusher, nothing will be written
+		return l, nil // offline: no flusher, nothing will be written; the replay file stays
 	}
+	if len(replay) > 0 {
+		if err := l.replayJournal(replay); err != nil {
+			for _, s := range l.segs {
+				s.release()
+			}
+			return nil, fmt.Errorf("logstore: open %s: replay journal: %w", dir, err)
+		}
+		if !opts.ExternalHighWatermark {
+			act = l.active()
+			l.publish(l.leo, act, act.size)
+		} else {
+			l.republish()
+		}
+	}
+	l.journal.covers = nil
 
 	if p := opts.FlushPolicy; p.kind == flushInterval && p.interval > 0 {
 		l.syncer.stop = make(chan struct{})
@@ -380,7 +418,10 @@ func (s *segment) recoverData(size int64, active bool, opts Options) (bool, *Cor
 		if err != nil {
 			return false, nil, fmt.Errorf("logstore: scan segment %d after a bad batch: %w", s.base, err)
 		}
-		if after >= 0 || !active {
+		// A damaged tail the journal holds again is the unsynced part of a power loss, not
+		// corruption: it is cut, and Open replays the journal from there.
+		journaled := active && opts.journalCovers != nil && opts.journalCovers(next)
+		if (after >= 0 && !journaled) || !active {
 			setState()
 			return false, &CorruptionError{File: fileName(s.dir, s.base, logSuffix), Position: pos,
 				Offset: next, ValidAfter: after, Cause: cause}, nil

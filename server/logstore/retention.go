@@ -123,6 +123,11 @@ func (r *Replica) Truncate(offset int64) error {
 	if offset < l.segs[0].base {
 		return outOfRange(offset, l.segs[0].base, l.leo)
 	}
+	if _, _, end, err := positionOf(l.segs, l.leo, offset); err != nil {
+		return err
+	} else if err := l.journalVoidLocked(end); err != nil {
+		return err
+	}
 	s, pos, changed, err := r.cutLocked(offset)
 	if err != nil || !changed {
 		return err
@@ -192,6 +197,13 @@ func (l *Log) Close() error {
 		}
 		if err == nil {
 			err = syncDir(l.dir)
+		}
+		if err == nil {
+			// Every byte is synced: the journal's records of this log are void (a later
+			// directory of the same name must not inherit them).
+			if verr := l.journalVoidLocked(math.MinInt64); verr != nil {
+				l.opts.Logger.Warn("logstore: could not void the log's journal records at close", "dir", l.dir, "err", verr)
+			}
 		}
 	}
 	if l.failed == nil && !offline && err == nil && l.opts.ExternalHighWatermark {

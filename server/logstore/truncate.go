@@ -61,6 +61,11 @@ func (r *Replica) TruncateTo(offset int64) error {
 	if err := r.hook(0); err != nil {
 		return err
 	}
+	// The journal must not replay the batches about to be cut (before the intent: an intent
+	// found at Open implies the void is durable).
+	if err := l.journalVoidLocked(end); err != nil {
+		return err
+	}
 	if err := writeIntent(l.dir, end); err != nil {
 		return fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s", l.dir), err)
 	}
@@ -126,6 +131,7 @@ func (r *Replica) settleCutLocked(s *segment, pos int64) error {
 	if l.syncer.synced.Load() > l.leo {
 		l.syncer.synced.Store(l.leo) // nothing above the end exists any more; all below it is synced
 	}
+	l.journal.segEnd = min(l.journal.segEnd, l.leo)
 	if err := l.writers.rebuild(context.Background(), l.dir, l.segs, l.leo); err != nil {
 		l.failed = fmt.Errorf("%w: %w", ferr.New(ferr.LogStorageException, "truncate %s: rebuild writer state", l.dir), err)
 		return l.failed

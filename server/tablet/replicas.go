@@ -3,6 +3,7 @@ package tablet
 import (
 	"context"
 	"errors"
+	"github.com/stromdb/strom/server/journal"
 	"log/slog"
 	"sync"
 	"time"
@@ -30,6 +31,9 @@ type replicaManager struct {
 	opts replicaManagerOptions
 	log  *slog.Logger
 	kv   *kvstore.Store
+	// journal is the server-wide group-commit journal (nil when off and never used); logs
+	// get it through logOptions when log.journal.mode is auto.
+	journal *journal.Journal
 
 	leadMu   sync.Mutex
 	mu       sync.RWMutex // guards replicas
@@ -133,5 +137,6 @@ func (s *replicaManager) close() error {
 		delete(s.replicas, k)
 	}
 	errs = append(errs, s.kv.Close())
+	errs = append(errs, closeJournal(s.journal))
 	return errors.Join(errs...)
 }

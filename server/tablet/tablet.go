@@ -151,9 +151,15 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if opts.IDRanges != nil {
 		kvOpts.Sequences = sequences{opts.IDRanges}
 	}
-	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvOpts)
+	// The journal hands what an earlier process left to the bucket directories before any
+	// log opens (server/journal); it is always opened when a previous run may have used it.
+	jnl, err := openJournal(opts, log)
 	if err != nil {
 		return nil, err
+	}
+	kv, err := kvstore.Open(filepath.Join(opts.DataDir, "kv"), kvOpts)
+	if err != nil {
+		return nil, errors.Join(err, closeJournal(jnl))
 	}
 	minISR, maxLag, err := replicaOptions(opts)
 	if err != nil {
@@ -169,7 +175,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 
 	s.buckets = &replicaManager{opts: replicaManagerOptions{DataDir: opts.DataDir, ServerID: opts.ServerID, Catalog: opts.Catalog,
 		Config: opts.Config, Now: opts.Now, RetentionFloor: opts.RetentionFloor, Snapshots: opts.Snapshots, Replication: opts.Replication},
-		log: log, kv: kv, replicas: map[cluster.Bucket]*Replica{}, standalone: map[cluster.Bucket]cluster.BucketState{}}
+		log: log, kv: kv, journal: jnl, replicas: map[cluster.Bucket]*Replica{}, standalone: map[cluster.Bucket]cluster.BucketState{}}
 	s.leaders = &leadership{opts: leadershipOptions{ServerID: opts.ServerID, Now: opts.Now, Replication: opts.Replication,
 		InternalListener: opts.InternalListener}, log: log, minISR: minISR, maxLag: maxLag,
 		membership: member, responseLimit: limit, replicaHolder: s.buckets}
@@ -216,6 +222,8 @@ func (s *replicaManager) logOptions(t *cluster.TableInfo) logstore.Options {
 	}
 	if s.opts.Config.LogFlushInterval > 0 {
 		o.FlushPolicy = logstore.FlushInterval(s.opts.Config.LogFlushInterval)
+	} else if s.journal != nil && s.opts.Config.LogJournal {
+		o.Journal, o.JournalMaxBytes, o.JournalMinInFlight = s.journal, s.opts.Config.LogJournalMaxBytes, s.opts.Config.LogJournalMinInFlight
 	}
 	return o
 }

@@ -12,6 +12,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,7 +64,16 @@ func startCluster(t *testing.T) *clustertest.Cluster {
 	if testing.Short() {
 		t.Skip("multi-process cluster test (-short)")
 	}
-	return clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: faultOptions})
+	set := faultOptions
+	if m := os.Getenv("CLUSTER_JOURNAL"); m != "" {
+		// CLUSTER_JOURNAL=auto runs the scenarios with the server-wide journal
+		// (docs/durability.md, "The journal"), taking every small append whatever the
+		// concurrency, so that the scenarios exercise it.
+		set = maps.Clone(faultOptions)
+		set["log.journal.mode"] = m
+		set["log.journal.min-in-flight"] = "1"
+	}
+	return clustertest.StartCluster(t, stromBin, clustertest.ClusterOptions{Set: set})
 }
 
 func testContext(t *testing.T) context.Context {
