@@ -155,3 +155,11 @@ func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
 	}
 	return num, typ, n
 }
+
+// Aliasing is a FETCH_LOG response that wire.ClientConn.Call decodes with Decode (it
+// implements wire.AliasingDecoder): its records alias the response frame, which Call then
+// never reuses, so they stay valid for as long as they are referenced.
+type Aliasing struct{ *flusspb.FetchLogResponse }
+
+// DecodeAliasing decodes body into the response with Decode.
+func (a Aliasing) DecodeAliasing(body []byte) error { return Decode(body, a.FetchLogResponse) }
