@@ -151,7 +151,7 @@ func decodeBucket(body []byte, b *flusspb.PbFetchLogRespForBucket) error {
 func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
 	num, typ, n := protowire.ConsumeTag(b)
 	if n >= 0 && num > protowire.MaxValidNumber {
-		return 0, 0, -1
+		return 0, 0, errCodeFieldNumber
 	}
 	return num, typ, n
 }
@@ -163,3 +163,7 @@ type Aliasing struct{ *flusspb.FetchLogResponse }
 
 // DecodeAliasing decodes body into the response with Decode.
 func (a Aliasing) DecodeAliasing(body []byte) error { return Decode(body, a.FetchLogResponse) }
+
+// errCodeFieldNumber is the length protowire's Consume functions return for an invalid field
+// number; protowire.ParseError turns it into "invalid field number".
+const errCodeFieldNumber = -2

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Response frames between minPooledFrame and exactFrameBytes are read into buffers from size
@@ -54,7 +55,7 @@ func getFrame(n int) *[]byte {
 // overwrites it, so that a reader of a released body sees garbage.
 func putFrame(p *[]byte) {
 	b := (*p)[:cap(*p)]
-	if poisonReleased {
+	if poisonReleased.Load() {
 		for i := range b {
 			b[i] = 0xdb
 		}
@@ -71,7 +72,7 @@ func putFrame(p *[]byte) {
 }
 
 // poisonReleased makes putFrame overwrite released buffers; set only by tests.
-var poisonReleased bool
+var poisonReleased atomic.Bool
 
 // readResponseFrame reads one response frame like ReadFrame, into a pooled buffer when its
 // size is in the pooled range; pooled is then that buffer, for putFrame.

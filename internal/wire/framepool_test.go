@@ -56,8 +56,8 @@ func (k *keepingResponse) DecodeAliasing(body []byte) error {
 // CallRaw stay intact while later answers reuse the pool, and CallDecode's body is reused
 // once its callback returned — so the pool is in use and the check can fail.
 func TestPooledFramesNotReusedWhileReferenced(t *testing.T) {
-	poisonReleased = true
-	t.Cleanup(func() { poisonReleased = false })
+	poisonReleased.Store(true)
+	t.Cleanup(func() { poisonReleased.Store(false) })
 	name := func(i int) string { return string(bytes.Repeat([]byte{byte('a' + i%26)}, 300<<10)) }
 	addr := fakeClientServer(t, func(nc net.Conn, r *bufio.Reader) {
 		for i := 0; ; i++ {
