@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stromdb/strom/fluss"
 )
@@ -114,5 +115,49 @@ func TestFetchAliasingMatchesCopy(t *testing.T) {
 			}
 			t.Fatalf("%s: the scans differ", c.tbl.Path())
 		}
+	}
+}
+
+// BenchmarkBatchScan reads a 200-batch log (200,000 rows of id INT, name STRING, score DOUBLE)
+// to its end with a RecordBatchLogScanner, its FETCH_LOG answers decoded by the aliasing
+// decoder (the default) and by proto.Unmarshal (records copied), in one process against the
+// in-process server: the client's part of a scan, paired. B/op counts the client's and the
+// server's allocations together.
+func BenchmarkBatchScan(b *testing.B) {
+	tbl, ctx := benchTable(b, "bench_batch_scan")
+	const batches, per = 200, 1000
+	writeBatches(b, ctx, tbl, 0, batches, per, func(id int) fluss.Row {
+		return fluss.Row{int32(id), fmt.Sprintf("name-%d", id), float64(id) / 3}
+	})
+	for _, copied := range []bool{false, true} {
+		b.Run(map[bool]string{false: "aliasing", true: "copy"}[copied], func(b *testing.B) {
+			fluss.CopyFetchedRecords(b, copied)
+			b.ReportAllocs()
+			for b.Loop() {
+				sc, err := tbl.NewScan().CreateRecordBatchLogScanner()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := sc.Subscribe(ctx, 0, fluss.EarliestOffset); err != nil {
+					b.Fatal(err)
+				}
+				var rows int64
+				for rows < batches*per {
+					bs, err := sc.Poll(ctx, 100*time.Millisecond)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, bt := range bs {
+						rows += bt.Record.NumRows()
+						bt.Record.Release()
+					}
+				}
+				if rows != batches*per {
+					b.Fatalf("read %d rows, want %d", rows, batches*per)
+				}
+				sc.Close()
+			}
+			b.ReportMetric(float64(b.N*batches*per)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }

@@ -361,10 +361,11 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		TablesReq: []*flusspb.PbFetchLogReqForTable{tr},
 		MaxWaitMs: proto.Int32(int32(maxWait / time.Millisecond)), MinBytes: proto.Int32(1),
 	}
-	// The records alias the response frame (fetchresp.Aliasing): the Arrow batches decoded
-	// from them refer to it where aligned, and the frame lives as long as any of them does.
+	// Records that start 8-byte aligned in the response frame stay there (fetchresp.Aligned)
+	// and the Arrow batches decoded from them refer to it: the frame then lives as long as any
+	// of them does. Misaligned records are copied once; a frame nothing refers to is reused.
 	var resp flusspb.FetchLogResponse
-	var into proto.Message = fetchresp.Aliasing{FetchLogResponse: &resp}
+	var into proto.Message = fetchresp.Aligned{FetchLogResponse: &resp}
 	if copyFetchedRecords.Load() {
 		into = &resp // proto.Unmarshal's copy: the differential test's reference
 	}

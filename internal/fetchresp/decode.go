@@ -8,6 +8,8 @@
 package fetchresp
 
 import (
+	"unsafe"
+
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -156,13 +158,36 @@ func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
 	return num, typ, n
 }
 
-// Aliasing is a FETCH_LOG response that wire.ClientConn.Call decodes with Decode (it
-// implements wire.AliasingDecoder): its records alias the response frame, which Call then
-// never reuses, so they stay valid for as long as they are referenced.
-type Aliasing struct{ *flusspb.FetchLogResponse }
+// Aligned is a FETCH_LOG response that wire.ClientConn.Call decodes with Decode (it
+// implements wire.AliasingDecoder), then copies every bucket's records that do not start at an
+// 8-byte-aligned address into an aligned buffer of their own. Aligned records stay in the
+// frame; misaligned ones would make the Arrow decode copy each batch body anyway (typed views
+// need aligned buffers), one allocation per batch instead of one per bucket. The frame is
+// retained (never reused by the connection) only while some records still alias it.
+type Aligned struct{ *flusspb.FetchLogResponse }
 
-// DecodeAliasing decodes body into the response with Decode.
-func (a Aliasing) DecodeAliasing(body []byte) error { return Decode(body, a.FetchLogResponse) }
+// DecodeAliasing decodes body into the response and reports whether any records alias it.
+func (a Aligned) DecodeAliasing(body []byte) (retained bool, err error) {
+	if err := Decode(body, a.FetchLogResponse); err != nil {
+		return false, err
+	}
+	for _, t := range a.TablesResp {
+		for _, b := range t.BucketsResp {
+			if len(b.Records) == 0 {
+				continue
+			}
+			if uintptr(unsafe.Pointer(&b.Records[0]))%8 == 0 {
+				retained = true
+				continue
+			}
+			// make's allocations of 8 bytes or more are 8-byte aligned.
+			c := make([]byte, len(b.Records), max(len(b.Records), 8))
+			copy(c, b.Records)
+			b.Records = c[:len(c):len(c)]
+		}
+	}
+	return retained, nil
+}
 
 // errCodeFieldNumber is the length protowire's Consume functions return for an invalid field
 // number; protowire.ParseError turns it into "invalid field number".

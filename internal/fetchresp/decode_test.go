@@ -329,3 +329,44 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 }
+
+// TestAligned: after Aligned's decode every non-empty records field starts 8-byte aligned, the
+// aligned ones still alias the body, the copies hold the same bytes, and the body is reported
+// retained exactly when some records alias it.
+func TestAligned(t *testing.T) {
+	for shift := range 16 {
+		resp := &flusspb.FetchLogResponse{TablesResp: []*flusspb.PbFetchLogRespForTable{{TableId: proto.Int64(1)}}}
+		for i := range 3 {
+			rec := bytes.Repeat([]byte{byte('a' + i)}, 1000+i*3)
+			resp.TablesResp[0].BucketsResp = append(resp.TablesResp[0].BucketsResp, &flusspb.PbFetchLogRespForBucket{BucketId: proto.Int32(int32(i)), Records: rec})
+		}
+		enc, err := proto.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, shift+len(enc))
+		body := buf[shift:]
+		copy(body, enc)
+		var got flusspb.FetchLogResponse
+		retained, err := Aligned{&got}.DecodeAliasing(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aliased := false
+		for i, b := range got.TablesResp[0].BucketsResp {
+			if uintptr(unsafe.Pointer(&b.Records[0]))%8 != 0 {
+				t.Fatalf("shift %d: bucket %d records misaligned", shift, i)
+			}
+			if !bytes.Equal(b.Records, resp.TablesResp[0].BucketsResp[i].Records) {
+				t.Fatalf("shift %d: bucket %d records differ", shift, i)
+			}
+			if cap(b.Records) != len(b.Records) {
+				t.Fatalf("shift %d: bucket %d records have spare capacity", shift, i)
+			}
+			aliased = aliased || aliases(body, b.Records)
+		}
+		if retained != aliased {
+			t.Fatalf("shift %d: retained %v, records aliasing the body %v", shift, retained, aliased)
+		}
+	}
+}

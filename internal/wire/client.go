@@ -196,11 +196,12 @@ func (c *ClientConn) Call(ctx context.Context, key APIKey, req, resp proto.Messa
 }
 
 // AliasingDecoder is a response message that decodes its body itself and may keep references
-// into it (fetchresp.Aliasing: FETCH_LOG records): Call hands it the body instead of calling
-// proto.Unmarshal, and never reuses the body's buffer.
+// into it (fetchresp.Aligned: FETCH_LOG records): Call hands it the body instead of calling
+// proto.Unmarshal. If it reports retained, the body's buffer is never reused; otherwise it is
+// reused once DecodeAliasing returns, which must then have copied whatever it keeps.
 type AliasingDecoder interface {
 	proto.Message
-	DecodeAliasing(body []byte) error
+	DecodeAliasing(body []byte) (retained bool, err error)
 }
 
 // CallDecode sends req as API key and hands the response body to decode. body is valid only
@@ -251,8 +252,12 @@ func (c *ClientConn) callVersion(ctx context.Context, key APIKey, version int16,
 		return err
 	}
 	if ad, ok := resp.(AliasingDecoder); ok {
-		// resp refers to the body: its buffer is left to the collector, never reused.
-		if err := ad.DecodeAliasing(res.body); err != nil {
+		// A retained body's buffer is left to the collector, never reused.
+		retained, err := ad.DecodeAliasing(res.body)
+		if !retained {
+			res.release()
+		}
+		if err != nil {
 			return fmt.Errorf("decode %s response: %w", key, err)
 		}
 		return nil

@@ -46,14 +46,21 @@ type keepingResponse struct {
 	kept []byte
 }
 
-func (k *keepingResponse) DecodeAliasing(body []byte) error {
+func (k *keepingResponse) DecodeAliasing(body []byte) (bool, error) {
 	k.kept = body
-	return proto.Unmarshal(body, k.MetadataResponse)
+	return true, proto.Unmarshal(body, k.MetadataResponse)
+}
+
+// copyingResponse decodes its body itself and keeps nothing of it.
+type copyingResponse struct{ *flusspb.MetadataResponse }
+
+func (c copyingResponse) DecodeAliasing(body []byte) (bool, error) {
+	return false, proto.Unmarshal(body, c.MetadataResponse)
 }
 
 // TestPooledFramesNotReusedWhileReferenced: with released buffers overwritten, answers of
-// pooled size decoded by Call (proto.Unmarshal), kept by an AliasingDecoder or returned by
-// CallRaw stay intact while later answers reuse the pool, and CallDecode's body is reused
+// pooled size decoded by Call (proto.Unmarshal, or an AliasingDecoder that copies), kept by an
+// AliasingDecoder that retains its body or returned by CallRaw stay intact while later answers reuse the pool, and CallDecode's body is reused
 // once its callback returned — so the pool is in use and the check can fail.
 func TestPooledFramesNotReusedWhileReferenced(t *testing.T) {
 	poisonReleased.Store(true)
@@ -82,7 +89,11 @@ func TestPooledFramesNotReusedWhileReferenced(t *testing.T) {
 		switch i % 4 {
 		case 0:
 			m := &flusspb.MetadataResponse{}
-			if err := c.Call(ctx, GetMetadata, &flusspb.MetadataRequest{}, m); err != nil {
+			var into proto.Message = m
+			if i%8 == 4 {
+				into = copyingResponse{m} // not retained: its buffer goes back to the pool
+			}
+			if err := c.Call(ctx, GetMetadata, &flusspb.MetadataRequest{}, into); err != nil {
 				t.Fatal(err)
 			}
 			decoded = append(decoded, m)
