@@ -17,7 +17,8 @@ import (
 // Invariant: a pooled buffer is put back by the one goroutine that received its response,
 // after the last read of the body, and only when nothing decoded from the body refers to it:
 // proto.Unmarshal copies (ClientConn.Call), a CallDecode callback has returned, an
-// AliasingDecoder or a CallRaw caller keeps it, so those buffers are never put back.
+// AliasingDecoder reported it did not retain the body; a retaining AliasingDecoder's and a
+// CallRaw caller's buffers are never put back.
 const minPooledFrame = 64 << 10
 
 // classesPerDoubling splits each power of two into size classes, so a buffer wastes at most
