@@ -18,3 +18,10 @@ func SubscribedOffset(s *LogScanner, bucket int32) int64 {
 
 // RecordBytes returns the record bytes s received from FETCH_LOG answers.
 func RecordBytes(s *LogScanner) int64 { return s.f.recordBytes.Load() }
+
+// CopyFetchedRecords makes FETCH_LOG answers decode with proto.Unmarshal (on) or with the
+// aliasing decoder (off, the default) until the test ends.
+func CopyFetchedRecords(t interface{ Cleanup(func()) }, on bool) {
+	copyFetchedRecords.Store(on)
+	t.Cleanup(func() { copyFetchedRecords.Store(false) })
+}

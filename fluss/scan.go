@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/internal/arrowlog"
+	"github.com/stromdb/strom/internal/fetchresp"
 	"github.com/stromdb/strom/internal/metadata"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/row"
@@ -333,6 +334,11 @@ func (f *logFetcher) poll(ctx context.Context, maxWait time.Duration) ([]fetched
 	return all, nil
 }
 
+// copyFetchedRecords, set only by tests, decodes FETCH_LOG answers with proto.Unmarshal
+// (records copied out of the frame) instead of fetchresp's aliasing decoder, so that a test can
+// hold one to the other on real answers.
+var copyFetchedRecords atomic.Bool
+
 // fetchFrom sends one FETCH_LOG to leader for the given buckets.
 func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []TableBucket, subs map[TableBucket]int64, maxWait time.Duration) ([]fetched, error) {
 	cfg := f.conn.cfg
@@ -355,8 +361,15 @@ func (f *logFetcher) fetchFrom(ctx context.Context, leader ServerNode, tbs []Tab
 		TablesReq: []*flusspb.PbFetchLogReqForTable{tr},
 		MaxWaitMs: proto.Int32(int32(maxWait / time.Millisecond)), MinBytes: proto.Int32(1),
 	}
+	// Records that start 8-byte aligned in the response frame stay there (fetchresp.Aligned)
+	// and the Arrow batches decoded from them refer to it: the frame then lives as long as any
+	// of them does. Misaligned records are copied once; a frame nothing refers to is reused.
 	var resp flusspb.FetchLogResponse
-	if err := f.conn.call(ctx, leader, wire.FetchLog, req, &resp); err != nil {
+	var into proto.Message = fetchresp.Aligned{FetchLogResponse: &resp}
+	if copyFetchedRecords.Load() {
+		into = &resp // proto.Unmarshal's copy: the differential test's reference
+	}
+	if err := f.conn.call(ctx, leader, wire.FetchLog, req, into); err != nil {
 		if CodeOf(err) == ErrNetworkException {
 			f.conn.meta.invalidate(f.t.info.TableID, NoPartition)
 			return nil, nil // retried by the next poll

@@ -80,7 +80,18 @@ type ClientConn struct {
 type clientResult struct {
 	hdr  ResponseHeader
 	body []byte
-	err  error
+	// pooled, when set, is the pooled buffer body lies in; the receiver of the result puts it
+	// back once nothing refers to body (framepool.go).
+	pooled *[]byte
+	err    error
+}
+
+// release puts the result's buffer back into its pool: body must not be read afterwards.
+func (r *clientResult) release() {
+	if r.pooled != nil {
+		putFrame(r.pooled)
+		r.pooled, r.body = nil, nil
+	}
 }
 
 // Dial connects to addr and performs the API_VERSIONS (and, if configured, SASL) handshake,
@@ -184,7 +195,39 @@ func (c *ClientConn) Call(ctx context.Context, key APIKey, req, resp proto.Messa
 	return c.callVersion(ctx, key, v, req, resp)
 }
 
-// CallRaw is Call with an already encoded request body; it returns the raw response body.
+// AliasingDecoder is a response message that decodes its body itself and may keep references
+// into it (fetchresp.Aligned: FETCH_LOG records): Call hands it the body instead of calling
+// proto.Unmarshal. If it reports retained, the body's buffer is never reused; otherwise it is
+// reused once DecodeAliasing returns, which must then have copied whatever it keeps.
+type AliasingDecoder interface {
+	proto.Message
+	DecodeAliasing(body []byte) (retained bool, err error)
+}
+
+// CallDecode sends req as API key and hands the response body to decode. body is valid only
+// until decode returns: its buffer is reused afterwards, so decode must copy whatever it
+// keeps. decode's error is returned as it is.
+func (c *ClientConn) CallDecode(ctx context.Context, key APIKey, req proto.Message, decode func(body []byte) error) error {
+	v, err := c.Version(key)
+	if err != nil {
+		return err
+	}
+	ch, id, err := c.send(ctx, key, v, func(dst []byte) ([]byte, error) {
+		return proto.MarshalOptions{}.MarshalAppend(dst, req)
+	})
+	if err != nil {
+		return err
+	}
+	res, err := c.wait(ctx, id, ch)
+	if err != nil {
+		return err
+	}
+	defer res.release()
+	return decode(res.body)
+}
+
+// CallRaw is Call with an already encoded request body; it returns the raw response body,
+// which the caller owns.
 func (c *ClientConn) CallRaw(ctx context.Context, key APIKey, version int16, body []byte) ([]byte, error) {
 	ch, id, err := c.send(ctx, key, version, func(dst []byte) ([]byte, error) { return append(dst, body...), nil })
 	if err != nil {
@@ -208,6 +251,19 @@ func (c *ClientConn) callVersion(ctx context.Context, key APIKey, version int16,
 	if err != nil {
 		return err
 	}
+	if ad, ok := resp.(AliasingDecoder); ok {
+		// A retained body's buffer is left to the collector, never reused.
+		retained, err := ad.DecodeAliasing(res.body)
+		if !retained {
+			res.release()
+		}
+		if err != nil {
+			return fmt.Errorf("decode %s response: %w", key, err)
+		}
+		return nil
+	}
+	// proto.Unmarshal copies every field it keeps, so the buffer can be reused after it.
+	defer res.release()
 	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(res.body, resp); err != nil {
 		return fmt.Errorf("decode %s response: %w", key, err)
 	}
@@ -357,7 +413,9 @@ func (c *ClientConn) wait(ctx context.Context, id int32, ch chan clientResult) (
 		}
 		if res.hdr.Type != responseSuccess {
 			var em flusspb.ErrorResponse
-			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(res.body, &em); err != nil {
+			err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(res.body, &em)
+			res.release()
+			if err != nil {
 				return res, fmt.Errorf("undecodable error response: %w", err)
 			}
 			return res, &ferr.Error{Code: ferr.Code(em.GetErrorCode()), Message: em.GetErrorMessage()}
@@ -372,19 +430,22 @@ func (c *ClientConn) wait(ctx context.Context, id int32, ch chan clientResult) (
 func (c *ClientConn) readLoop() {
 	r := bufio.NewReaderSize(c.nc, 64<<10)
 	for {
-		payload, err := ReadFrame(r, nil, 1, c.maxResp)
+		payload, pooled, err := readResponseFrame(r, c.maxResp)
 		if err != nil {
 			c.fail(err)
 			return
 		}
+		res := clientResult{pooled: pooled}
 		hdr, body, err := ParseResponseHeader(payload)
 		if err != nil {
+			res.release()
 			c.fail(err)
 			return
 		}
 		if hdr.Type == responseServerFailure {
 			var em flusspb.ErrorResponse
 			_ = proto.Unmarshal(body, &em)
+			res.release()
 			c.fail(&ferr.Error{Code: ferr.Code(em.GetErrorCode()), Message: em.GetErrorMessage()})
 			return
 		}
@@ -392,8 +453,11 @@ func (c *ClientConn) readLoop() {
 		ch, ok := c.pending[hdr.RequestID]
 		delete(c.pending, hdr.RequestID)
 		c.mu.Unlock()
+		res.hdr, res.body = hdr, body
 		if ok {
-			ch <- clientResult{hdr: hdr, body: body}
+			ch <- res
+		} else {
+			res.release() // the caller gave up waiting
 		}
 	}
 }

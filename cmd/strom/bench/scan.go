@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/stromdb/strom/cmd/strom/progress"
+	"github.com/stromdb/strom/internal/fetchresp"
 	"github.com/stromdb/strom/internal/record"
 	"github.com/stromdb/strom/internal/wire"
 	"github.com/stromdb/strom/proto/flusspb"
@@ -135,15 +136,20 @@ func scanWorker(ctx context.Context, t *tableInfo, conns map[string]*wire.Client
 			if time.Now().After(deadline) {
 				return true, nil
 			}
+			// The answer is decoded in place (its records alias the frame) and only its
+			// batch headers are read, before CallDecode returns the frame to the pool.
 			var resp flusspb.FetchLogResponse
 			t0 := time.Now()
-			if err := c.Call(ctx, wire.FetchLog, req, &resp); err != nil {
-				return false, err
-			}
-			tl.lat = append(tl.lat, time.Since(t0))
-			tl.requests++
 			rows, bytes := tl.rows, tl.bytes
-			if err := absorbFetch(&resp, buckets, tl); err != nil {
+			err := c.CallDecode(ctx, wire.FetchLog, req, func(body []byte) error {
+				tl.lat = append(tl.lat, time.Since(t0))
+				tl.requests++
+				if err := fetchresp.Decode(body, &resp); err != nil {
+					return fmt.Errorf("decode %s response: %w", wire.FetchLog, err)
+				}
+				return absorbFetch(&resp, buckets, tl)
+			})
+			if err != nil {
 				return false, err
 			}
 			advance(bar, tl.rows-rows, tl.bytes-bytes)
