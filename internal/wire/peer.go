@@ -55,13 +55,15 @@ func (c *serverConn) admitPeer() error {
 	if c.cfg.AuthTimeout > 0 {
 		c.nc.SetDeadline(time.Now().Add(c.cfg.AuthTimeout))
 	}
-	tc := tls.Server(pc, c.cfg.PeerTLS)
+	rc := &recordCoalescer{Conn: pc}
+	tc := tls.Server(rc, c.cfg.PeerTLS)
 	if err := tc.HandshakeContext(c.ctx); err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
 	c.nc.SetDeadline(time.Time{})
+	rc.coalesce()
 	c.stream = tc
-	c.w.Reset(tc)
+	c.w.Reset(flushingWriter{tc: tc, rc: rc})
 	c.sendfile = false // the bytes are encrypted in user space
 	c.unproven = false
 	c.authenticated = true // a member's certificate is its login (no SASL between servers)
@@ -81,6 +83,96 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return p.Conn.Read(b)
+}
+
+// recordCoalescer sits under a server's TLS session and gathers the records of one write
+// into one write(2). crypto/tls writes every record (at most 16 KiB of payload) with its
+// own Write on the connection, so a 64 KiB flush of the response buffer — a follower's
+// FETCH_LOG answer — cost four system calls, most of the TLS write time of a leader
+// (docs/security.md, "What the TLS costs").
+//
+// Invariant: before coalesce (the handshake) every Write goes straight through; after it,
+// bytes written are held in buf until flush, which flushingWriter calls after each write
+// of the TLS session, so nothing the session wrote for a response outlives that write's
+// return unsent. buf never holds more than coalesceLimit bytes (a Write that would pass
+// it flushes first; one larger than it goes straight through after that).
+type recordCoalescer struct {
+	net.Conn
+	mu   sync.Mutex
+	on   bool
+	buf  []byte
+	werr error // the first write error: every later write and flush returns it
+}
+
+// coalesceLimit bounds buf: four full TLS records and their headers and tags.
+const coalesceLimit = 4 * (16<<10 + 256)
+
+func (r *recordCoalescer) coalesce() {
+	r.mu.Lock()
+	r.on = true
+	r.mu.Unlock()
+}
+
+func (r *recordCoalescer) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.on {
+		return r.Conn.Write(p)
+	}
+	if r.werr != nil {
+		return 0, r.werr
+	}
+	if len(r.buf)+len(p) > coalesceLimit {
+		if err := r.flushLocked(); err != nil {
+			return 0, err
+		}
+		if len(p) > coalesceLimit {
+			n, err := r.Conn.Write(p)
+			if err != nil {
+				r.werr = err
+			}
+			return n, err
+		}
+	}
+	r.buf = append(r.buf, p...)
+	return len(p), nil
+}
+
+// flush sends what Write held.
+func (r *recordCoalescer) flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushLocked()
+}
+
+func (r *recordCoalescer) flushLocked() error {
+	if r.werr != nil {
+		return r.werr
+	}
+	if len(r.buf) == 0 {
+		return nil
+	}
+	_, err := r.Conn.Write(r.buf)
+	r.buf = r.buf[:0]
+	if err != nil {
+		r.werr = err
+	}
+	return err
+}
+
+// flushingWriter writes to a TLS session over a recordCoalescer and sends the records at
+// the end of each write: the buffered writer of a serverConn writes through it.
+type flushingWriter struct {
+	tc *tls.Conn
+	rc *recordCoalescer
+}
+
+func (w flushingWriter) Write(p []byte) (int, error) {
+	n, err := w.tc.Write(p)
+	if ferr := w.rc.flush(); err == nil {
+		err = ferr
+	}
+	return n, err
 }
 
 // everySecond allows one event a second (rate-limited log lines); a nil one allows all.

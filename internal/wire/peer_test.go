@@ -1,10 +1,15 @@
 package wire
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,5 +93,69 @@ func TestInternalListenerAuthenticatesPeers(t *testing.T) {
 	addr := serveOn(t, loopback(t), internalService(), ListenerConfig{Name: "FLUSS"}, nil)
 	if internal, err := exists(addr, ClientConfig{}); err != nil || !internal {
 		t.Fatalf("plaintext internal listener: internal=%v err=%v", internal, err)
+	}
+}
+
+// tlsCountingConn counts the writes that reach the connection.
+type tlsCountingConn struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *tlsCountingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// Under a server's TLS session the records of one buffered flush go out in one write, not
+// one write per record, and every byte arrives, in order, by the time the write returns.
+func TestTLSRecordsOfOneWriteAreCoalesced(t *testing.T) {
+	member := peerOf(t, "the cluster's secret 0123456789")
+	serverEnd, clientEnd := net.Pipe()
+	defer serverEnd.Close()
+	defer clientEnd.Close()
+	under := &tlsCountingConn{Conn: serverEnd}
+	rc := &recordCoalescer{Conn: under}
+	srv := tls.Server(rc, member.ServerConfig())
+	cli := tls.Client(clientEnd, member.ClientConfig())
+	const size = 1 << 20
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		if err := cli.Handshake(); err != nil {
+			got <- nil
+			return
+		}
+		b := make([]byte, size)
+		if _, err := io.ReadFull(cli, b); err != nil {
+			got <- nil
+			return
+		}
+		got <- b
+	}()
+	if err := srv.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	rc.coalesce()
+	handshakeWrites := under.writes.Load()
+	w := bufio.NewWriterSize(flushingWriter{tc: srv, rc: rc}, 64<<10)
+	for off := 0; off < size; off += 1000 {
+		if _, err := w.Write(want[off:min(off+1000, size)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("the client read %d bytes, not the %d written", len(b), size)
+	}
+	// 16 flushes of 64 KiB: 16 writes (a few more where a flush passes coalesceLimit), where
+	// one write per record would be at least 64.
+	if n := under.writes.Load() - handshakeWrites; n > 2*size/(64<<10) {
+		t.Fatalf("%d writes for %d bytes in 64 KiB flushes, want at most %d", n, size, 2*size/(64<<10))
 	}
 }
