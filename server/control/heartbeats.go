@@ -52,11 +52,17 @@ type heartbeats struct {
 	self       int32       // this node's tablet-server.id; -1 without the tablet role
 	interval   time.Duration
 	fenceAfter time.Duration
+	// selfInternal is this node's coordinator internal address (its own election key names
+	// it: never beaten); standbys whether a standby deposes a silent active coordinator
+	// (coordinator.heartbeat.standbys; coord_watch.go).
+	selfInternal string
+	standbys     bool
 
 	mu       sync.Mutex
 	answered map[int32]time.Time // per server: the send time of its newest answered beat, or when its budget started
 	fencing  map[int32]bool      // fences in progress
 	noQuorum bool                // logged that too few servers answer to fence any
+	coord    coordWatch          // while a standby: the active coordinator watched
 }
 
 // fenceMargin is added to the wait between a fence and the revocation of the lease, for
@@ -83,10 +89,35 @@ func (h *heartbeats) run(ctx context.Context) {
 		if !h.elector.Active() {
 			h.mu.Lock()
 			clear(h.answered)
+			h.watchCoordinator(ctx, now, stalled)
 			h.mu.Unlock()
 			continue
 		}
+		h.mu.Lock()
+		h.inherit(ctx, now)
+		h.mu.Unlock()
 		h.tick(ctx, now, stalled)
+	}
+}
+
+// inherit carries what this node observed as a standby of the coordinator it succeeds over
+// to the first round as the active coordinator: the tablet server of the same process keeps
+// the budget it had used up (it is the same process, silent for as long),
+// so a paused coordinator-and-leader is fenced at once rather than after another
+// fenceAfter. An observation older than 2*fenceAfter is dropped. (h.mu held.)
+func (h *heartbeats) inherit(ctx context.Context, now time.Time) {
+	w := h.coord
+	if w.addr == "" {
+		return
+	}
+	h.withdraw(ctx)
+	h.coord = coordWatch{}
+	if w.tablet == nil || *w.tablet == h.self || now.Sub(w.ticked) > 2*h.fenceAfter || !h.members.IsLive(*w.tablet) {
+		return
+	}
+	if _, seen := h.answered[*w.tablet]; !seen {
+		h.answered[*w.tablet] = w.answered
+		h.log.Info("heartbeats: the tablet server of the coordinator this node succeeds keeps its silence budget", "id", *w.tablet, "silent", now.Sub(w.answered))
 	}
 }
 
