@@ -39,8 +39,8 @@ import (
 // coordinator deposed between the steps leaves no server fenced for good.
 //
 // Invariants against false fences: no server is fenced while fewer than a majority of the
-// tablet servers taking part (this node counted when it is one) answered within fenceAfter — the
-// coordinator itself is then the likely isolated one; and a tick that comes more than
+// tablet servers taking part (this node counted when it is one) answered within fenceAfter or
+// are still within a fresh budget — the coordinator itself is then the likely isolated one; and a tick that comes more than
 // 2*interval after the previous one (this process was paused or starved) restarts every
 // server's budget, so a coordinator's own pause never counts against the servers.
 type heartbeats struct {
@@ -82,6 +82,9 @@ func (h *heartbeats) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-h.elector.Activated():
+			// A round goes out at once on becoming active, so a silence inherited from the
+			// standby's watch is acted on now, not an interval after the takeover.
 		}
 		now := time.Now()
 		stalled := now.Sub(last) > 2*h.interval
@@ -150,6 +153,7 @@ func (h *heartbeats) tick(ctx context.Context, now time.Time, stalled bool) {
 		voters++
 		if t, ok := h.answered[id]; !ok || stalled {
 			h.answered[id] = now // a new server, or this process was stalled: a full budget
+			recent++
 		} else if now.Sub(t) < h.fenceAfter {
 			recent++
 		}

@@ -58,6 +58,8 @@ type Elector struct {
 	hasCoord bool
 
 	session atomic.Int64 // the lease of this node's election session; 0 while it has none
+
+	activated chan struct{} // signalled (without blocking) whenever this node becomes active
 }
 
 // LeaderKey identifies the active coordinator's election key as last read: its create
@@ -68,7 +70,14 @@ type LeaderKey struct {
 }
 
 // New returns an Elector that is not active and knows no coordinator.
-func New(cli *clientv3.Client, log *slog.Logger) *Elector { return &Elector{cli: cli, log: log} }
+func New(cli *clientv3.Client, log *slog.Logger) *Elector {
+	return &Elector{cli: cli, log: log, activated: make(chan struct{}, 1)}
+}
+
+// Activated is signalled whenever this node becomes the active coordinator (one pending
+// signal at most), so loops that act only while active start at once instead of at their
+// next tick.
+func (e *Elector) Activated() <-chan struct{} { return e.activated }
 
 // Active reports whether this node is the active coordinator.
 func (e *Elector) Active() bool {
@@ -100,6 +109,12 @@ func (e *Elector) SetActive(f meta.Fence, active bool) {
 	e.fenceMu.Lock()
 	defer e.fenceMu.Unlock()
 	e.fence, e.active = f, active
+	if active {
+		select {
+		case e.activated <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Campaign campaigns under a session lease of ttl until ctx ends. When it wins it calls
