@@ -157,7 +157,9 @@ func (r *partitionRun) inject(i int, f faultKind, hold time.Duration) {
 	m := r.meta("")
 	rec := faultRecord{name: f.name, start: time.Now()}
 	desc := f.cut(r, m, hold)
-	r.t.Logf("fault %d %s: %s; rules %s; holding %s", i, f.name, desc, r.nw.Rules(), hold)
+	// Every table's leaders at the cut: whether a primary-key bucket was led from L's node
+	// decides much of that fault's upsert unavailability (docs/cluster.md, "Partition tests").
+	r.t.Logf("fault %d %s: %s; leaders %v; rules %s; holding %s", i, f.name, desc, m.Leaders, r.nw.Rules(), hold)
 	if f.name != "flapping-link" {
 		time.Sleep(hold)
 	}
