@@ -3,9 +3,11 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/internal/wire"
@@ -189,7 +191,10 @@ func (h *heartbeats) depose(ctx context.Context, key election.LeaderKey, addr st
 	if !still {
 		return // it answered meanwhile
 	}
-	if _, err := h.cli.Revoke(dctx, key.Lease); err != nil {
+	if _, err := h.cli.Revoke(dctx, key.Lease); errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		h.log.Info("heartbeats: the silent active coordinator's election lease is already gone (another standby revoked it)", "internal", addr, "epoch", key.Rev)
+		return
+	} else if err != nil {
 		h.log.Warn("heartbeats: cannot revoke the election lease of the silent active coordinator; it will expire", "internal", addr, "err", err)
 		return
 	}

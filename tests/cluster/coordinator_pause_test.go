@@ -112,6 +112,8 @@ func TestPauseCoordinatorAndLeader(t *testing.T) {
 		t.Fatalf("the resumed node %d is still the active coordinator", victim.ID)
 	}
 	desc := logTable()
+	// Replication factor 2: the resumed node may not have registered again yet.
+	desc.Properties = map[string]string{"table.replication.factor": "2"}
 	if err := conn.Admin().CreateTable(ctx, fluss.TablePath{Database: "fault", Table: "after_pause"}, desc, false); err != nil {
 		t.Fatalf("DDL after the coordinator's deposition: %v", err)
 	}
