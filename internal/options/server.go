@@ -226,6 +226,8 @@ var (
 		See: "cluster.md#failover-in-under-2-s", Desc: "how often the active coordinator sends every tablet server a heartbeat over the internal listener; 0 turns heartbeat fencing off (paused and cut-off servers then fail over when their lease expires)"}, NonNegative[time.Duration])
 	HeartbeatFenceAfter = DurationOf(Option{Key: "coordinator.heartbeat.fence-after", Default: "800ms", Scope: Server,
 		See: "cluster.md#failover-in-under-2-s", Desc: "a tablet server that answers none of the heartbeats sent to it for this long is fenced and, after its tablet-server.fence-check.grace, failed over"}, Positive[time.Duration])
+	HeartbeatStandbys = BoolOf(Option{Key: "coordinator.heartbeat.standbys", Default: "true", Scope: Server,
+		See: "cluster.md#a-paused-active-coordinator", Desc: "whether standby coordinators send the active coordinator heartbeats and, once more than half of them found it silent for coordinator.heartbeat.fence-after, revoke its election lease; false leaves a paused or cut-off active coordinator to its coordinator.lease-ttl"})
 	FenceCheckInterval = DurationOf(Option{Key: "tablet-server.fence-check.interval", Default: "150ms", Scope: Server,
 		See: "cluster.md#failover-in-under-2-s", Desc: "how often a tablet server of a cluster reads from etcd whether the active coordinator fenced it"}, Positive[time.Duration])
 	FenceCheckGrace = DurationOf(Option{Key: "tablet-server.fence-check.grace", Default: "500ms", Scope: Server,

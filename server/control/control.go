@@ -88,6 +88,9 @@ type Options struct {
 	// (heartbeats.go); 0: no heartbeats.
 	HeartbeatInterval   time.Duration
 	HeartbeatFenceAfter time.Duration
+	// HeartbeatStandbys is coordinator.heartbeat.standbys: standby coordinators beat the
+	// active one and depose it when a majority of them find it silent (coord_watch.go).
+	HeartbeatStandbys bool
 	// FenceCheckInterval is tablet-server.fence-check.interval and FenceCheckGrace
 	// tablet-server.fence-check.grace: how often this tablet server reads its fence from
 	// etcd, and how long one read without a fence vouches for it (fence_check.go); grace 0:
@@ -217,6 +220,10 @@ func (c *Control) Start(ctx context.Context) error {
 	go func() { defer c.wg.Done(); c.follower.run(c.ctx, rev) }()
 	go func() { defer c.wg.Done(); c.follower.catalogLoop(c.ctx) }()
 	if c.opts.Coordinator != nil {
+		if c.opts.Replicas != nil {
+			id := c.opts.Registration.ID
+			c.opts.Coordinator.TabletServer = &id
+		}
 		c.wg.Add(3)
 		go func() {
 			defer c.wg.Done()
@@ -232,7 +239,8 @@ func (c *Control) Start(ctx context.Context) error {
 		}
 		go func() { defer c.wg.Done(); probe.run(c.ctx) }()
 		beats := &heartbeats{cli: c.cli, log: c.log, elector: c.elector, members: c.members, pool: peers.NewPool(), self: probe.self,
-			interval: c.opts.HeartbeatInterval, fenceAfter: c.opts.HeartbeatFenceAfter}
+			interval: c.opts.HeartbeatInterval, fenceAfter: c.opts.HeartbeatFenceAfter,
+			selfInternal: c.opts.Coordinator.Internal, standbys: c.opts.HeartbeatStandbys}
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); defer beats.pool.Close(); beats.run(c.ctx) }()
 	}

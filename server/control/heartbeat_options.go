@@ -16,6 +16,9 @@ func ReadHeartbeatOptions(raw map[string]string, opts *Options) error {
 	if opts.HeartbeatFenceAfter, err = options.HeartbeatFenceAfter.Get(raw); err != nil {
 		return err
 	}
+	if opts.HeartbeatStandbys, err = options.HeartbeatStandbys.Get(raw); err != nil {
+		return err
+	}
 	if opts.FenceCheckInterval, err = options.FenceCheckInterval.Get(raw); err != nil {
 		return err
 	}

@@ -39,8 +39,8 @@ import (
 // coordinator deposed between the steps leaves no server fenced for good.
 //
 // Invariants against false fences: no server is fenced while fewer than a majority of the
-// tablet servers taking part (this node counted when it is one) answered within fenceAfter — the
-// coordinator itself is then the likely isolated one; and a tick that comes more than
+// tablet servers taking part (this node counted when it is one) answered within fenceAfter or
+// are still within a fresh budget — the coordinator itself is then the likely isolated one; and a tick that comes more than
 // 2*interval after the previous one (this process was paused or starved) restarts every
 // server's budget, so a coordinator's own pause never counts against the servers.
 type heartbeats struct {
@@ -52,11 +52,17 @@ type heartbeats struct {
 	self       int32       // this node's tablet-server.id; -1 without the tablet role
 	interval   time.Duration
 	fenceAfter time.Duration
+	// selfInternal is this node's coordinator internal address (its own election key names
+	// it: never beaten); standbys whether a standby deposes a silent active coordinator
+	// (coordinator.heartbeat.standbys; coord_watch.go).
+	selfInternal string
+	standbys     bool
 
 	mu       sync.Mutex
 	answered map[int32]time.Time // per server: the send time of its newest answered beat, or when its budget started
 	fencing  map[int32]bool      // fences in progress
 	noQuorum bool                // logged that too few servers answer to fence any
+	coord    coordWatch          // while a standby: the active coordinator watched
 }
 
 // fenceMargin is added to the wait between a fence and the revocation of the lease, for
@@ -76,6 +82,9 @@ func (h *heartbeats) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-h.elector.Activated():
+			// A round goes out at once on becoming active, so a silence inherited from the
+			// standby's watch is acted on now, not an interval after the takeover.
 		}
 		now := time.Now()
 		stalled := now.Sub(last) > 2*h.interval
@@ -83,10 +92,35 @@ func (h *heartbeats) run(ctx context.Context) {
 		if !h.elector.Active() {
 			h.mu.Lock()
 			clear(h.answered)
+			h.watchCoordinator(ctx, now, stalled)
 			h.mu.Unlock()
 			continue
 		}
+		h.mu.Lock()
+		h.inherit(ctx, now)
+		h.mu.Unlock()
 		h.tick(ctx, now, stalled)
+	}
+}
+
+// inherit carries what this node observed as a standby of the coordinator it succeeds over
+// to the first round as the active coordinator: the tablet server of the same process keeps
+// the budget it had used up (it is the same process, silent for as long),
+// so a paused coordinator-and-leader is fenced at once rather than after another
+// fenceAfter. An observation older than 2*fenceAfter is dropped. (h.mu held.)
+func (h *heartbeats) inherit(ctx context.Context, now time.Time) {
+	w := h.coord
+	if w.addr == "" {
+		return
+	}
+	h.withdraw(ctx)
+	h.coord = coordWatch{}
+	if w.tablet == nil || *w.tablet == h.self || now.Sub(w.ticked) > 2*h.fenceAfter || !h.members.IsLive(*w.tablet) {
+		return
+	}
+	if _, seen := h.answered[*w.tablet]; !seen {
+		h.answered[*w.tablet] = w.answered
+		h.log.Info("heartbeats: the tablet server of the coordinator this node succeeds keeps its silence budget", "id", *w.tablet, "silent", now.Sub(w.answered))
 	}
 }
 
@@ -119,6 +153,7 @@ func (h *heartbeats) tick(ctx context.Context, now time.Time, stalled bool) {
 		voters++
 		if t, ok := h.answered[id]; !ok || stalled {
 			h.answered[id] = now // a new server, or this process was stalled: a full budget
+			recent++
 		} else if now.Sub(t) < h.fenceAfter {
 			recent++
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 // activeCoordinator returns the node whose coordinator is active, as metadata reports it.
-func activeCoordinator(t *testing.T, ctx context.Context, c *clustertest.Cluster, conn *fluss.Connection) *clustertest.Node {
+func activeCoordinator(t testing.TB, ctx context.Context, c *clustertest.Cluster, conn *fluss.Connection) *clustertest.Node {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -24,6 +24,12 @@ import (
 // for the client's request timeout whatever the servers do, so there each write attempt is
 // bounded by 1 s and retried through a fresh connection; the benchmark also reports when the metadata first named
 // another leader (moved-ms), the server side of the failover.
+//
+// FAILOVER_VICTIM=coordinator (with FAILOVER_FAULT=stop) faults the node that is both the
+// active coordinator and the bucket's leader: each iteration writes to a one-bucket table
+// led from the active coordinator's node (creating another when none is). FAILOVER_STANDBYS=off
+// measures without the standbys' heartbeats of the active coordinator
+// (coordinator.heartbeat.standbys: false, the lease alone, as before them).
 func BenchmarkLeaderFailover(b *testing.B) {
 	// FAILOVER_LEASE_TTL=5s measures with other leases than the tests' 2 s (5 s: the defaults).
 	set := maps.Clone(faultOptions)
@@ -34,6 +40,10 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	if os.Getenv("FAILOVER_HEARTBEATS") == "off" {
 		set["coordinator.heartbeat.interval"] = "0"
 	}
+	if os.Getenv("FAILOVER_STANDBYS") == "off" {
+		set["coordinator.heartbeat.standbys"] = "false"
+	}
+	onCoordinator := os.Getenv("FAILOVER_VICTIM") == "coordinator"
 	c := clustertest.StartCluster(b, stromBin, clustertest.ClusterOptions{Set: set})
 	ctx := context.Background()
 	waitFormed(b, ctx, c)
@@ -105,6 +115,9 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	if pause && pkRows > 0 {
 		b.Fatal("FAILOVER_FAULT=stop measures a log bucket; unset FAILOVER_PK_ROWS")
 	}
+	if onCoordinator && !pause {
+		b.Fatal("FAILOVER_VICTIM=coordinator needs FAILOVER_FAULT=stop")
+	}
 	if pause {
 		// A client keeps its requests queued on its connection to the paused leader until its
 		// request timeout; each attempt here is a fresh connection (its own metadata) bounded
@@ -124,11 +137,18 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	var times, moved []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		leaders, err := admin.BucketLeaders(ctx, path, "")
-		if err != nil {
-			b.Fatal(err)
+		var victim *clustertest.Node
+		if onCoordinator {
+			b.StopTimer()
+			path, victim = coordinatorLedTable(b, ctx, c, conn, "bench", "coord_led")
+			b.StartTimer()
+		} else {
+			leaders, err := admin.BucketLeaders(ctx, path, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			victim = c.Node(leaders[0].ID)
 		}
-		victim := c.Node(leaders[0].ID)
 		start := time.Now()
 		movedCh := make(chan time.Duration, 1)
 		if pause {

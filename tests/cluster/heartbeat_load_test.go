@@ -66,6 +66,9 @@ func TestHeartbeatsSurviveLoadAndDiskStalls(t *testing.T) {
 				strings.Contains(line, "tablet server left the cluster") {
 				t.Errorf("node %d: a busy server was fenced: %s", n.ID, line)
 			}
+			if strings.Contains(line, "heartbeats: the active coordinator does not answer and a majority of the standbys agree") {
+				t.Errorf("node %d: a busy coordinator was deposed: %s", n.ID, line)
+			}
 		}
 	}
 }

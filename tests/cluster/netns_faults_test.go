@@ -157,7 +157,14 @@ func (r *partitionRun) inject(i int, f faultKind, hold time.Duration) {
 	m := r.meta("")
 	rec := faultRecord{name: f.name, start: time.Now()}
 	desc := f.cut(r, m, hold)
-	r.t.Logf("fault %d %s: %s; rules %s; holding %s", i, f.name, desc, r.nw.Rules(), hold)
+	// Every table's leaders, the coordinator and the etcd leader at the cut: which of them sat
+	// on the cut-off node decides much of that fault's unavailability (docs/cluster.md,
+	// "Partition tests").
+	coord := "?"
+	if n := r.c.NodeByIP(m.Coordinator); n != nil {
+		coord = fmt.Sprintf("node%d", n.ID)
+	}
+	r.t.Logf("fault %d %s: %s; leaders %v, coordinator %s, etcd leader %s; rules %s; holding %s", i, f.name, desc, m.Leaders, coord, m.EtcdLeader, r.nw.Rules(), hold)
 	if f.name != "flapping-link" {
 		time.Sleep(hold)
 	}

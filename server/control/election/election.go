@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,6 +36,10 @@ type CoordinatorInfo struct {
 	// Internal is HOST:PORT of the coordinator's internal listener, where standbys forward
 	// admin requests.
 	Internal string `json:"internal"`
+	// TabletServer is the tablet-server.id of the tablet server in the same process, nil
+	// when it has none: a standby that found this coordinator silent found that server silent
+	// too (docs/cluster.md, "A paused active coordinator").
+	TabletServer *int32 `json:"tablet_server,omitempty"`
 }
 
 // Elector is one node's part in the election: its own fence while it is the active
@@ -49,11 +54,30 @@ type Elector struct {
 
 	mu       sync.RWMutex
 	current  CoordinatorInfo
+	curKey   LeaderKey
 	hasCoord bool
+
+	session atomic.Int64 // the lease of this node's election session; 0 while it has none
+
+	activated chan struct{} // signalled (without blocking) whenever this node becomes active
+}
+
+// LeaderKey identifies the active coordinator's election key as last read: its create
+// revision (the coordinator epoch) and its session lease.
+type LeaderKey struct {
+	Rev   int64
+	Lease clientv3.LeaseID
 }
 
 // New returns an Elector that is not active and knows no coordinator.
-func New(cli *clientv3.Client, log *slog.Logger) *Elector { return &Elector{cli: cli, log: log} }
+func New(cli *clientv3.Client, log *slog.Logger) *Elector {
+	return &Elector{cli: cli, log: log, activated: make(chan struct{}, 1)}
+}
+
+// Activated is signalled whenever this node becomes the active coordinator (one pending
+// signal at most), so loops that act only while active start at once instead of at their
+// next tick.
+func (e *Elector) Activated() <-chan struct{} { return e.activated }
 
 // Active reports whether this node is the active coordinator.
 func (e *Elector) Active() bool {
@@ -85,6 +109,12 @@ func (e *Elector) SetActive(f meta.Fence, active bool) {
 	e.fenceMu.Lock()
 	defer e.fenceMu.Unlock()
 	e.fence, e.active = f, active
+	if active {
+		select {
+		case e.activated <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Campaign campaigns under a session lease of ttl until ctx ends. When it wins it calls
@@ -103,7 +133,9 @@ func (e *Elector) Campaign(ctx context.Context, info CoordinatorInfo, ttl time.D
 			}
 			continue
 		}
+		e.session.Store(int64(sess.Lease()))
 		e.leadWhileSession(ctx, sess, string(val), takeover)
+		e.session.Store(0)
 		e.SetActive(meta.Fence{}, false)
 		if abandoned != nil && abandoned() {
 			sess.Orphan() // the lease runs out on its own
@@ -147,7 +179,7 @@ func (e *Elector) Refresh(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.hasCoord = false
-	e.current = CoordinatorInfo{}
+	e.current, e.curKey = CoordinatorInfo{}, LeaderKey{}
 	if len(resp.Kvs) == 0 {
 		return nil
 	}
@@ -156,8 +188,20 @@ func (e *Elector) Refresh(ctx context.Context) error {
 		return fmt.Errorf("corrupt coordinator election value: %w", err)
 	}
 	e.current, e.hasCoord = info, true
+	e.curKey = LeaderKey{Rev: resp.Kvs[0].CreateRevision, Lease: clientv3.LeaseID(resp.Kvs[0].Lease)}
 	return nil
 }
+
+// Leader returns the active coordinator and its election key as last read; ok false while
+// none is elected.
+func (e *Elector) Leader() (CoordinatorInfo, LeaderKey, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.current, e.curKey, e.hasCoord
+}
+
+// SessionLease returns the lease of this node's election session, 0 while it has none.
+func (e *Elector) SessionLease() clientv3.LeaseID { return clientv3.LeaseID(e.session.Load()) }
 
 // Coordinator returns the active coordinator as last read; ok false while none is elected.
 func (e *Elector) Coordinator() (CoordinatorInfo, bool) {
