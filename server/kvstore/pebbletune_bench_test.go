@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
 
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/server/logstore"
 )
@@ -177,4 +178,12 @@ func parsePebbleTuning(s string) (func(*pebble.Options), int64, error) {
 			f(o)
 		}
 	}, mem, nil
+}
+
+// TestMemTableDefaultIsTheOptionDefault keeps kv.rocksdb.writebuffer.size's documented default
+// and the memtable size a Store opens with when none is given the same.
+func TestMemTableDefaultIsTheOptionDefault(t *testing.T) {
+	if got := options.KvWriteBufferSize.DefaultValue(); got != memTableBytes {
+		t.Fatalf("kv.rocksdb.writebuffer.size defaults to %d bytes, kvstore to %d", got, memTableBytes)
+	}
 }
