@@ -178,9 +178,9 @@ const (
 
 // memTableBytes is the default size of one Pebble memtable (kv.rocksdb.writebuffer.size's
 // default must match it). Pebble keeps up to two (one filling, one flushing), so the
-// primary-key state's write buffer is at most twice this. 64 MiB, Fluss's default, measured
-// cheaper per update at 1M keys but costs ~117 MiB more RSS (docs/benchmarks.md, "Pebble
-// options at 1M and 10M keys"), so the default stays small.
+// primary-key state's write buffer is at most twice this. 64 MiB, Fluss's default, was
+// cheaper per update at 1M keys in two of three paired runs (0.69–1.16×) and costs ~115 MiB
+// more RSS (docs/benchmarks.md, "Pebble options at 1M and 10M keys"), so the default stays.
 const memTableBytes = 8 << 20
 
 // pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks-history.md, "What pyfluss sends,
