@@ -192,6 +192,9 @@ var (
 	KvBlockCacheSize = BytesOf(Option{Key: "kv.rocksdb.block.cache-size", Default: "32mb", FlussDefault: "8mb", Scope: Server, Versions: Both09And10,
 		Why: "one Pebble cache shared by every bucket (Fluss sizes one RocksDB cache per bucket)",
 		See: "#memory-budget", Desc: "block cache of the primary-key state"}, Positive[int64])
+	KvWriteBufferSize = BytesOf(Option{Key: "kv.rocksdb.writebuffer.size", Default: "8mb", FlussDefault: "64mb", Scope: Server, Versions: Both09And10,
+		Why: "one Pebble memtable size for every bucket, at most two memtables at a time (Fluss has kv.rocksdb.writebuffer.count buffers per bucket)",
+		See: "#memory-budget", Desc: "memtable size of the primary-key state"}, Positive[int64], memTableLimit)
 	KvRowCacheSize = BytesOf(Option{Key: "kv.row-cache-size", Default: "128mb", Scope: Server,
 		See: "#memory-budget", Desc: "row cache of the primary-key state, shared by every bucket; 0 turns it off"}, NonNegative[int64])
 	TieringBinary = StringOf(Option{Key: "datalake.tiering.binary", Scope: Server,
@@ -274,6 +277,14 @@ func atLeastOne(n int32) error {
 func wholeSeconds(d time.Duration) error {
 	if d < time.Second || d%time.Second != 0 {
 		return fmt.Errorf("must be a whole number of seconds, at least 1s (etcd leases count seconds)")
+	}
+	return nil
+}
+
+// memTableLimit refuses memtables of 4 GiB and more, which Pebble cannot address.
+func memTableLimit(v int64) error {
+	if v >= 4<<30 {
+		return fmt.Errorf("must be below 4gb")
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ package options
 const (
 	whyZk       = "Strom keeps its metadata in etcd (etcd.*), not ZooKeeper"
 	whyJvm      = "JVM and thread-pool tuning; Strom is one Go process whose runtime schedules the work"
-	whyRocks    = "primary-key state is in Pebble, not RocksDB; only kv.rocksdb.block.cache-size maps onto it"
+	whyRocks    = "primary-key state is in Pebble, not RocksDB; only kv.rocksdb.block.cache-size and kv.rocksdb.writebuffer.size map onto it"
 	whyRemote   = "Strom's log tiering (tiered-storage.md) has no such setting"
 	whyNetty    = "Go's runtime serves connections; the wire layer's limits are netty.connection.max-inflight-* and netty.server.max-inflight-*"
 	whyFetch    = "followers fetch with Strom's own fetcher and sizes"
@@ -97,8 +97,6 @@ var _ = registerAll([]Option{
 		Desc: "memtables per bucket"},
 	{Key: "kv.rocksdb.writebuffer.number-to-merge", Type: Int, Default: "1", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRocks,
 		Desc: "memtables merged before a flush"},
-	{Key: "kv.rocksdb.writebuffer.size", Type: Memory, Default: "64mb", Scope: Server, Versions: Both09And10, Status: NoEffect, Why: whyRocks,
-		Desc: "memtable size"},
 	{Key: "kv.scanner.expiration-interval", Type: Duration, Default: "30s", Scope: Server, Versions: V10, Status: NoEffect, Why: whyKvscan,
 		Desc: "how often idle KV scanners are expired"},
 	{Key: "kv.scanner.max-batch-size", Type: Memory, Default: "10mb", Scope: Server, Versions: V10, Status: NoEffect, Why: whyKvscan,

@@ -74,6 +74,7 @@ type Config struct {
 	LogJournalMaxBytes    int64         // log.journal.max-batch-size (Strom)
 	LogJournalMinInFlight int           // log.journal.min-in-flight (Strom)
 	KvBlockCacheSize      int64         // kv.rocksdb.block.cache-size: Pebble's block cache, shared by all buckets
+	KvWriteBufferSize     int64         // kv.rocksdb.writebuffer.size: one Pebble memtable (at most two exist)
 	KvRowCacheSize        int64         // kv.row-cache-size (Strom option): rows read before writes, shared by all buckets; 0 turns it off
 	GoMemoryLimit         int64         // server.go-memory-limit (Strom option): soft limit of the Go runtime's memory; GoMemoryLimitAuto derives it (GoMemoryLimitBytes), 0 sets none
 	LogRetentionCheck     time.Duration // log.retention.check-interval
@@ -138,6 +139,7 @@ func Default() Config {
 		LogJournalMaxBytes:       options.LogJournalMaxBatchSize.DefaultValue(),
 		LogJournalMinInFlight:    options.LogJournalMinInFlight.DefaultValue(),
 		KvBlockCacheSize:         options.KvBlockCacheSize.DefaultValue(),
+		KvWriteBufferSize:        options.KvWriteBufferSize.DefaultValue(),
 		KvRowCacheSize:           options.KvRowCacheSize.DefaultValue(),
 		GoMemoryLimit:            0, // none: a limit near the live heap made the collector eat the upserts' CPU (docs/configuration.md)
 		LogRetentionCheck:        options.LogRetentionCheckInterval.DefaultValue(),
@@ -273,6 +275,8 @@ func (c *Config) Set(key, value string) error {
 		c.LogJournalMinInFlight, err = options.LogJournalMinInFlight.Parse(value)
 	case "kv.rocksdb.block.cache-size":
 		c.KvBlockCacheSize, err = options.KvBlockCacheSize.Parse(value)
+	case "kv.rocksdb.writebuffer.size":
+		c.KvWriteBufferSize, err = options.KvWriteBufferSize.Parse(value)
 	case "kv.row-cache-size":
 		c.KvRowCacheSize, err = options.KvRowCacheSize.Parse(value)
 	case "server.go-memory-limit":

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
 
+	"github.com/stromdb/strom/internal/options"
 	"github.com/stromdb/strom/internal/row"
 	"github.com/stromdb/strom/server/logstore"
 )
@@ -24,7 +27,11 @@ import (
 // STROM_BENCH_PEBBLE changes Pebble options to compare them, comma-separated:
 // l0=N (L0CompactionThreshold), stop=N (L0StopWritesThreshold), block=BYTES (BlockSize of
 // every level), compactions=N (MaxConcurrentCompactions), lbase=BYTES (LBaseMaxBytes),
-// coalesce=0 (sstables written through Pebble's own file system, one write(2) per block).
+// coalesce=0 (sstables written through Pebble's own file system, one write(2) per block),
+// mem=BYTES (Options.MemTableBytes), memstop=N (MemTableStopWritesThreshold), mult=N
+// (LevelMultiplier), target=BYTES (TargetFileSize of L0, doubled per level below),
+// bloom=BITS (bits per key of every level's filter; 0 drops the filters), readcomp=0 (no
+// read-triggered compactions).
 // Run each setting in its own process, interleaved: go test ./server/kvstore -run '^$'
 // -bench SteadyState -benchtime 200x.
 func BenchmarkSteadyState(b *testing.B) {
@@ -32,7 +39,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	if v, err := strconv.ParseInt(os.Getenv("STROM_BENCH_KEYS"), 10, 64); err == nil && v > 0 {
 		keys = v
 	}
-	tune, err := parsePebbleTuning(os.Getenv("STROM_BENCH_PEBBLE"))
+	tune, memBytes, err := parsePebbleTuning(os.Getenv("STROM_BENCH_PEBBLE"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +49,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lg.Close()
-	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), RowCacheBytes: benchRowCacheBytes(), tunePebble: tune})
+	st, err := Open(filepath.Join(dir, "kv"), Options{Logger: discard(), RowCacheBytes: benchRowCacheBytes(), MemTableBytes: memBytes, tunePebble: tune})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,9 +110,11 @@ func BenchmarkSteadyState(b *testing.B) {
 	})
 }
 
-// parsePebbleTuning parses BenchmarkSteadyState's STROM_BENCH_PEBBLE.
-func parsePebbleTuning(s string) (func(*pebble.Options), error) {
+// parsePebbleTuning parses BenchmarkSteadyState's STROM_BENCH_PEBBLE: the options to
+// change, and the memtable size (0: the default), which Open also sizes the cache by.
+func parsePebbleTuning(s string) (func(*pebble.Options), int64, error) {
 	var fs []func(*pebble.Options)
+	var mem int64
 	for _, kv := range strings.Split(s, ",") {
 		if kv == "" {
 			continue
@@ -113,7 +122,7 @@ func parsePebbleTuning(s string) (func(*pebble.Options), error) {
 		k, v, _ := strings.Cut(kv, "=")
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		switch k {
 		case "l0":
@@ -134,13 +143,47 @@ func parsePebbleTuning(s string) (func(*pebble.Options), error) {
 			}
 		case "lbase":
 			fs = append(fs, func(o *pebble.Options) { o.LBaseMaxBytes = int64(n) })
+		case "mem":
+			mem = int64(n)
+		case "memstop":
+			fs = append(fs, func(o *pebble.Options) { o.MemTableStopWritesThreshold = n })
+		case "mult":
+			fs = append(fs, func(o *pebble.Options) { o.Experimental.LevelMultiplier = n })
+		case "target":
+			fs = append(fs, func(o *pebble.Options) {
+				for i := range o.Levels {
+					o.Levels[i].TargetFileSize = int64(n) << i
+				}
+			})
+		case "bloom":
+			fs = append(fs, func(o *pebble.Options) {
+				for i := range o.Levels {
+					if n == 0 {
+						o.Levels[i].FilterPolicy = nil
+					} else {
+						o.Levels[i].FilterPolicy = bloom.FilterPolicy(n)
+					}
+				}
+			})
+		case "readcomp":
+			if n == 0 {
+				fs = append(fs, func(o *pebble.Options) { o.Experimental.ReadSamplingMultiplier = -1 })
+			}
 		default:
-			return nil, os.ErrInvalid
+			return nil, 0, fmt.Errorf("STROM_BENCH_PEBBLE: unknown option %q", k)
 		}
 	}
 	return func(o *pebble.Options) {
 		for _, f := range fs {
 			f(o)
 		}
-	}, nil
+	}, mem, nil
+}
+
+// TestMemTableDefaultIsTheOptionDefault keeps kv.rocksdb.writebuffer.size's documented default
+// and the memtable size a Store opens with when none is given the same.
+func TestMemTableDefaultIsTheOptionDefault(t *testing.T) {
+	if got := options.KvWriteBufferSize.DefaultValue(); got != memTableBytes {
+		t.Fatalf("kv.rocksdb.writebuffer.size defaults to %d bytes, kvstore to %d", got, memTableBytes)
+	}
 }

@@ -54,8 +54,8 @@ type Options struct {
 	// RowCacheBytes is the row cache of the reads before writes, shared by all buckets
 	// (rowcache.go): 0 means the default (defaultRowCacheBytes), negative turns it off.
 	RowCacheBytes int64
-	// MemTableBytes is the size of one Pebble memtable (default memTableBytes); benchmarks
-	// and tests set it, the server keeps the default.
+	// MemTableBytes is the size of one Pebble memtable (default memTableBytes); the server
+	// sets it from kv.rocksdb.writebuffer.size.
 	MemTableBytes int64
 	// Logger receives Pebble's messages and recovery notes; nil means slog.Default().
 	Logger *slog.Logger
@@ -182,8 +182,11 @@ const (
 	l0StopWritesThreshold = 32
 )
 
-// memTableBytes is the size of one Pebble memtable. Pebble keeps up to two (one filling, one
-// flushing), so the primary-key state's write buffer is at most twice this.
+// memTableBytes is the default size of one Pebble memtable (kv.rocksdb.writebuffer.size's
+// default must match it). Pebble keeps up to two (one filling, one flushing), so the
+// primary-key state's write buffer is at most twice this. 64 MiB, Fluss's default, was
+// cheaper per update at 1M keys in two of three paired runs (0.69–1.16×) and costs ~115 MiB
+// more RSS (docs/benchmarks.md, "Pebble options at 1M and 10M keys"), so the default stays.
 const memTableBytes = 8 << 20
 
 // pebbleOptions tunes Pebble for the primary-key path (docs/benchmarks-history.md, "What pyfluss sends,

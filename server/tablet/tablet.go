@@ -146,7 +146,7 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create tablet data directory: %w", err)
 	}
-	kvOpts := kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize,
+	kvOpts := kvstore.Options{Logger: log, CacheBytes: opts.Config.KvBlockCacheSize, MemTableBytes: opts.Config.KvWriteBufferSize,
 		RowCacheBytes: rowCacheBytes(opts.Config.KvRowCacheSize)}
 	if opts.IDRanges != nil {
 		kvOpts.Sequences = sequences{opts.IDRanges}
