@@ -18,15 +18,16 @@ import (
 // them: every round reads, for each table (or partition) with waiting buckets, either the
 // whole table's lineages in one range read (cluster.LineageLister, when enough of its buckets
 // wait) or the few waiting buckets one by one, with at most lineageReadsInFlight reads at
-// once; rounds follow each other with the same backoff a single follower used (20 ms
-// doubling to 1 s while nothing new is published, back to 20 ms when something was).
+// once; rounds follow each other with a backoff of 100 ms doubling to 1 s while nothing new
+// is published, back to 100 ms when something was (a range read is heavier for etcd than one
+// key, so rounds are spaced more than one follower's polls were).
 //
 // Invariant: a waiter is answered once, with the lineage of exactly its leader epoch
 // (non-empty), or as stale when a newer epoch's lineage is published; a waiter whose context
 // ends is removed and never answered. The waiter's goroutine runs only while someone waits.
 
 const (
-	lineageMinBackoff = 20 * time.Millisecond
+	lineageMinBackoff = 100 * time.Millisecond
 	lineageMaxBackoff = time.Second
 	// lineageRangeMin is the number of waiting buckets of one table from which its lineages
 	// are read in one range read rather than one read per bucket.

@@ -108,10 +108,13 @@ func (r *Replication) Lineage(ctx context.Context, b cluster.Bucket) (cluster.Li
 }
 
 // TableLineages implements cluster.LineageLister: one range read of the lineages of a
-// table's buckets (partitionID NoPartition) or of one partition's.
+// table's buckets (partitionID NoPartition) or of one partition's. The read is serializable
+// (the local member's copy, no ReadIndex round trip through the etcd leader): a follower
+// waiting for its leader's lineage uses only the lineage of exactly its own leader epoch,
+// which its leader writes once, so a copy that lags only makes it look again.
 func (r *Replication) TableLineages(ctx context.Context, tableID, partitionID int64) (map[cluster.Bucket]cluster.Lineage, error) {
 	prefix := meta.KeyPrefix + bucketstate.LineageBucketsPrefix(tableID, partitionID)
-	resp, err := r.Store.Client().Get(ctx, prefix, clientv3.WithPrefix())
+	resp, err := r.Store.Client().Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSerializable())
 	if err != nil {
 		return nil, fmt.Errorf("lineages of table %d partition %d: %w", tableID, partitionID, err)
 	}
