@@ -53,6 +53,12 @@ func BenchmarkScale(b *testing.B) {
 	if ttl := os.Getenv("SCALE_LEASE_TTL"); ttl != "" {
 		set["tablet-server.lease-ttl"], set["coordinator.lease-ttl"] = ttl, ttl
 	}
+	// SCALE_FENCE_AFTER replaces coordinator.heartbeat.fence-after (800 ms): at load ~55 on
+	// 2 cores the coordinator fenced tablet servers that missed heartbeats while buckets were
+	// created, and each fence moved their leaderships (docs/cluster.md, "Scale").
+	if fa := os.Getenv("SCALE_FENCE_AFTER"); fa != "" {
+		set["coordinator.heartbeat.fence-after"] = fa
+	}
 	if rf < 3 {
 		// With RF=2 a node's death leaves one replica: min ISR 2 would refuse every append.
 		set["log.replica.min-in-sync-replicas-number"] = "1"
