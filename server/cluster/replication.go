@@ -82,6 +82,15 @@ type ReplicationControl interface {
 	ReplicationAddr(id int32) (addr string, ok bool)
 }
 
+// LineageLister is implemented by a ReplicationControl that reads the lineages of many
+// buckets at once: a server whose followers wait for thousands of lineages after a failover
+// reads them per table instead of per bucket (docs/cluster.md, "Scale").
+type LineageLister interface {
+	// TableLineages returns the published lineages of the buckets of one table (partitionID
+	// NoPartition) or of one partition; a bucket without one is absent.
+	TableLineages(ctx context.Context, tableID, partitionID int64) (map[Bucket]Lineage, error)
+}
+
 // LeadershipResigner is implemented by a ReplicationControl that can move the leadership of
 // one bucket away from this server through the active coordinator's election: what a leader
 // whose replica is corrupt asks for (docs/durability.md, "The scrubber"). moved is false

@@ -114,6 +114,11 @@ func (c *Control) Lineage(ctx context.Context, b cluster.Bucket) (cluster.Lineag
 	return c.repl.Lineage(ctx, b)
 }
 
+// TableLineages implements cluster.LineageLister.
+func (c *Control) TableLineages(ctx context.Context, tableID, partitionID int64) (map[cluster.Bucket]cluster.Lineage, error) {
+	return c.repl.TableLineages(ctx, tableID, partitionID)
+}
+
 // ReplicationAddr implements cluster.ReplicationControl from the servers' registrations.
 func (c *Control) ReplicationAddr(id int32) (string, bool) { return c.members.InternalAddr(id) }
 

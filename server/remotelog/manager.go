@@ -173,6 +173,7 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 	sem := make(chan struct{}, m.opts.Config.Threads)
 	var wg sync.WaitGroup
 	var due []*bucketState
+	var dueBuckets []Bucket
 	for _, b := range buckets {
 		hosted[b.Bucket] = true
 		st := m.state(b.Bucket)
@@ -180,11 +181,18 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 			continue
 		}
 		due = append(due, st)
+		dueBuckets = append(dueBuckets, b)
+	}
+	// Read after Buckets(): every leadership it reports is stored, so no other server
+	// commits a record of those buckets after this read (commits are fenced by leader epoch).
+	pre := m.prefetchRecords(ctx, dueBuckets)
+	for i, b := range dueBuckets {
+		st := due[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			m.finishPass(b, st, m.passBucket(ctx, b, st), ctx.Err() != nil)
+			m.finishPass(b, st, m.passBucket(ctx, b, st, pre[b.Bucket]), ctx.Err() != nil)
 		}()
 	}
 	wg.Wait()
@@ -204,6 +212,47 @@ func (m *Manager) RunOnce(ctx context.Context) time.Time {
 	}
 	m.dropGone(ctx, hosted)
 	return next
+}
+
+// prefetchRange is the number of due buckets of one table (partition) from which their
+// records are read in one range read rather than one read per bucket in its pass: a server
+// hosting tens of thousands of buckets read as many etcd keys one by one every interval
+// (docs/cluster.md, "Scale").
+const prefetchRange = 4
+
+// prefetched is a bucket's committed record read ahead of its pass: raw nil when it has none.
+type prefetched struct{ raw []byte }
+
+// prefetchRecords reads the records of the due buckets of every table (partition) with at
+// least prefetchRange of them in one range read each. A bucket absent from the answer is read
+// in its pass as before (a failed range read leaves its buckets so).
+func (m *Manager) prefetchRecords(ctx context.Context, due []Bucket) map[cluster.Bucket]*prefetched {
+	type group struct{ table, partition int64 }
+	groups := map[group][]cluster.Bucket{}
+	for _, b := range due {
+		g := group{b.Bucket.TableID, b.Bucket.PartitionID}
+		groups[g] = append(groups[g], b.Bucket)
+	}
+	out := map[cluster.Bucket]*prefetched{}
+	for g, bs := range groups {
+		if len(bs) < prefetchRange {
+			continue
+		}
+		prefix := fmt.Sprintf("%s%d/%d/", recordPrefix, g.table, g.partition)
+		kvs, err := m.opts.Meta.List(ctx, prefix)
+		if err != nil {
+			m.log.Debug("remote log: range read of records", "table", g.table, "partition", g.partition, "err", err)
+			continue
+		}
+		raw := make(map[string][]byte, len(kvs))
+		for _, kv := range kvs {
+			raw[kv.Key] = kv.Value
+		}
+		for _, b := range bs {
+			out[b] = &prefetched{raw: raw[recordKey(b)]}
+		}
+	}
+	return out
 }
 
 // finishPass records the outcome of a pass of b: when the next one is due, and the failure
@@ -304,11 +353,11 @@ func (m *Manager) deleteRemoteLog(ctx context.Context, b cluster.Bucket, v *view
 // passBucket runs one tiering pass of b: follow the committed record, and as leader sweep
 // orphans, expire and copy segments and commit; then delete the local segments the
 // committed remote log covers.
-func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) error {
+func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState, pre *prefetched) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.loadMu.Lock()
-	v, err := m.loadLocked(ctx, b.Table, b.Partition, b.Bucket, st)
+	v, err := m.loadLocked(ctx, b.Table, b.Partition, b.Bucket, st, pre)
 	st.loadMu.Unlock()
 	if err != nil {
 		return err
@@ -335,9 +384,10 @@ func (m *Manager) passBucket(ctx context.Context, b Bucket, st *bucketState) err
 	return err
 }
 
-// loadLocked reads b's committed record afresh and, when it names a manifest other than
-// the one in memory, that manifest. Caller holds st.loadMu.
-func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, st *bucketState) (*view, error) {
+// loadLocked reads b's committed record afresh (or takes pre, the record read ahead in this
+// round's range read, if not nil) and, when it names a manifest other than the one in
+// memory, that manifest. Caller holds st.loadMu.
+func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *cluster.PartitionInfo, b cluster.Bucket, st *bucketState, pre *prefetched) (*view, error) {
 	if b.PartitionID != cluster.NoPartition && p == nil {
 		return nil, fmt.Errorf("remotelog: partition %d of %s is not known: its remote directory cannot be named", b.PartitionID, b)
 	}
@@ -346,7 +396,16 @@ func (m *Manager) loadLocked(ctx context.Context, t *cluster.TableInfo, p *clust
 	if p != nil && b.PartitionID != cluster.NoPartition {
 		part = p.Name
 	}
-	raw, err := m.opts.Meta.Get(ctx, recordKey(b))
+	var raw []byte
+	var err error
+	switch {
+	case pre == nil:
+		raw, err = m.opts.Meta.Get(ctx, recordKey(b))
+	case pre.raw == nil:
+		err = meta.ErrNotFound
+	default:
+		raw = pre.raw
+	}
 	if errors.Is(err, meta.ErrNotFound) {
 		v := &view{path: t.Path, dir: dir, part: part}
 		st.v.Store(v)

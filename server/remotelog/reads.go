@@ -37,7 +37,7 @@ func (m *Manager) committed(ctx context.Context, t *cluster.TableInfo, p *cluste
 	}
 	ctx, cancel := context.WithTimeout(ctx, firstLoadTimeout)
 	defer cancel()
-	v, err := m.loadLocked(ctx, t, p, b, st)
+	v, err := m.loadLocked(ctx, t, p, b, st, nil)
 	if err != nil {
 		m.log.Debug("remote log: load committed manifest", "bucket", b, "err", err)
 		return nil

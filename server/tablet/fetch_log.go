@@ -3,6 +3,8 @@ package tablet
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -173,6 +175,12 @@ func (s *fetchService) changeChannels(r *flusspb.FetchLogRequest) []<-chan struc
 	return chans
 }
 
+// waitAnyChunk is how many channels one goroutine of waitAny selects on (reflect.Select):
+// a follower's fetch parks on every bucket it follows from this leader, tens of thousands at
+// scale, and one goroutine per channel cost as many goroutine starts and stacks for every
+// idle long poll (docs/cluster.md, "Scale").
+const waitAnyChunk = 512
+
 // waitAny returns when any of chans is closed or ctx ends.
 func waitAny(ctx context.Context, chans []<-chan struct{}) {
 	if len(chans) == 1 {
@@ -186,12 +194,15 @@ func waitAny(ctx context.Context, chans []<-chan struct{}) {
 	var once sync.Once
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, ch := range chans {
+	for chunk := range slices.Chunk(chans, waitAnyChunk) {
 		go func() {
-			select {
-			case <-ch:
+			cases := make([]reflect.SelectCase, 0, len(chunk)+1)
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+			for _, ch := range chunk {
+				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+			}
+			if i, _, _ := reflect.Select(cases); i > 0 {
 				once.Do(func() { close(woke) })
-			case <-ctx.Done():
 			}
 		}()
 	}

@@ -37,7 +37,25 @@ const (
 	// cutting one per joining bucket made a node that follows n buckets do O(n²) work while
 	// they were created (docs/cluster.md, "Scale"). A joining bucket waits at most this long.
 	fetcherKickInterval = 100 * time.Millisecond
+	// An idle fetch naming many buckets waits longer: followerWaitBuckets more buckets add
+	// followerMaxWait to its long poll, up to followerMaxWaitCap and half the ISR lag time
+	// (see followerWait).
+	followerWaitBuckets = 2000
+	followerMaxWaitCap  = 5 * time.Second
 )
+
+// followerWait is the long-poll wait of a fetch naming n buckets. An idle fetch costs both
+// ends work per bucket named (building, encoding and decoding it, reading every bucket twice,
+// answering each with its high watermark), so at tens of thousands of buckets per leader the
+// idle 500 ms poll alone kept a core busy (docs/cluster.md, "Scale"). A longer wait costs no
+// latency: the leader answers a parked fetch as soon as any of its buckets gets data or moves
+// its high watermark (serveFollowerFetch). It stays within half of maxLag, so an idle
+// follower's fetches arrive well inside the leader's ISR lag bound (inSyncByLag).
+func followerWait(n int, maxLag time.Duration) time.Duration {
+	w := followerMaxWait * time.Duration(1+n/followerWaitBuckets)
+	w = min(w, followerMaxWaitCap, maxLag/2)
+	return max(w, followerMaxWait)
+}
 
 // followed is one bucket a fetcher copies: its replica and the lineage of the leader epoch
 // it follows.
@@ -192,7 +210,7 @@ func (f *fetcher) run(ctx context.Context) {
 			}
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, followerMaxWait+10*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(req.GetMaxWaitMs())*time.Millisecond+10*time.Second)
 		f.mu.Lock()
 		f.callCancel, f.callStart, f.kickArmed = cancel, time.Now(), false
 		f.mu.Unlock()
@@ -230,7 +248,7 @@ func (f *fetcher) request() (*flusspb.FetchLogRequest, map[cluster.Bucket]*follo
 	sent := make(map[cluster.Bucket]*followed, len(f.buckets))
 	tables := map[int64]*flusspb.PbFetchLogReqForTable{}
 	req := &flusspb.FetchLogRequest{FollowerServerId: proto.Int32(f.s.opts.ServerID), MaxBytes: proto.Int32(followerMaxBytes),
-		MaxWaitMs: proto.Int32(int32(followerMaxWait / time.Millisecond)), MinBytes: proto.Int32(1)}
+		MaxWaitMs: proto.Int32(int32(followerWait(len(f.buckets), f.s.opts.MaxLag) / time.Millisecond)), MinBytes: proto.Int32(1)}
 	for b, fw := range f.buckets {
 		sent[b] = fw
 		tr := tables[b.TableID]

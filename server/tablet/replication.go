@@ -259,6 +259,7 @@ type following struct {
 	kv       *kvstore.Store // the server's primary-key state store; nil without one
 	fetchMu  sync.Mutex
 	fetchers map[int32]*fetcher // follower fetchers by leader server id; guarded by fetchMu
+	lineages *lineageWaiter     // reads the leaders' lineages for followers being set up
 
 	leadingControl
 	lagRecovery
@@ -269,6 +270,7 @@ type followingOptions struct {
 	ServerID     int32
 	Replication  cluster.ReplicationControl
 	InternalDial internalconn.Func // a fetcher's connection to its leader; nil: plaintext
+	MaxLag       time.Duration     // the ISR lag time (log.replica.max-lag-time); bounds an idle fetch's wait
 }
 
 // kvCannotWrite reports whether the server's Pebble store refuses writes (its flushes fail:
@@ -313,34 +315,15 @@ func (s *following) becomeFollower(rep *Replica, st cluster.BucketState) error {
 	return nil
 }
 
-// setUpFollower reads the lineage of st's leader epoch (retrying until it is published),
-// truncates the log to where it agrees with the leader's, and hands the bucket to the
-// fetcher of st.Leader.
+// setUpFollower waits for the lineage of st's leader epoch (the server's lineage waiter reads
+// it for all waiting followers at once, lineage_wait.go), truncates the log to where it
+// agrees with the leader's, and hands the bucket to the fetcher of st.Leader.
 func (s *following) setUpFollower(ctx context.Context, rep *Replica, st cluster.BucketState) {
-	backoff := 20 * time.Millisecond
-	var lin cluster.Lineage
-	for {
-		l, ok, err := s.opts.Replication.Lineage(ctx, rep.Bucket)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			s.log.Warn("read leader lineage", "bucket", rep.Bucket, "err", err)
-		case ok && l.LeaderEpoch == st.LeaderEpoch:
-			lin = l
-		case ok && l.LeaderEpoch > st.LeaderEpoch:
-			return // this state is stale; the newer one is on its way
-		}
-		if lin.LeaderEpoch == st.LeaderEpoch && len(lin.Entries) > 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, time.Second)
+	lin, stale, err := s.lineages.wait(ctx, rep.Bucket, st.LeaderEpoch)
+	if err != nil || stale {
+		return // cancelled, or this state is stale and the newer one is on its way
 	}
+	backoff := 20 * time.Millisecond
 	for {
 		err := s.truncateByLineage(rep, lin.Entries)
 		if err == nil {

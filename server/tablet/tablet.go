@@ -179,8 +179,9 @@ func New(opts Options, log *slog.Logger) (*Server, error) {
 	s.leaders = &leadership{opts: leadershipOptions{ServerID: opts.ServerID, Now: opts.Now, Replication: opts.Replication,
 		InternalListener: opts.InternalListener}, log: log, minISR: minISR, maxLag: maxLag,
 		membership: member, responseLimit: limit, replicaHolder: s.buckets}
-	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication, InternalDial: opts.InternalDial}, log: log, kv: kv,
-		fetchers: map[int32]*fetcher{}, leadingControl: s.leaders, lagRecovery: s.buckets}
+	s.followers = &following{opts: followingOptions{ServerID: opts.ServerID, Replication: opts.Replication, InternalDial: opts.InternalDial, MaxLag: maxLag},
+		log: log, kv: kv, fetchers: map[int32]*fetcher{}, lineages: newLineageWaiter(opts.Replication, log),
+		leadingControl: s.leaders, lagRecovery: s.buckets}
 	s.leaders.followingControl = s.followers
 	s.buckets.bucketRoles = roles{s.leaders, s.followers}
 

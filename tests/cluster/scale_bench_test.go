@@ -53,6 +53,12 @@ func BenchmarkScale(b *testing.B) {
 	if ttl := os.Getenv("SCALE_LEASE_TTL"); ttl != "" {
 		set["tablet-server.lease-ttl"], set["coordinator.lease-ttl"] = ttl, ttl
 	}
+	// SCALE_FENCE_AFTER replaces coordinator.heartbeat.fence-after (800 ms): at load ~55 on
+	// 2 cores the coordinator fenced tablet servers that missed heartbeats while buckets were
+	// created, and each fence moved their leaderships (docs/cluster.md, "Scale").
+	if fa := os.Getenv("SCALE_FENCE_AFTER"); fa != "" {
+		set["coordinator.heartbeat.fence-after"] = fa
+	}
 	if rf < 3 {
 		// With RF=2 a node's death leaves one replica: min ISR 2 would refuse every append.
 		set["log.replica.min-in-sync-replicas-number"] = "1"
@@ -233,10 +239,13 @@ func (r *scaleRun) createTables(ctx context.Context, n int) {
 			desc.BucketCount = int32(r.perTable)
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				// Under load the server's wait for the new buckets' leaders can outlast the
-				// request (REQUEST_TIME_OUT) while the table was created: ask again, accepting it.
+				// request (REQUEST_TIME_OUT) while the table was created, and a tablet server
+				// whose lease renewal was late is briefly not live (INVALID_REPLICATION_FACTOR):
+				// ask again after a backoff (1 s doubling to 16 s, ~2 min in all), accepting it.
 				err := admin.CreateTable(ctx, r.paths[i], desc, false)
-				for try := 0; err != nil && try < 5; try++ {
+				for try := 0; err != nil && try < 10; try++ {
 					r.b.Logf("scale: create %s: %v; again", r.paths[i], err)
+					time.Sleep(min(time.Second<<try, 16*time.Second))
 					err = admin.CreateTable(ctx, r.paths[i], desc, true)
 				}
 				if err != nil {

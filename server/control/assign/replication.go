@@ -107,6 +107,32 @@ func (r *Replication) Lineage(ctx context.Context, b cluster.Bucket) (cluster.Li
 	return l, true, nil
 }
 
+// TableLineages implements cluster.LineageLister: one range read of the lineages of a
+// table's buckets (partitionID NoPartition) or of one partition's. The read is serializable
+// (the local member's copy, no ReadIndex round trip through the etcd leader): a follower
+// waiting for its leader's lineage uses only the lineage of exactly its own leader epoch,
+// which its leader writes once, so a copy that lags only makes it look again.
+func (r *Replication) TableLineages(ctx context.Context, tableID, partitionID int64) (map[cluster.Bucket]cluster.Lineage, error) {
+	prefix := meta.KeyPrefix + bucketstate.LineageBucketsPrefix(tableID, partitionID)
+	resp, err := r.Store.Client().Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithSerializable())
+	if err != nil {
+		return nil, fmt.Errorf("lineages of table %d partition %d: %w", tableID, partitionID, err)
+	}
+	out := make(map[cluster.Bucket]cluster.Lineage, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		b, ok := bucketstate.ParseLineageKey(string(kv.Key[len(meta.KeyPrefix):]))
+		if !ok {
+			return nil, fmt.Errorf("lineages of table %d: unreadable key %q", tableID, kv.Key)
+		}
+		var l cluster.Lineage
+		if err := json.Unmarshal(kv.Value, &l); err != nil {
+			return nil, fmt.Errorf("lineage of %s: corrupt: %w", b, err)
+		}
+		out[b] = l
+	}
+	return out, nil
+}
+
 // CommitAsLeader applies ops (if conds hold) only while the local tablet server leads b at
 // leaderEpoch, as etcd has the bucket's state (LeadsAt): the write is a transaction guarded
 // by the state record's revision, read just before, so a leader deposed meanwhile (a newer

@@ -55,9 +55,22 @@ func LineageTablePrefix(tableID, partitionID int64) string {
 	return tablePrefix(LineagePrefix, tableID, partitionID)
 }
 
+// LineageBucketsPrefix is the prefix of the lineages of exactly one table's buckets
+// (partitionID NoPartition: the unpartitioned buckets only) or one partition's: unlike
+// LineageTablePrefix it does not take in a partitioned table's partitions.
+func LineageBucketsPrefix(tableID, partitionID int64) string {
+	k := LineageKey(cluster.Bucket{TableID: tableID, PartitionID: partitionID})
+	return k[:strings.LastIndexByte(k, '/')+1]
+}
+
 // ParseKey reads the bucket of a state's key (relative to meta.KeyPrefix).
-func ParseKey(key string) (cluster.Bucket, bool) {
-	rest, ok := strings.CutPrefix(key, Prefix)
+func ParseKey(key string) (cluster.Bucket, bool) { return parseKey(Prefix, key) }
+
+// ParseLineageKey reads the bucket of a lineage's key (relative to meta.KeyPrefix).
+func ParseLineageKey(key string) (cluster.Bucket, bool) { return parseKey(LineagePrefix, key) }
+
+func parseKey(prefix, key string) (cluster.Bucket, bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
 	if !ok {
 		return cluster.Bucket{}, false
 	}

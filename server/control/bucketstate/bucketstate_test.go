@@ -21,9 +21,19 @@ func TestKeys(t *testing.T) {
 		{TablePrefix(1, 2), "buckets/1/2/"},
 		{LineageTablePrefix(1, cluster.NoPartition), "lineage/1/"},
 		{LineageTablePrefix(1, 2), "lineage/1/2/"},
+		{LineageBucketsPrefix(1, cluster.NoPartition), "lineage/1/-/"},
+		{LineageBucketsPrefix(1, 2), "lineage/1/2/"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%q, want %q", tc.got, tc.want)
+		}
+	}
+	for _, b := range []cluster.Bucket{{TableID: 12, PartitionID: cluster.NoPartition, Bucket: 3}, {TableID: 1, PartitionID: 40, Bucket: 0}} {
+		if got, ok := ParseLineageKey(LineageKey(b)); !ok || got != b {
+			t.Fatalf("lineage %v -> %q -> %v %v", b, LineageKey(b), got, ok)
+		}
+		if _, ok := ParseLineageKey(Key(b)); ok {
+			t.Errorf("ParseLineageKey accepted the state key %q", Key(b))
 		}
 	}
 	for _, bad := range []string{"buckets/1/-", "buckets/x/-/0", "buckets/1/y/0", "buckets/1/-/z", "lineage/1/-/0", "servers/1"} {
