@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/protowalk"
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
@@ -22,65 +23,38 @@ import (
 func Decode(body []byte, resp *flusspb.FetchLogResponse) error {
 	proto.Reset(resp)
 	for len(body) > 0 {
-		num, typ, n := consumeTag(body)
-		if n < 0 {
-			return protowire.ParseError(n)
+		f, n, err := protowalk.Next(body)
+		if err != nil {
+			return err
 		}
 		body = body[n:]
-		if num == 1 && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
+		if f.Is(1, protowire.BytesType) {
 			t := &flusspb.PbFetchLogRespForTable{}
-			if err := decodeTable(v, t); err != nil {
+			if err := decodeTable(f.Bytes, t); err != nil {
 				return err
 			}
 			resp.TablesResp = append(resp.TablesResp, t)
-			continue
 		}
-		n = protowire.ConsumeFieldValue(num, typ, body)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		body = body[n:]
 	}
 	return nil
 }
 
 func decodeTable(body []byte, t *flusspb.PbFetchLogRespForTable) error {
 	for len(body) > 0 {
-		num, typ, n := consumeTag(body)
-		if n < 0 {
-			return protowire.ParseError(n)
+		f, n, err := protowalk.Next(body)
+		if err != nil {
+			return err
 		}
 		body = body[n:]
 		switch {
-		case num == 1 && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			t.TableId = proto.Int64(int64(v))
-		case num == 2 && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
+		case f.Is(1, protowire.VarintType):
+			t.TableId = proto.Int64(int64(f.Varint))
+		case f.Is(2, protowire.BytesType):
 			b := &flusspb.PbFetchLogRespForBucket{}
-			if err := decodeBucket(v, b); err != nil {
+			if err := decodeBucket(f.Bytes, b); err != nil {
 				return err
 			}
 			t.BucketsResp = append(t.BucketsResp, b)
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
 		}
 	}
 	return nil
@@ -92,70 +66,44 @@ var mergeOptions = proto.UnmarshalOptions{Merge: true, AllowPartial: true}
 
 func decodeBucket(body []byte, b *flusspb.PbFetchLogRespForBucket) error {
 	for len(body) > 0 {
-		num, typ, n := consumeTag(body)
-		if n < 0 {
-			return protowire.ParseError(n)
+		f, n, err := protowalk.Next(body)
+		if err != nil {
+			return err
 		}
 		body = body[n:]
-		switch {
-		case typ == protowire.VarintType && (num == 1 || num == 2 || num == 3 || num == 5 || num == 6 || num == 9):
-			v, n := protowire.ConsumeVarint(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			switch num {
+		switch f.Type {
+		case protowire.VarintType:
+			switch f.Num {
 			case 1:
-				b.PartitionId = proto.Int64(int64(v))
+				b.PartitionId = proto.Int64(int64(f.Varint))
 			case 2:
-				b.BucketId = proto.Int32(int32(v))
+				b.BucketId = proto.Int32(int32(f.Varint))
 			case 3:
-				b.ErrorCode = proto.Int32(int32(v))
+				b.ErrorCode = proto.Int32(int32(f.Varint))
 			case 5:
-				b.HighWatermark = proto.Int64(int64(v))
+				b.HighWatermark = proto.Int64(int64(f.Varint))
 			case 6:
-				b.LogStartOffset = proto.Int64(int64(v))
+				b.LogStartOffset = proto.Int64(int64(f.Varint))
 			case 9:
-				b.FilteredEndOffset = proto.Int64(int64(v))
+				b.FilteredEndOffset = proto.Int64(int64(f.Varint))
 			}
-		case typ == protowire.BytesType && (num == 4 || num == 7 || num == 8):
-			v, n := protowire.ConsumeBytes(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			switch num {
+		case protowire.BytesType:
+			switch f.Num {
 			case 4:
-				b.ErrorMessage = proto.String(string(v))
+				b.ErrorMessage = proto.String(string(f.Bytes))
 			case 7:
 				if b.RemoteLogFetchInfo == nil {
 					b.RemoteLogFetchInfo = &flusspb.PbRemoteLogFetchInfo{}
 				}
-				if err := mergeOptions.Unmarshal(v, b.RemoteLogFetchInfo); err != nil {
+				if err := mergeOptions.Unmarshal(f.Bytes, b.RemoteLogFetchInfo); err != nil {
 					return err
 				}
 			case 8:
-				b.Records = v[:len(v):len(v)] // aliased; never appended to
+				b.Records = f.Bytes[:len(f.Bytes):len(f.Bytes)] // aliased; never appended to
 			}
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
 		}
 	}
 	return nil
-}
-
-// consumeTag is protowire.ConsumeTag refusing, as proto.Unmarshal does, field numbers above
-// protowire.MaxValidNumber (ConsumeTag accepts up to MaxInt32).
-func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
-	num, typ, n := protowire.ConsumeTag(b)
-	if n >= 0 && num > protowire.MaxValidNumber {
-		return 0, 0, errCodeFieldNumber
-	}
-	return num, typ, n
 }
 
 // Aligned is a FETCH_LOG response that wire.ClientConn.Call decodes with Decode (it
@@ -188,7 +136,3 @@ func (a Aligned) DecodeAliasing(body []byte) (retained bool, err error) {
 	}
 	return retained, nil
 }
-
-// errCodeFieldNumber is the length protowire's Consume functions return for an invalid field
-// number; protowire.ParseError turns it into "invalid field number".
-const errCodeFieldNumber = -2

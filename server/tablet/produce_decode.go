@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/stromdb/strom/internal/protowalk"
 	"github.com/stromdb/strom/proto/flusspb"
 )
 
@@ -25,44 +26,28 @@ func decodeProduceLog(body []byte, r *flusspb.ProduceLogRequest) error {
 	proto.Reset(r)
 	var seen [4]bool // acks, table_id, timeout_ms
 	for len(body) > 0 {
-		num, typ, n := protowire.ConsumeTag(body)
-		if n < 0 {
-			return protowire.ParseError(n)
+		f, n, err := protowalk.Next(body)
+		if err != nil {
+			return err
 		}
 		body = body[n:]
 		switch {
-		case num >= 1 && num <= 3 && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			seen[num] = true
-			switch num {
+		case f.Num >= 1 && f.Num <= 3 && f.Type == protowire.VarintType:
+			seen[f.Num] = true
+			switch f.Num {
 			case 1:
-				r.Acks = proto.Int32(int32(v))
+				r.Acks = proto.Int32(int32(f.Varint))
 			case 2:
-				r.TableId = proto.Int64(int64(v))
+				r.TableId = proto.Int64(int64(f.Varint))
 			case 3:
-				r.TimeoutMs = proto.Int32(int32(v))
+				r.TimeoutMs = proto.Int32(int32(f.Varint))
 			}
-		case num == 4 && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
+		case f.Is(4, protowire.BytesType):
 			b := &flusspb.PbProduceLogReqForBucket{}
-			if err := decodeProduceLogBucket(v, b); err != nil {
+			if err := decodeProduceLogBucket(f.Bytes, b); err != nil {
 				return err
 			}
 			r.BucketsReq = append(r.BucketsReq, b)
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
 		}
 	}
 	for i, name := range []string{1: "acks", 2: "table_id", 3: "timeout_ms"} {
@@ -79,36 +64,18 @@ var errRequiredNotSet = errors.New("required field not set")
 // decodeProduceLogBucket decodes one PbProduceLogReqForBucket, its records aliasing body.
 func decodeProduceLogBucket(body []byte, b *flusspb.PbProduceLogReqForBucket) error {
 	for len(body) > 0 {
-		num, typ, n := protowire.ConsumeTag(body)
-		if n < 0 {
-			return protowire.ParseError(n)
+		f, n, err := protowalk.Next(body)
+		if err != nil {
+			return err
 		}
 		body = body[n:]
 		switch {
-		case (num == 1 || num == 2) && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			if num == 1 {
-				b.PartitionId = proto.Int64(int64(v))
-			} else {
-				b.BucketId = proto.Int32(int32(v))
-			}
-		case num == 3 && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
-			b.Records = v[:len(v):len(v)] // aliased; never appended to
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, body)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			body = body[n:]
+		case f.Is(1, protowire.VarintType):
+			b.PartitionId = proto.Int64(int64(f.Varint))
+		case f.Is(2, protowire.VarintType):
+			b.BucketId = proto.Int32(int32(f.Varint))
+		case f.Is(3, protowire.BytesType):
+			b.Records = f.Bytes[:len(f.Bytes):len(f.Bytes)] // aliased; never appended to
 		}
 	}
 	if b.BucketId == nil {

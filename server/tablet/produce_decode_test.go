@@ -59,6 +59,24 @@ func TestDecodeProduceLogMatchesProto(t *testing.T) {
 	}
 }
 
+// TestDecodeProduceLogRefusesFieldNumbersAboveTheMaximum: protowire.ConsumeTag alone accepts
+// field numbers up to MaxInt32, proto.Unmarshal refuses those above 2^29-1; so must we.
+func TestDecodeProduceLogRefusesFieldNumbersAboveTheMaximum(t *testing.T) {
+	body, err := proto.Marshal(&flusspb.ProduceLogRequest{Acks: proto.Int32(-1), TableId: proto.Int64(1), TimeoutMs: proto.Int32(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = protowire.AppendTag(body, protowire.MaxValidNumber+1, protowire.VarintType)
+	body = protowire.AppendVarint(body, 1)
+	var want, got flusspb.ProduceLogRequest
+	if err := proto.Unmarshal(body, &want); err == nil {
+		t.Fatal("proto.Unmarshal accepted the field number; the test's premise is wrong")
+	}
+	if err := decodeProduceLog(body, &got); err == nil {
+		t.Fatal("decodeProduceLog accepted a field number above protowire.MaxValidNumber")
+	}
+}
+
 // randomProduceLogBody encodes a PRODUCE_LOG request, sometimes with unknown fields, fields
 // of a wrong wire type, repeated scalars or a required field left out.
 func randomProduceLogBody(rng *rand.Rand) []byte {
