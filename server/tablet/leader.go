@@ -394,7 +394,7 @@ func (s *leadership) recordFetch(rep *Replica, follower int32, offset int64) err
 	}
 	p.lastGap = now.Sub(p.lastFetch)
 	p.lastFetch, p.lastFetchLEO, p.leo = now, leo, offset
-	if !rs.state.InISR(follower) && !rs.isrBusy && offset >= rep.Log.HighWatermark() && offset >= rs.epochStart {
+	if !rs.state.InISR(follower) && mayChangeISRLocked(rs, now) && offset >= rep.Log.HighWatermark() && offset >= rs.epochStart {
 		rs.isrBusy = true
 		s.changeISR(rep, rs.state, append(slices.Clone(rs.state.ISR), follower))
 	}
@@ -415,6 +415,9 @@ func (s *leadership) changeISR(rep *Replica, expect cluster.BucketState, isr []i
 		rs := rep.repl
 		rs.mu.Lock()
 		rs.isrBusy = false
+		if err != nil {
+			rs.isrRefused, rs.isrRefusedAt = expect, s.opts.Now()
+		}
 		if err == nil && rs.leading.Load() && ns.LeaderEpoch == rs.state.LeaderEpoch && ns.Newer(rs.state) {
 			rs.state = ns
 			syncFollowersLocked(rs, ns, s.opts.ServerID, s.opts.Now())
@@ -429,6 +432,23 @@ func (s *leadership) changeISR(rep *Replica, expect cluster.BucketState, isr []i
 	}()
 }
 
+// isrRetryAfter is how long a leader waits before asking again for an ISR change that was
+// refused, while its view of the bucket has not moved on.
+const isrRetryAfter = time.Second
+
+// mayChangeISRLocked reports whether the leader may ask for an ISR change now: none is in
+// flight, and the last refused one was from an older state than today's or isrRetryAfter
+// ago. Caller holds rs.mu.
+func mayChangeISRLocked(rs *replState, now time.Time) bool {
+	if rs.isrBusy {
+		return false
+	}
+	if rs.isrRefusedAt.IsZero() || rs.state.Newer(rs.isrRefused) {
+		return true
+	}
+	return now.Sub(rs.isrRefusedAt) >= isrRetryAfter
+}
+
 // shrinkISRs removes, from every bucket this server leads, the ISR members that have not
 // caught up with the log end for maxLag.
 func (s *leadership) shrinkISRs() {
@@ -439,7 +459,7 @@ func (s *leadership) shrinkISRs() {
 			continue
 		}
 		rs.mu.Lock()
-		if rs.leading.Load() && !rs.isrBusy {
+		if rs.leading.Load() && mayChangeISRLocked(rs, now) {
 			leo := rep.Log.LogEndOffset()
 			keep := make([]int32, 0, len(rs.state.ISR))
 			for _, id := range rs.state.ISR {

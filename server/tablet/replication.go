@@ -82,8 +82,14 @@ type replState struct {
 	followers  map[int32]*followerProgress // leader only
 	fence      chan struct{}
 	isrBusy    bool // an AdjustISR call is in flight
-	stopHW     context.CancelFunc
-	hwDone     chan struct{}
+	// isrRefused is the state an AdjustISR last failed from, and isrRefusedAt when; while
+	// state is still that one, no new ISR change is asked for before isrRetryAfter has passed
+	// (a refused change, e.g. FENCED_LEADER_EPOCH from a stale view, would fail the same way
+	// on every follower fetch until the newer state arrives).
+	isrRefused   cluster.BucketState
+	isrRefusedAt time.Time
+	stopHW       context.CancelFunc
+	hwDone       chan struct{}
 
 	// Follower setup (lineage wait and truncation), run off ApplyBucketStates.
 	stopFollow context.CancelFunc
