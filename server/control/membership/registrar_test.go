@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/stromdb/strom/server/meta"
 )
@@ -171,5 +172,58 @@ func TestSickServerLeavesAndReturns(t *testing.T) {
 	<-done
 	if registered() {
 		t.Fatal("the registration outlived Keep's context")
+	}
+}
+
+// TestReregistrationKeepsItsLeaseWhileCatchingUp: a server whose watch needs longer than a
+// lease TTL to catch up after registering again keeps that one registration alive meanwhile
+// (renewed, not reported to Renewed), instead of giving it up and starting over.
+func TestReregistrationKeepsItsLeaseWhileCatchingUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := meta.OpenEmbedded(ctx, t.TempDir(), testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cli := store.Client()
+	ttl := 2 * time.Second
+	ready := time.Now().Add(ttl + ttl/2) // caught up only after one and a half TTLs
+	var waits, renewed atomic.Int32
+	var waitedFor atomic.Int64
+	r := &Registrar{Client: cli, Reg: Registration{ID: 4, Internal: "x:1"}, TTL: ttl, Log: testLog(),
+		CaughtUp: func(ctx context.Context, rev int64) error {
+			waits.Add(1)
+			waitedFor.Store(rev)
+			select {
+			case <-ctx.Done():
+				if time.Now().After(ready) {
+					return nil
+				}
+				return ctx.Err()
+			case <-time.After(time.Until(ready)):
+				return nil
+			}
+		},
+		Renewed: func(time.Time, time.Duration) { renewed.Add(1) }}
+	lease, err := r.registerOnce(ctx, false, true)
+	if err != nil {
+		t.Fatalf("registering again while the watch catches up for 1.5 TTLs: %v", err)
+	}
+	if waits.Load() < 2 {
+		t.Fatalf("CaughtUp was called %d times: the wait was not split around renewals", waits.Load())
+	}
+	if renewed.Load() != 1 {
+		t.Fatalf("%d grants or renewals reported, want 1 (the one after catching up)", renewed.Load())
+	}
+	resp, err := cli.Get(ctx, meta.KeyPrefix+Key(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != 1 || clientv3.LeaseID(resp.Kvs[0].Lease) != lease || resp.Kvs[0].CreateRevision != waitedFor.Load() {
+		t.Fatalf("registration %v, want one under lease %x written at revision %d", resp.Kvs, lease, waitedFor.Load())
+	}
+	if live, err := cli.TimeToLive(ctx, lease); err != nil || live.TTL <= 0 {
+		t.Fatalf("the registration's lease is gone after the catch-up (TTL %v, err %v)", live, err)
 	}
 }
