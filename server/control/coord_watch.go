@@ -10,8 +10,6 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/stromdb/strom/internal/wire"
-	"github.com/stromdb/strom/proto/flusspb"
 	"github.com/stromdb/strom/server/control/election"
 	"github.com/stromdb/strom/server/meta"
 )
@@ -95,11 +93,7 @@ func (h *heartbeats) watchCoordinator(ctx context.Context, now time.Time, stalle
 
 // beatCoordinator sends the active coordinator one heartbeat, sent at sent.
 func (h *heartbeats) beatCoordinator(ctx context.Context, key election.LeaderKey, addr string, sent time.Time) {
-	bctx, cancel := context.WithTimeout(ctx, h.fenceAfter)
-	defer cancel()
-	name, version := "strom-heartbeat", "1"
-	var resp flusspb.ApiVersionsResponse
-	if err := h.pool.Call(bctx, addr, wire.APIVersions, &flusspb.ApiVersionsRequest{ClientSoftwareName: &name, ClientSoftwareVersion: &version}, &resp); err != nil {
+	if !h.ping(ctx, addr) {
 		return
 	}
 	h.mu.Lock()

@@ -181,13 +181,19 @@ func (h *heartbeats) tick(ctx context.Context, now time.Time, stalled bool) {
 	}
 }
 
-// beat sends one heartbeat, sent at sent, and records its answer.
-func (h *heartbeats) beat(ctx context.Context, id int32, addr string, sent time.Time) {
+// ping sends addr one heartbeat (an API_VERSIONS over the internal listener) and reports
+// whether it was answered within fenceAfter.
+func (h *heartbeats) ping(ctx context.Context, addr string) bool {
 	bctx, cancel := context.WithTimeout(ctx, h.fenceAfter)
 	defer cancel()
 	name, version := "strom-heartbeat", "1"
 	var resp flusspb.ApiVersionsResponse
-	if err := h.pool.Call(bctx, addr, wire.APIVersions, &flusspb.ApiVersionsRequest{ClientSoftwareName: &name, ClientSoftwareVersion: &version}, &resp); err != nil {
+	return h.pool.Call(bctx, addr, wire.APIVersions, &flusspb.ApiVersionsRequest{ClientSoftwareName: &name, ClientSoftwareVersion: &version}, &resp) == nil
+}
+
+// beat sends one heartbeat, sent at sent, and records its answer.
+func (h *heartbeats) beat(ctx context.Context, id int32, addr string, sent time.Time) {
+	if !h.ping(ctx, addr) {
 		return
 	}
 	h.mu.Lock()
