@@ -225,10 +225,7 @@ func leaderOf(t *testing.T, ctx context.Context, conn *fluss.Connection, table *
 // offset to the latest, returning the records in offset order per bucket.
 func readLog(t *testing.T, ctx context.Context, conn *fluss.Connection, table *fluss.Table) map[int32][]fluss.ScanRecord {
 	t.Helper()
-	buckets := make([]int32, table.Info().NumBuckets())
-	for i := range buckets {
-		buckets[i] = int32(i)
-	}
+	buckets := bucketIDs(table)
 	ends, err := conn.Admin().ListOffsets(ctx, table.Path(), buckets, fluss.OffsetLatest())
 	if err != nil {
 		t.Fatalf("list offsets: %v", err)
@@ -270,15 +267,21 @@ func readLog(t *testing.T, ctx context.Context, conn *fluss.Connection, table *f
 	return out
 }
 
+// bucketIDs lists the ids of table's buckets, 0 to NumBuckets-1.
+func bucketIDs(table *fluss.Table) []int32 {
+	buckets := make([]int32, table.Info().NumBuckets())
+	for i := range buckets {
+		buckets[i] = int32(i)
+	}
+	return buckets
+}
+
 // waitLogEnds waits until the latest offsets of table's buckets add up to at least want
 // rows: after a restart a leader's high watermark starts at its checkpoint and rises only
 // when its followers fetch.
 func waitLogEnds(t *testing.T, ctx context.Context, conn *fluss.Connection, table *fluss.Table, want int64, within time.Duration) {
 	t.Helper()
-	buckets := make([]int32, table.Info().NumBuckets())
-	for i := range buckets {
-		buckets[i] = int32(i)
-	}
+	buckets := bucketIDs(table)
 	start := time.Now()
 	var total int64
 	for {
