@@ -211,7 +211,10 @@ func envInt(b *testing.B, name string, def int) int {
 }
 
 func (r *scaleRun) connect(ctx context.Context) {
-	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: r.c.Bootstrap(), WriterBatchTimeout: time.Millisecond, RequestTimeout: time.Minute})
+	conn, err := fluss.Connect(ctx, fluss.Config{BootstrapServers: r.c.Bootstrap(), WriterBatchTimeout: time.Millisecond, RequestTimeout: time.Minute,
+		// A sample append that is still refused after this many retries (about a minute and a
+		// half at the writer's 1 s retry cap) fails the run with its error instead of hanging.
+		WriterRetries: 100})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -384,25 +387,86 @@ func (r *scaleRun) waitServed(ctx context.Context, down int32, timeout time.Dura
 		sampled = append(sampled, r.paths[i])
 	}
 	if err := r.forTables(ctx, sampled, func(p fluss.TablePath) error {
-		t, err := r.conn.Table(ctx, p)
-		if err != nil {
-			return err
+		// A sample append that waits for a leader the client cannot resolve retries without
+		// counting attempts; bound it and say what each node's metadata shows.
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		defer cancel()
+		if err := r.sampleAppend(ctx, p); err != nil {
+			return fmt.Errorf("%w; metadata: %s", err, r.describeLeaders(p))
 		}
-		w, err := t.NewAppend().CreateWriter()
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		res, err := w.Append(ctx, fluss.Row{int64(1), "scale"})
-		if err != nil {
-			return err
-		}
-		return res.Wait(ctx)
+		return nil
 	}); err != nil {
 		r.b.Fatalf("sample appends: %v", err)
 	}
 	r.b.Logf("scale: served after %.1f s: every bucket led in metadata at %.1f s, LIST_OFFSETS on all at %.1f s",
 		time.Since(start).Seconds(), led.Seconds(), listed.Seconds())
+}
+
+// sampleAppend appends one row to p and waits for its acknowledgement.
+func (r *scaleRun) sampleAppend(ctx context.Context, p fluss.TablePath) error {
+	t, err := r.conn.Table(ctx, p)
+	if err != nil {
+		return err
+	}
+	w, err := t.NewAppend().CreateWriter()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	res, err := w.Append(ctx, fluss.Row{int64(1), "scale"})
+	if err != nil {
+		return err
+	}
+	return res.Wait(ctx)
+}
+
+// describeLeaders says, for each running node's tablet listener (where clients read
+// metadata), which tablet servers its GET_METADATA answer lists and how many of p's
+// buckets name a leader missing from that list or no leader at all.
+func (r *scaleRun) describeLeaders(p fluss.TablePath) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []string
+	for _, n := range r.c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		desc, err := func() (string, error) {
+			cc, err := wire.Dial(ctx, n.TabletAddr, wire.ClientConfig{SoftwareName: "bench-scale"})
+			if err != nil {
+				return "", err
+			}
+			defer cc.Close()
+			req := &flusspb.MetadataRequest{TablePath: []*flusspb.PbTablePath{{DatabaseName: proto.String(p.Database), TableName: proto.String(p.Table)}}}
+			var resp flusspb.MetadataResponse
+			if err := cc.Call(ctx, wire.GetMetadata, req, &resp); err != nil {
+				return "", err
+			}
+			listed := map[int32]bool{}
+			var ids []int32
+			for _, s := range resp.GetTabletServers() {
+				listed[s.GetNodeId()] = true
+				ids = append(ids, s.GetNodeId())
+			}
+			unlisted, none := map[int32]int{}, 0
+			for _, tm := range resp.GetTableMetadata() {
+				for _, bm := range tm.GetBucketMetadata() {
+					switch {
+					case bm.LeaderId == nil || bm.GetLeaderId() < 0:
+						none++
+					case !listed[bm.GetLeaderId()]:
+						unlisted[bm.GetLeaderId()]++
+					}
+				}
+			}
+			return fmt.Sprintf("servers %v, buckets without a leader %d, led by unlisted servers %v", ids, none, unlisted), nil
+		}()
+		if err != nil {
+			desc = err.Error()
+		}
+		out = append(out, fmt.Sprintf("node %d: %s", n.ID, desc))
+	}
+	return strings.Join(out, "; ")
 }
 
 func (r *scaleRun) bucketsOf(p fluss.TablePath) int {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,4 +133,41 @@ func countLines(s, sub string) int {
 		}
 	}
 	return n
+}
+
+// countReady reads only what was appended since its last call, and counts a ready line
+// once, whether it arrived whole, in two writes, or inside a line longer than its buffer.
+func TestCountReadyReadsTheLogIncrementally(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "node.log")
+	p := &Process{t: t, log: log}
+	appendLog := func(s string) {
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	steps := []struct {
+		write string
+		want  int
+	}{
+		{"level=INFO msg=starting\n", 0},
+		{"level=INFO msg=\"" + ReadyLine, 0}, // not yet a whole line
+		{"\"\n", 1},
+		{"level=INFO msg=other\n", 1},
+		{strings.Repeat("x", 100<<10) + ReadyLine + "\n", 2}, // past the 64 KiB buffer
+		{"level=INFO msg=\"" + ReadyLine + "\"\nlevel=INFO msg=\"" + ReadyLine + "\"\n", 4},
+	}
+	for i, s := range steps {
+		appendLog(s.write)
+		if got := p.countReady(); got != s.want {
+			t.Fatalf("step %d: %d ready lines, want %d", i, got, s.want)
+		}
+		if got := p.countReady(); got != s.want {
+			t.Fatalf("step %d, polled again: %d ready lines, want %d", i, got, s.want)
+		}
+	}
 }
