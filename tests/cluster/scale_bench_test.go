@@ -59,6 +59,13 @@ func BenchmarkScale(b *testing.B) {
 	if fa := os.Getenv("SCALE_FENCE_AFTER"); fa != "" {
 		set["coordinator.heartbeat.fence-after"] = fa
 	}
+	// SCALE_MAX_LAG replaces the fault tests' 3 s log.replica.max-lag-time: under load,
+	// followers of thousands of buckets fall that far behind while buckets are created or
+	// move, the ISR shrinks and expands again, and each change is an etcd write that slows
+	// the next (docs/cluster.md, "Scale"). Unset, the benchmark keeps the fault tests' value.
+	if lag := os.Getenv("SCALE_MAX_LAG"); lag != "" {
+		set["log.replica.max-lag-time"] = lag
+	}
 	if rf < 3 {
 		// With RF=2 a node's death leaves one replica: min ISR 2 would refuse every append.
 		set["log.replica.min-in-sync-replicas-number"] = "1"
