@@ -243,7 +243,7 @@ func (f *follower) react(ctx context.Context, bt *batch) {
 	if bt.catalog {
 		f.kickCatalog()
 	}
-	if bt.servers {
+	if bt.servers || f.namesDeadServer(bt.changed) {
 		f.reconciler.Kick()
 	}
 	if f.opts.Replicas != nil && (len(bt.changed) > 0 || len(bt.dropped) > 0) {
@@ -252,6 +252,24 @@ func (f *follower) react(ctx context.Context, bt *batch) {
 	if len(bt.changed) > 0 && f.opts.Coordinator != nil {
 		f.rebalancer.Kick()
 	}
+}
+
+// namesDeadServer reports whether a state just put calls for an election: its leader or
+// an ISR member is not live. The reconciler elects only when asked (a membership change,
+// a takeover, a retry), so a state written from a view that was already stale — a table
+// placed on a server whose registration was revoked while the creating transaction
+// committed — would otherwise keep its dead leader until the next membership change.
+// Kicking on a standby costs nothing: the reconciler acts only while active.
+func (f *follower) namesDeadServer(changed []cluster.Bucket) bool {
+	if len(changed) == 0 {
+		return false
+	}
+	for _, st := range f.states.Of(changed) {
+		if _, elect := assign.Elect(st, f.members.IsLive, 0); elect {
+			return true
+		}
+	}
+	return false
 }
 
 func isCatalogKey(key string) bool {

@@ -143,3 +143,37 @@ func TestFollowerRoutesEachKeyToItsOwner(t *testing.T) {
 		t.Fatalf("stopped %v, want the whole dropped table 4", tablet.stopped)
 	}
 }
+
+// A watched state whose leader is not live asks the reconciler for an election, whatever
+// else the batch held: a table placed from a membership view that went stale while its
+// transaction committed (a server revoked meanwhile) would otherwise keep a dead leader
+// until the next membership change. A state with a live leader and ISR asks for nothing.
+func TestWatchedStateNamingADeadServerAsksForAnElection(t *testing.T) {
+	ctx := context.Background()
+	store, err := meta.OpenEmbedded(ctx, t.TempDir(), testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	c := New(Options{Store: store, Topology: cluster.NewTopology(), Log: testLog()})
+	c.SetCatalog(tableCatalog{})
+	c.SetTablet(Registration{ID: 1}, &recordingTablet{})
+	putJSON(t, store, membership.Key(1), Registration{ID: 1, Internal: "h1:1"})
+	putJSON(t, store, membership.Key(2), Registration{ID: 2, Internal: "h2:1"})
+	rev, _, err := c.follower.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cluster.Bucket{TableID: 6, PartitionID: cluster.NoPartition, Bucket: 0}
+	healthy := cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1, 2}}
+	c.follower.handle(ctx, []*clientv3.Event{event(true, BucketKey(b), bucketstate.Encode(healthy), rev+1, nil)})
+	if c.reconciler.Pending() {
+		t.Fatal("a state with a live leader and ISR asked for an election")
+	}
+	// Server 3 was revoked before the state naming it as leader arrived.
+	deadLeader := cluster.BucketState{Replicas: []int32{3, 2}, Leader: 3, ISR: []int32{3, 2}}
+	c.follower.handle(ctx, []*clientv3.Event{event(true, BucketKey(b), bucketstate.Encode(deadLeader), rev+2, nil)})
+	if !c.reconciler.Pending() {
+		t.Fatal("a state led by a server that is not live did not ask for an election")
+	}
+}

@@ -90,6 +90,9 @@ func (r *Reconciler) Kick() {
 	}
 }
 
+// Pending reports whether a reconciliation was asked for and has not begun yet.
+func (r *Reconciler) Pending() bool { return len(r.kicks()) > 0 }
+
 // Run reconciles at every Kick while active says this node is the active coordinator,
 // until ctx ends.
 func (r *Reconciler) Run(ctx context.Context, active func() bool) {
