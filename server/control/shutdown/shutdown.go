@@ -164,8 +164,14 @@ const retryPause = 100 * time.Millisecond
 func (s *Shutdown) Request(ctx context.Context, id int32, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var answered error // the last attempt's error that was not cut short by the bound
 	for attempt := 1; ; attempt++ {
 		remaining, err := s.requestOnce(ctx, id)
+		if err != nil && ctx.Err() != nil && answered != nil {
+			// The bound interrupted this attempt: what the previous one was told (say,
+			// NOT_COORDINATOR_LEADER) says more than the deadline does.
+			err = answered
+		}
 		if err == nil && (remaining == 0 || !Movable(s.States.Snapshot(), id, s.Live)) {
 			if attempt > 1 {
 				s.Log.Info("controlled shutdown done", "server", id, "attempts", attempt)
@@ -178,6 +184,7 @@ func (s *Shutdown) Request(ctx context.Context, id int32, timeout time.Duration)
 		if err == nil {
 			err = fmt.Errorf("%d leaderships remain", remaining)
 		}
+		answered = err
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("controlled shutdown of tablet server %d: gave up after %d attempts in %s: %w", id, attempt, timeout, err)

@@ -253,7 +253,7 @@ func TestRequestFindsTheCurrentCoordinator(t *testing.T) {
 	// Every request goes to the stale coordinator (the election keeps naming it): retried
 	// until the bound, then the NOT_COORDINATOR_LEADER error.
 	stuck, _, _ := newShutdown(t, twoBuckets, []int32{1, 2, 3}, coordinator{addr: coord.stale})
-	err := stuck.Request(ctx, 2, 500*time.Millisecond)
+	err := stuck.Request(ctx, 2, 2*time.Second)
 	if ferr.CodeOf(err) != ferr.NotCoordinatorLeaderException || !strings.Contains(err.Error(), "gave up after") {
 		t.Fatalf("a request that only reaches a deposed coordinator: %v", err)
 	}
