@@ -45,49 +45,95 @@ func (r *Replication) readState(ctx context.Context, b cluster.Bucket, what stri
 // AdjustISR implements cluster.ReplicationControl: a compare-and-swap of the bucket's state
 // on its revision, made by the bucket's leader, of the state ChangeISR decides.
 func (r *Replication) AdjustISR(ctx context.Context, b cluster.Bucket, expect cluster.BucketState, isr []int32) (cluster.BucketState, error) {
-	cur, rev, err := r.readState(ctx, b, "adjust ISR")
+	var next cluster.BucketState
+	rev, err := r.swapOnState(ctx, b, "adjust ISR", false, func(cur cluster.BucketState) ([]clientv3.Op, error) {
+		var err error
+		if next, err = ChangeISR(b, cur, expect, isr); err != nil {
+			return nil, err
+		}
+		return []clientv3.Op{clientv3.OpPut(meta.KeyPrefix+bucketstate.Key(b), string(bucketstate.Encode(next)))}, nil
+	})
 	if err != nil {
 		return cluster.BucketState{}, err
 	}
-	next, err := ChangeISR(b, cur, expect, isr)
-	if err != nil {
-		return cluster.BucketState{}, err
-	}
-	key := meta.KeyPrefix + bucketstate.Key(b)
-	tr, err := r.Store.Client().Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-		Then(clientv3.OpPut(key, string(bucketstate.Encode(next)))).Commit()
-	if err != nil {
-		return cluster.BucketState{}, fmt.Errorf("adjust ISR of %s: %w", b, err)
-	}
-	if !tr.Succeeded {
-		return cluster.BucketState{}, ferr.New(ferr.FencedLeaderEpochException, "the state of bucket %s changed during the ISR change", b)
-	}
-	r.States.Put(b, next, tr.Header.Revision)
+	r.States.Put(b, next, rev)
 	return next, nil
 }
 
 // PublishLineage implements cluster.ReplicationControl: it stores l if the bucket's leader
 // epoch is still l.LeaderEpoch (compared in the same transaction).
 func (r *Replication) PublishLineage(ctx context.Context, b cluster.Bucket, l cluster.Lineage) error {
-	for {
-		cur, rev, err := r.readState(ctx, b, "publish lineage")
-		if err != nil {
-			return err
-		}
+	val, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("publish lineage of %s: %w", b, err)
+	}
+	// The state may change its ISR (bucket epoch) meanwhile without changing the leader
+	// epoch: swapOnState then decides again on the new state.
+	_, err = r.swapOnState(ctx, b, "publish lineage", true, func(cur cluster.BucketState) ([]clientv3.Op, error) {
 		if cur.LeaderEpoch != l.LeaderEpoch {
-			return ferr.New(ferr.FencedLeaderEpochException, "bucket %s is at leader epoch %d, the lineage is of %d", b, cur.LeaderEpoch, l.LeaderEpoch)
+			return nil, ferr.New(ferr.FencedLeaderEpochException, "bucket %s is at leader epoch %d, the lineage is of %d", b, cur.LeaderEpoch, l.LeaderEpoch)
 		}
-		val, _ := json.Marshal(l)
-		// The state may change its ISR (bucket epoch) meanwhile without changing the leader
-		// epoch; compare the state's revision and decide again then.
-		tr, err := r.Store.Client().Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(meta.KeyPrefix+bucketstate.Key(b)), "=", rev)).
-			Then(clientv3.OpPut(meta.KeyPrefix+bucketstate.LineageKey(b), string(val))).Commit()
+		return []clientv3.Op{clientv3.OpPut(meta.KeyPrefix+bucketstate.LineageKey(b), string(val))}, nil
+	})
+	return err
+}
+
+// swapOnState applies the ops decide returns for b's state only if the stored state is
+// still the one decided on (its revision compared in the transaction), and returns the
+// transaction's revision. It costs one etcd round trip when the local cache knows the
+// state's revision: the state decided on is the cached one, and a state that moved since
+// comes back from the same transaction (its else branch) to be decided on again — with
+// retry, until decide refuses; without, the swap fails with FENCED_LEADER_EPOCH as one that
+// lost its race. Only when the cache has no revision is the state read first. A refusal by
+// decide of the cached state is checked against a fresh read, since the cache may lag.
+//
+// Why the cached state is safe to decide on: the compare succeeds only while the key's
+// mod revision equals the cached revision, and a cache entry's revision is either the mod
+// revision of exactly its state (the watch, this node's own swaps) or, for a state learnt
+// from a notification (bucketstate.Cache.PutNewer), an older one than the key's — the
+// coordinator notifies only states it has committed — so that compare fails.
+func (r *Replication) swapOnState(ctx context.Context, b cluster.Bucket, what string, retry bool, decide func(cluster.BucketState) ([]clientv3.Op, error)) (int64, error) {
+	key := meta.KeyPrefix + bucketstate.Key(b)
+	e, cached := r.States.Get(b)
+	cur, rev := e.State, e.Rev
+	if !cached || rev == 0 {
+		var err error
+		if cur, rev, err = r.readState(ctx, b, what); err != nil {
+			return 0, err
+		}
+		cached = false
+	}
+	for {
+		ops, err := decide(cur)
 		if err != nil {
-			return fmt.Errorf("publish lineage of %s: %w", b, err)
+			if !cached {
+				return 0, err
+			}
+			if cur, rev, err = r.readState(ctx, b, what); err != nil {
+				return 0, err
+			}
+			cached = false
+			continue
+		}
+		tr, err := r.Store.Client().Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+			Then(ops...).Else(clientv3.OpGet(key)).Commit()
+		if err != nil {
+			return 0, fmt.Errorf("%s of %s: %w", what, b, err)
 		}
 		if tr.Succeeded {
-			return nil
+			return tr.Header.Revision, nil
 		}
+		if !retry && !cached {
+			return 0, ferr.New(ferr.FencedLeaderEpochException, "the state of bucket %s changed during the %s", b, what)
+		}
+		kvs := tr.Responses[0].GetResponseRange().GetKvs()
+		if len(kvs) == 0 {
+			return 0, ferr.New(ferr.UnknownTableOrBucketException, "bucket %s has no state (dropped?)", b)
+		}
+		if cur, err = bucketstate.Decode(kvs[0].Value); err != nil {
+			return 0, fmt.Errorf("bucket %s: %w", b, err)
+		}
+		rev, cached = kvs[0].ModRevision, false
 	}
 }
 

@@ -77,3 +77,50 @@ func TestReplicationAgainstEtcd(t *testing.T) {
 		t.Fatalf("a commit whose condition fails: %v %v", ok, err)
 	}
 }
+
+// PublishLineage decides on the cached state when the cache knows its revision, and never
+// publishes on a cached state that etcd no longer holds: a cache behind etcd (the leader
+// epoch moved on) is corrected by the transaction's own answer, and a cache whose state
+// refuses the lineage is checked against etcd before the refusal stands.
+func TestPublishLineageOnACachedState(t *testing.T) {
+	ctx := context.Background()
+	store, err := meta.OpenEmbedded(ctx, t.TempDir(), discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	b := cluster.Bucket{TableID: 4, PartitionID: cluster.NoPartition, Bucket: 0}
+	put := func(st cluster.BucketState) int64 {
+		t.Helper()
+		if _, err := store.Txn(ctx, nil, []meta.Op{meta.Put(bucketstate.Key(b), bucketstate.Encode(st))}); err != nil {
+			t.Fatal(err)
+		}
+		_, rev, err := store.GetRevision(ctx, bucketstate.Key(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev
+	}
+	epoch3 := cluster.BucketState{Replicas: []int32{1, 2}, Leader: 1, ISR: []int32{1, 2}, LeaderEpoch: 3, BucketEpoch: 3}
+	rev3 := put(epoch3)
+	epoch4 := cluster.BucketState{Replicas: []int32{1, 2}, Leader: 2, ISR: []int32{1, 2}, LeaderEpoch: 4, BucketEpoch: 4}
+	put(epoch4)
+
+	// The cache still holds epoch 3 at its revision; etcd is at epoch 4.
+	cache := bucketstate.NewCache()
+	cache.Put(b, epoch3, rev3)
+	r := &Replication{Store: store, States: cache, Self: 1}
+	if err := r.PublishLineage(ctx, b, cluster.Lineage{LeaderEpoch: 3}); ferr.CodeOf(err) != ferr.FencedLeaderEpochException {
+		t.Fatalf("a lineage of the cached but superseded epoch 3: %v", err)
+	}
+	if _, ok, _ := r.Lineage(ctx, b); ok {
+		t.Fatal("a lineage was published on a state etcd no longer holds")
+	}
+	// The stale cache refuses epoch 4's lineage; etcd accepts it.
+	if err := r.PublishLineage(ctx, b, cluster.Lineage{LeaderEpoch: 4}); err != nil {
+		t.Fatalf("the lineage of the current epoch with a stale cache: %v", err)
+	}
+	if l, ok, err := r.Lineage(ctx, b); err != nil || !ok || l.LeaderEpoch != 4 {
+		t.Fatalf("the published lineage: %+v %v %v", l, ok, err)
+	}
+}
